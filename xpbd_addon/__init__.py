@@ -1,0 +1,1 @@
+"""XPBD Rope: ropes, cables, chains and tails simulated with XPBD in Blender."""

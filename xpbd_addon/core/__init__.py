@@ -1,0 +1,37 @@
+"""XPBD solver core: numpy and numba only, never bpy (so it runs and is tested in plain Python).
+
+    model = Model(positions, edges, inv_mass, compliance, rest_length=None, damping=0.0)
+    state = model.state()
+    step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None)
+
+numba is imported on the first ``step``. To put its cache somewhere else (Blender does, into
+the extension's user folder), call ``configure_numba(cache_dir)`` before that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .model import Model, State
+from .solver import step
+
+__all__ = ["Model", "State", "step", "configure_numba", "numba_loaded"]
+
+
+def numba_loaded() -> bool:
+    """True once this process has imported numba (after which its cache folder is fixed)."""
+    return "numba" in sys.modules
+
+
+def configure_numba(cache_dir: str) -> bool:
+    """Send numba's on-disk kernel cache to ``cache_dir`` (a user-writable folder).
+
+    It must happen before numba is first imported, because numba reads NUMBA_CACHE_DIR once.
+    Returns True if the setting took effect, False if numba was already loaded with another
+    cache folder (the kernels still work, they just cache where numba had decided).
+    """
+    if numba_loaded() and os.environ.get("NUMBA_CACHE_DIR") != cache_dir:
+        return False
+    os.environ["NUMBA_CACHE_DIR"] = cache_dir
+    return True

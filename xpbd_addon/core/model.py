@@ -1,0 +1,162 @@
+"""The static description of a particle system (``Model``) and its changing state (``State``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import topology
+from .validation import as_float_array, as_index_pairs, as_nonnegative_float
+
+LANE_MIN_CHAINS = 8
+"""Chains below which the lane kernel is not used: a few short ropes waste most of the 16
+lanes, and the plain sweep is faster there (measured: 1 rope x 12 points)."""
+
+
+@dataclass
+class State:
+    """What changes from frame to frame. Arrays are owned by the state and updated in place."""
+
+    x: np.ndarray
+    """Particle positions [m], shape [particle_count, 3], float64"""
+    v: np.ndarray
+    """Particle velocities [m/s], shape [particle_count, 3], float64"""
+
+    def copy(self) -> "State":
+        return State(self.x.copy(), self.v.copy())
+
+
+@dataclass
+class _LaneBuffers:
+    """Scratch of the lane kernel, owned by a Model (so stepping one model from two threads
+    at once is not supported)."""
+
+    layout: topology.LaneLayout
+    particles: np.ndarray
+    edges: np.ndarray
+
+
+@dataclass(eq=False)
+class _Plan:
+    """How ``step`` runs this model: which particles and edges go to which kernel."""
+
+    lanes: _LaneBuffers | None
+    sweep_particles: np.ndarray
+    sweep_edges: np.ndarray
+    sweep_rest_length: np.ndarray
+    sweep_compliance: np.ndarray
+    all_particles: np.ndarray = field(repr=False)
+
+
+class Model:
+    """Static arrays of a rope (or any particle graph) held together by distance constraints.
+
+    Args:
+        positions: rest positions [m], shape (N, 3); the state starts here.
+        edges: particle index pairs (M, 2), one distance constraint each.
+        inv_mass: inverse particle masses [1/kg], shape (N,); 0 pins a particle.
+        compliance: alpha [m/N], the inverse stiffness of each constraint, a scalar or (M,).
+            A constraint under tension T stretches by alpha * T at equilibrium, whatever the
+            substep count. 0 is rigid.
+        rest_length: rest length of each edge [m], (M,); defaults to the edge lengths of
+            ``positions``.
+        damping: velocity damping rate d [1/s]: without other forces a speed decays as
+            exp(-d t), like air drag. It only slows motion down; resting shapes (equilibria)
+            are the same for every d. 0 is none.
+
+    Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
+    compliances, rest lengths or damping, and edge indices out of range.
+    """
+
+    def __init__(
+        self,
+        positions: Any,
+        edges: Any,
+        inv_mass: Any,
+        compliance: Any,
+        *,
+        rest_length: Any = None,
+        damping: float = 0.0,
+    ) -> None:
+        self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
+        """Rest positions [m], shape [particle_count, 3]"""
+        self.particle_count = len(self.particle_rest_x)
+        """Number of particles N"""
+        self.edge_index = as_index_pairs(edges, "edges", self.particle_count)
+        """Particle pairs of the distance constraints, shape [edge_count, 2], int64"""
+        self.edge_count = len(self.edge_index)
+        """Number of distance constraints M"""
+        self.particle_inv_mass = as_float_array(
+            inv_mass, "inv_mass", (self.particle_count,), nonnegative=True
+        )
+        """Inverse masses [1/kg], shape [particle_count]; 0 = pinned (kinematic)"""
+        compliance_array = as_float_array(compliance, "compliance", np.shape(compliance), nonnegative=True)
+        if compliance_array.ndim == 0:
+            compliance_array = np.full(self.edge_count, float(compliance_array))
+        elif compliance_array.shape != (self.edge_count,):
+            raise ValueError(
+                f"compliance: expected a scalar or shape ({self.edge_count},), "
+                f"got {compliance_array.shape}"
+            )
+        self.edge_compliance = compliance_array
+        """Compliance alpha of each constraint [m/N], shape [edge_count]"""
+        if rest_length is None:
+            a, b = self.edge_index[:, 0], self.edge_index[:, 1]
+            rest = np.linalg.norm(self.particle_rest_x[a] - self.particle_rest_x[b], axis=1)
+        else:
+            rest = as_float_array(rest_length, "rest_length", (self.edge_count,), nonnegative=True)
+        self.edge_rest_length = np.ascontiguousarray(rest, dtype=np.float64)
+        """Rest length of each constraint [m], shape [edge_count]"""
+        self.damping = as_nonnegative_float(damping, "damping")
+        """Velocity damping rate [1/s]: free motion decays as exp(-damping t)"""
+        self.decomposition = topology.decompose(self.particle_count, self.edge_index)
+        """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
+        self._plan = self._make_plan()
+
+    @property
+    def pinned(self) -> np.ndarray:
+        """Boolean mask of the pinned (inverse mass 0) particles, shape [particle_count]"""
+        return self.particle_inv_mass == 0.0
+
+    def state(self) -> State:
+        """A new state at the rest positions, at rest."""
+        return State(self.particle_rest_x.copy(), np.zeros_like(self.particle_rest_x))
+
+    def _make_plan(self) -> _Plan:
+        d = self.decomposition
+        all_particles = np.arange(self.particle_count, dtype=np.int64)
+        ids = d.sweep_edge_ids
+        reference = _Plan(
+            lanes=None,
+            sweep_particles=all_particles,
+            sweep_edges=d.sweep_edges,
+            sweep_rest_length=self.edge_rest_length[ids].copy(),
+            sweep_compliance=self.edge_compliance[ids].copy(),
+            all_particles=all_particles,
+        )
+        self._reference_plan = reference
+        if len(d.chains) < LANE_MIN_CHAINS:
+            return reference
+        layout = topology.lane_layout(d.chains, d.chain_edges)
+        particles = np.zeros(layout.particle_buffer_size)
+        edges = np.zeros(layout.edge_buffer_size)
+        lanes = topology.LANES
+        particles[layout.particle_base + topology.PARTICLE_W * lanes] = self.particle_inv_mass[
+            layout.particles
+        ]
+        edges[layout.edge_base + topology.EDGE_REST * lanes] = self.edge_rest_length[layout.edge_ids]
+        edges[layout.edge_base + topology.EDGE_COMPLIANCE * lanes] = self.edge_compliance[
+            layout.edge_ids
+        ]
+        edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
+        general_ids = d.general_edges
+        return _Plan(
+            lanes=_LaneBuffers(layout, particles, edges),
+            sweep_particles=d.general_particles,
+            sweep_edges=self.edge_index[general_ids].copy(),
+            sweep_rest_length=self.edge_rest_length[general_ids].copy(),
+            sweep_compliance=self.edge_compliance[general_ids].copy(),
+            all_particles=all_particles,
+        )

@@ -1,0 +1,221 @@
+"""Split a particle graph into chains (ropes) and everything else, and lay the chains out
+for the SIMD-lane kernel.
+
+A *chain* is a connected component that is a simple open path (every particle has at most two
+edges and the component is a tree); an isolated particle is a chain of one. Chains are what ropes
+are, and they get the fast kernels. Any other component (a closed loop, a tree, a net, a mesh with
+faces) is *general* and is swept edge by edge in the order the edges were given.
+
+The Gauss-Seidel sweep order is part of the physics (it decides the result of one sweep), so it
+is fixed here once: a chain is walked from its end with the lower particle index, each edge
+oriented from the particle nearer that end; general edges keep their input order and
+orientation. Every kernel sweeps in exactly this order, which is why they agree bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+LANES = 16
+"""Ropes interleaved per block in the lane kernel (one AVX-512 register of float32, two of
+AVX2 float64 per component; LLVM vectorises the innermost lane loop)."""
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """The sweep order of a particle graph.
+
+    ``chains`` lists each chain's particles in walking order; ``chain_edges`` the matching edge
+    ids (len(chain) - 1 each); ``general_particles`` / ``general_edges`` the rest, in input
+    order. ``sweep_edges`` is every edge, oriented and ordered as all kernels sweep them
+    (chains first, then general edges); ``sweep_edge_ids`` maps them to input edge ids.
+    """
+
+    chains: list[np.ndarray]
+    chain_edges: list[np.ndarray]
+    general_particles: np.ndarray
+    general_edges: np.ndarray
+    sweep_edges: np.ndarray
+    sweep_edge_ids: np.ndarray
+
+
+def _components(particle_count: int, edges: np.ndarray) -> tuple[np.ndarray, int]:
+    """Connected-component label per particle (union-find with path halving)."""
+    parent = np.arange(particle_count)
+    for a, b in edges.tolist():
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        while parent[b] != b:
+            parent[b] = parent[parent[b]]
+            b = parent[b]
+        if a != b:
+            if a < b:
+                parent[b] = a
+            else:
+                parent[a] = b
+    roots = parent.copy()
+    for i in range(particle_count):
+        r = i
+        while roots[r] != r:
+            r = roots[r]
+        roots[i] = r
+    _, labels = np.unique(roots, return_inverse=True)
+    return labels.astype(np.int64), int(labels.max()) + 1 if particle_count else 0
+
+
+def decompose(particle_count: int, edges: np.ndarray) -> Decomposition:
+    """Find the chains of the graph (``edges`` (M, 2) int64, already validated)."""
+    edge_count = len(edges)
+    labels, component_count = _components(particle_count, edges)
+    degree = np.bincount(edges.reshape(-1), minlength=particle_count) if edge_count else np.zeros(
+        particle_count, dtype=np.int64
+    )
+    nodes_per = np.bincount(labels, minlength=component_count)
+    edge_labels = labels[edges[:, 0]] if edge_count else np.zeros(0, dtype=np.int64)
+    edges_per = np.bincount(edge_labels, minlength=component_count)
+    max_degree = np.zeros(component_count, dtype=np.int64)
+    np.maximum.at(max_degree, labels, degree)
+    is_chain = (edges_per == nodes_per - 1) & (max_degree <= 2)
+
+    # Adjacency in CSR form: for each particle, its (neighbour, edge id) pairs.
+    ends = np.concatenate([edges[:, 0], edges[:, 1]])
+    others = np.concatenate([edges[:, 1], edges[:, 0]])
+    edge_ids = np.concatenate([np.arange(edge_count), np.arange(edge_count)])
+    order = np.argsort(ends, kind="stable")
+    neighbour = others[order].tolist()
+    neighbour_edge = edge_ids[order].tolist()
+    start = np.concatenate([[0], np.cumsum(degree)]).tolist()
+
+    # The walking start of each chain: its endpoint with the lowest index (particles are
+    # visited in index order, so the first endpoint seen per component is that one).
+    chain_start = np.full(component_count, -1, dtype=np.int64)
+    endpoint = degree <= 1
+    candidates = np.flatnonzero(endpoint & is_chain[labels])
+    first = np.unique(labels[candidates], return_index=True)
+    chain_start[first[0]] = candidates[first[1]]
+
+    chains: list[np.ndarray] = []
+    chain_edges: list[np.ndarray] = []
+    sweep: list[tuple[int, int]] = []
+    sweep_ids: list[int] = []
+    for component in np.flatnonzero(is_chain).tolist():
+        current = int(chain_start[component])
+        previous_edge = -1
+        particles = [current]
+        path_edges: list[int] = []
+        while True:
+            step_to = -1
+            for k in range(start[current], start[current + 1]):
+                if neighbour_edge[k] != previous_edge:
+                    step_to, previous_edge = neighbour[k], neighbour_edge[k]
+                    break
+            if step_to < 0:
+                break
+            sweep.append((current, step_to))
+            sweep_ids.append(previous_edge)
+            path_edges.append(previous_edge)
+            particles.append(step_to)
+            current = step_to
+        chains.append(np.array(particles, dtype=np.int64))
+        chain_edges.append(np.array(path_edges, dtype=np.int64))
+
+    general_mask_particles = ~is_chain[labels]
+    general_edges = np.flatnonzero(~is_chain[edge_labels]) if edge_count else np.zeros(0, np.int64)
+    sweep.extend(map(tuple, edges[general_edges].tolist()))
+    sweep_ids.extend(general_edges.tolist())
+    return Decomposition(
+        chains=chains,
+        chain_edges=chain_edges,
+        general_particles=np.flatnonzero(general_mask_particles).astype(np.int64),
+        general_edges=general_edges.astype(np.int64),
+        sweep_edges=np.array(sweep, dtype=np.int64).reshape(-1, 2),
+        sweep_edge_ids=np.array(sweep_ids, dtype=np.int64),
+    )
+
+
+# Fields of one particle slot in the lane buffer, each LANES floats wide.
+PARTICLE_X = 0  # position x, y, z [m]
+PARTICLE_V = 3  # velocity x, y, z [m/s]
+PARTICLE_X_PREV = 6  # position at the start of the substep [m] (kernel scratch)
+PARTICLE_W = 9  # inverse mass [1/kg]
+PARTICLE_STRIDE = 10
+# Fields of one edge slot (the edge from particle slot p to p + 1).
+EDGE_REST = 0  # rest length [m]
+EDGE_COMPLIANCE = 1  # alpha [m/N]
+EDGE_ACTIVE = 2  # 1.0 for a real edge, 0.0 for padding
+EDGE_STRIDE = 3
+
+
+@dataclass(frozen=True)
+class LaneLayout:
+    """Chains packed ``LANES`` to a block for the lane kernel (two flat float64 buffers).
+
+    Chains are sorted by length, longest first, so a block's padding is small. Block ``b`` has
+    ``block_length[b]`` particle slots per lane. Field ``f`` of particle slot ``p`` in lane ``l``
+    is at ``block_particle_offset[b] + (p * PARTICLE_STRIDE + f) * LANES + l``; field ``f`` of
+    the edge from slot ``p`` to ``p + 1`` at ``block_edge_offset[b] + (p * EDGE_STRIDE + f) *
+    LANES + l``. Padding slots have inverse mass 0 and padding edges ``EDGE_ACTIVE`` 0, so they
+    never move anything. Only the two buffers reach the kernel: few distinct arrays is what
+    lets LLVM vectorise the lane loop without a wall of run-time alias checks.
+    """
+
+    block_particle_offset: np.ndarray
+    """uint64 (B + 1,) start of each block in the particle buffer"""
+    block_edge_offset: np.ndarray
+    """uint64 (B + 1,) start of each block in the edge buffer"""
+    block_length: np.ndarray
+    """uint64 (B,) particle slots per lane in each block"""
+    particles: np.ndarray
+    """int64 (P,) the chain particles"""
+    particle_base: np.ndarray
+    """int64 (P,) buffer index of field 0 of each of those particles (add f * LANES)"""
+    edge_ids: np.ndarray
+    """int64 (E,) input edge id of each chain edge"""
+    edge_base: np.ndarray
+    """int64 (E,) buffer index of field 0 of each of those edges"""
+
+    @property
+    def particle_buffer_size(self) -> int:
+        return int(self.block_particle_offset[-1])
+
+    @property
+    def edge_buffer_size(self) -> int:
+        return int(self.block_edge_offset[-1])
+
+
+def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> LaneLayout:
+    """Pack chains into blocks of ``LANES`` lanes, longest first."""
+    lengths = np.array([len(c) for c in chains], dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    block_count = (len(chains) + LANES - 1) // LANES
+    block_length = np.array([lengths[order[b * LANES]] for b in range(block_count)], dtype=np.int64)
+    slots_before = np.concatenate([[0], np.cumsum(block_length * LANES)]).astype(np.int64)
+    particle_parts: list[np.ndarray] = []
+    particle_base_parts: list[np.ndarray] = []
+    edge_id_parts: list[np.ndarray] = []
+    edge_base_parts: list[np.ndarray] = []
+    for rank, chain_index in enumerate(order.tolist()):
+        block, lane = divmod(rank, LANES)
+        chain = chains[chain_index]
+        slot = np.arange(len(chain), dtype=np.int64)
+        particle_parts.append(chain)
+        particle_base_parts.append(PARTICLE_STRIDE * (slots_before[block] + slot * LANES) + lane)
+        edge_id_parts.append(chain_edges[chain_index])
+        edge_base_parts.append(EDGE_STRIDE * (slots_before[block] + slot[:-1] * LANES) + lane)
+    empty = np.zeros(0, dtype=np.int64)
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts).astype(np.int64) if parts else empty
+
+    return LaneLayout(
+        block_particle_offset=(PARTICLE_STRIDE * slots_before).astype(np.uint64),
+        block_edge_offset=(EDGE_STRIDE * slots_before).astype(np.uint64),
+        block_length=block_length.astype(np.uint64),
+        particles=joined(particle_parts),
+        particle_base=joined(particle_base_parts),
+        edge_ids=joined(edge_id_parts),
+        edge_base=joined(edge_base_parts),
+    )
