@@ -133,7 +133,8 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
     last = length - _ONE
     for _ in range(substeps):
         first = particle_offset
-        for l in range(_L):
+        for lane in range(_L):
+            l = np.uint64(lane)  # identity when compiled; keeps uint64 when interpreted
             i = first + l
             free = buffer[i + _W] > 0.0
             buffer[i + _XP] = buffer[i + _X]
@@ -146,11 +147,13 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
             buffer[i + _X] += h * buffer[i + _V]
             buffer[i + _X + _L] += h * buffer[i + _V + _L]
             buffer[i + _X + _L + _L] += h * buffer[i + _V + _L + _L]
-        for p in range(last):
+        for slot in range(last):
+            p = np.uint64(slot)
             a0 = particle_offset + p * _PS
             b0 = a0 + _PS
             e0 = edge_offset + p * _ES
-            for l in range(_L):
+            for lane in range(_L):
+                l = np.uint64(lane)
                 a = a0 + l
                 b = b0 + l
                 e = e0 + l
@@ -188,7 +191,8 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
                         buffer[a + _X + _L + _L] - buffer[a + _XP + _L + _L]
                     ) * velocity_scale
         tail = particle_offset + last * _PS
-        for l in range(_L):
+        for lane in range(_L):
+            l = np.uint64(lane)  # identity when compiled; keeps uint64 when interpreted
             i = tail + l
             if buffer[i + _W] > 0.0:
                 buffer[i + _V] = (buffer[i + _X] - buffer[i + _XP]) * velocity_scale
