@@ -5,6 +5,8 @@
     python3 build.py test      run the whole test suite (what CI runs)
     python3 build.py bench     run the benchmarks and print their figures
     python3 build.py lint      ruff + mypy
+    python3 build.py package   build + validate the extension zips into dist/ (tools/packaging.py)
+    python3 build.py matrix    run the tests on Blender 4.2, 4.5, 5.0, 5.3 (tools/matrix.py)
 
 Only the Python standard library is used here, so it runs on a fresh machine with python3.
 """
@@ -69,6 +71,12 @@ def main(argv: list[str]) -> int:
         python = str(ensure_venv())
         code = _run([python, "-m", "ruff", "check", "xpbd_addon", "tests", "benchmarks", "demo"])
         return code or _run([python, "-m", "mypy", "xpbd_addon"])
+    if command == "package":
+        return _run([str(ensure_venv()), "-m", "tools.packaging", *rest])
+    if command == "matrix":
+        from tools import matrix
+
+        return matrix.main(rest)
     print(__doc__)
     return 0 if command in ("help", "-h", "--help") else 2
 

@@ -1,0 +1,1 @@
+"""Build helpers called by ``build.py`` (standard library only: they run before any venv)."""

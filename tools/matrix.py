@@ -1,0 +1,133 @@
+"""``python3 build.py matrix``: run the test suite on every supported Blender (the bpy wheel).
+
+Each Blender version gets its own venv under ``.venv-matrix/`` (created and reused through
+``build.ensure_venv``) with that version's ``bpy``, the numpy its Python can take, numba and
+pytest; then pytest runs over ``tests/`` in it, exactly as ``build.py test`` does in ``.venv``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MATRIX_VENVS = ROOT / ".venv-matrix"
+
+
+@dataclass(frozen=True)
+class BlenderTarget:
+    """One supported Blender release line, as the bpy wheel ships it."""
+
+    name: str
+    """Short name used on the command line and for the venv folder, e.g. ``"4.2"``."""
+    bpy: str
+    """Exact bpy wheel version (the newest patch release of that line on PyPI)."""
+    python: str
+    """The Python minor version that Blender embeds, e.g. ``"3.11"``."""
+    numpy: str
+    """numpy pin: Blender ships its own numpy, so test against the same series."""
+
+
+# The newest patch release of each line; 4.2 and 4.5 are LTS. 5.1+ moved to Python 3.13.
+TARGETS: dict[str, BlenderTarget] = {
+    "4.2": BlenderTarget("4.2", "4.2.23", "3.11", "1.26.4"),
+    # 4.5 is the last Blender for Intel Macs, whose package bundles numba 0.62.1 (the last
+    # with Intel-mac wheels): testing 4.5 with it runs the kernels on that numba too.
+    "4.5": BlenderTarget("4.5", "4.5.15", "3.11", "1.26.4", "0.62.1", "0.45.1"),
+    "5.0": BlenderTarget("5.0", "5.0.1", "3.11", "1.26.4"),
+    "5.3": BlenderTarget("5.3", "5.3.0", "3.13", "2.3.5"),
+}
+
+TEST_TOOLS = ["pytest==9.2.0"]
+
+
+def requirements(target: BlenderTarget) -> list[str]:
+    """What the matrix venv of ``target`` installs (pinned, so results are reproducible)."""
+    return [f"bpy=={target.bpy}", f"numpy=={target.numpy}", f"numba=={target.numba}",
+            f"llvmlite=={target.llvmlite}", *TEST_TOOLS]
+
+
+def _python_is(path: str, minor: str) -> bool:
+    """True if ``path`` runs and is Python ``minor`` (pyenv shims exist for inactive versions
+    and fail when run, so a name on PATH proves nothing)."""
+    try:
+        out = subprocess.run([path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60)
+    except OSError:
+        return False
+    return out.returncode == 0 and out.stdout.strip() == minor
+
+
+def find_python(minor: str) -> str | None:
+    """An interpreter of Python ``minor`` ("3.13"): this one, a pyenv one, or one on PATH."""
+    if f"{sys.version_info[0]}.{sys.version_info[1]}" == minor:
+        return sys.executable
+    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{minor}.*", "bin",
+                                               "python")), reverse=True)
+    candidates += [c for c in (shutil.which(f"python{minor}"),) if c]
+    for candidate in candidates:
+        if _python_is(candidate, minor):
+            return candidate
+    return None
+
+
+def venv_for(target: BlenderTarget) -> Path:
+    """Create or reuse the venv of ``target`` and return its python."""
+    import build  # the project's build.py: reuse its venv helper (imported late: no cycle)
+
+    if f"bpy=={target.bpy}" in build.dev_requirements():
+        return build.ensure_venv()  # the dev venv already is this Blender: don't install twice
+    python = find_python(target.python)
+    if python is None:
+        raise RuntimeError(f"Blender {target.name} needs Python {target.python}, none found")
+    return build.ensure_venv(MATRIX_VENVS / f"blender-{target.name}", requirements(target),
+                             python)
+
+
+def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]:
+    """Run pytest in the venv of ``target``; return (exit code, seconds, pytest's last line)."""
+    python = venv_for(target)
+    start = time.perf_counter()
+    print(f"=== Blender {target.name} (bpy {target.bpy}, Python {target.python}, numba "
+          f"{target.numba}) ===", flush=True)
+    # Tee pytest's output: shown live, and its closing summary line kept for the table.
+    process = subprocess.Popen([str(python), "-m", "pytest", *pytest_args], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "XPBD_MATRIX_BLENDER": target.name})
+    last = ""
+    assert process.stdout is not None
+    for line in process.stdout:
+        sys.stdout.write(line)
+        if line.strip():
+            last = line.strip()
+    code = process.wait()
+    return code, time.perf_counter() - start, last
+
+
+def main(argv: list[str]) -> int:
+    """``build.py matrix [VERSION...] [-- PYTEST_ARGS...]``: run the suite per Blender version
+    (default: all of ``TARGETS``) and print one line per version; non-zero if any failed."""
+    if "--" in argv:
+        split = argv.index("--")
+        names, pytest_args = argv[:split], argv[split + 1:]
+    else:
+        names, pytest_args = argv, []
+    names = names or list(TARGETS)
+    unknown = [name for name in names if name not in TARGETS]
+    if unknown:
+        print(f"unknown Blender version(s) {unknown}; choose from {list(TARGETS)}")
+        return 2
+    results = [(name, *run(TARGETS[name], pytest_args or ["-q"])) for name in names]
+    print("\n=== matrix ===")
+    for name, code, seconds, last in results:
+        target = TARGETS[name]
+        print(f"Blender {name:4} bpy {target.bpy:7} Python {target.python}  "
+              f"{'PASS' if code == 0 else 'FAIL'}  {seconds:6.0f} s  {last}")
+    return 0 if all(code == 0 for _, code, _, _ in results) else 1
