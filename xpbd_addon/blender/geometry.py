@@ -1,0 +1,183 @@
+"""Bulk read/write of rope geometry: mesh vertices and legacy curve points, in object space.
+
+Every transfer is one ``foreach_get``/``foreach_set`` per array (per spline for curves) with a
+float32 buffer, because that is the dtype Blender stores: a float64 buffer makes Blender
+convert element by element, about 100x slower (notes/blender-facts.md).
+
+Particles of a mesh are its vertices, its edges are the constraints (faces count through their
+edges). Particles of a curve are the control points of all splines in order; consecutive
+points of a spline are joined, cyclic splines close the loop. A Bezier point's handles are not
+particles: they keep their rest offset from the point, so they travel with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SPLINE_TYPE_CODE = {"POLY": 0, "NURBS": 1, "BEZIER": 2}
+"""Codes of spline types in topology signatures and stored rest shapes."""
+
+CURVE_REST_STRIDE = 10
+"""Floats per curve point in a stored rest shape: co xyz, w, handle_left xyz, handle_right xyz."""
+
+
+class RopeError(Exception):
+    """Why an object cannot be simulated, worded for the user (shown in the panel)."""
+
+
+@dataclass
+class Layout:
+    """How an object's points map to particles. Built once per topology."""
+
+    kind: str
+    """'MESH' or 'CURVE'"""
+    particle_count: int
+    """Number of particles N"""
+    edges: np.ndarray
+    """Constraint particle pairs, shape [edge_count, 2], int64"""
+    signature: tuple
+    """Topology signature (see ``topology_signature``); a change means the layout is stale"""
+    splines: list = field(default_factory=list)
+    """Curves only: (first particle, point count, is_bezier) per spline, in spline order"""
+
+
+def topology_signature(obj: Any) -> tuple:
+    """Counts that change whenever the topology does: vertices and edges of a mesh; type, point
+    count and cyclic flag of every spline of a curve. Cheap enough to check every frame."""
+    data = obj.data
+    if obj.type == "MESH":
+        return ("MESH", len(data.vertices), len(data.edges))
+    if obj.type == "CURVE":
+        sig: list = ["CURVE"]
+        for spline in data.splines:
+            bezier = spline.type == "BEZIER"
+            n = len(spline.bezier_points) if bezier else len(spline.points)
+            sig.append((SPLINE_TYPE_CODE.get(spline.type, 0), n, bool(spline.use_cyclic_u)))
+        return tuple(sig)
+    return (obj.type,)
+
+
+def build_layout(obj: Any) -> Layout:
+    """The particle layout of a mesh or curve object; raises RopeError if it cannot be a rope."""
+    kind = obj.type
+    if kind == "MESH":
+        mesh = obj.data
+        n = len(mesh.vertices)
+        m = len(mesh.edges)
+        if n < 2 or m == 0:
+            raise RopeError(f"Mesh '{mesh.name}' has no edges: a rope needs vertices joined "
+                            "by edges")
+        flat = np.empty(2 * m, dtype=np.int32)
+        mesh.edges.foreach_get("vertices", flat)
+        edges = flat.reshape(m, 2).astype(np.int64)
+        return Layout("MESH", n, edges, topology_signature(obj))
+    if kind == "CURVE":
+        sig = topology_signature(obj)
+        splines = []
+        edge_blocks = []
+        start = 0
+        for spline, (type_code, n, cyclic) in zip(obj.data.splines, sig[1:], strict=True):
+            splines.append((start, n, type_code == SPLINE_TYPE_CODE["BEZIER"]))
+            if n >= 2:
+                a = np.arange(start, start + n - 1, dtype=np.int64)
+                block = np.stack([a, a + 1], axis=1)
+                if cyclic and n >= 3:
+                    block = np.vstack([block, [[start + n - 1, start]]])
+                edge_blocks.append(block)
+            start += n
+        if not edge_blocks:
+            raise RopeError(f"Curve '{obj.data.name}' has no spline with two or more points")
+        return Layout("CURVE", start, np.vstack(edge_blocks), sig, splines)
+    if kind == "EMPTY":
+        raise RopeError("An empty has no geometry: use a mesh with edges or a curve")
+    raise RopeError(f"A {kind.lower()} object cannot be a rope: use a mesh with edges or a curve "
+                    "(convert text to a curve first)")
+
+
+# --- mesh -------------------------------------------------------------------------------------
+
+def read_mesh_positions(mesh: Any) -> np.ndarray:
+    """Vertex positions in object space [m], shape [N, 3], float32."""
+    buf = np.empty(3 * len(mesh.vertices), dtype=np.float32)
+    mesh.attributes["position"].data.foreach_get("vector", buf)
+    return buf.reshape(-1, 3)
+
+
+def write_mesh_positions(mesh: Any, local: np.ndarray) -> None:
+    """Set all vertex positions [m] (object space, float32 [N, 3]) and tag the mesh."""
+    mesh.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(
+        local, dtype=np.float32).ravel())
+    mesh.update()
+
+
+# --- curve ------------------------------------------------------------------------------------
+
+def read_curve_points(curve: Any, layout: Layout) -> np.ndarray:
+    """All control points as [N, CURVE_REST_STRIDE] float32: co xyz, w, handle_left xyz,
+    handle_right xyz (object space [m]; w is the NURBS weight, 1 for Bezier; for poly and
+    NURBS points the handles repeat co)."""
+    out = np.empty((layout.particle_count, CURVE_REST_STRIDE), dtype=np.float32)
+    for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
+        rows = out[start:start + n]
+        if bezier:
+            buf = np.empty(3 * n, dtype=np.float32)
+            points = spline.bezier_points
+            points.foreach_get("co", buf)
+            rows[:, 0:3] = buf.reshape(n, 3)
+            points.foreach_get("handle_left", buf)
+            rows[:, 4:7] = buf.reshape(n, 3)
+            points.foreach_get("handle_right", buf)
+            rows[:, 7:10] = buf.reshape(n, 3)
+            rows[:, 3] = 1.0
+        else:
+            buf = np.empty(4 * n, dtype=np.float32)
+            spline.points.foreach_get("co", buf)
+            rows[:, 0:4] = buf.reshape(n, 4)
+            rows[:, 4:7] = rows[:, 0:3]
+            rows[:, 7:10] = rows[:, 0:3]
+    return out
+
+
+def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.ndarray) -> None:
+    """Move every control point to ``local`` [N, 3] (object space [m]); NURBS weights and Bezier
+    handle offsets come from ``rest`` ([N, CURVE_REST_STRIDE], see ``read_curve_points``)."""
+    for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
+        co = local[start:start + n]
+        r = rest[start:start + n]
+        if bezier:
+            points = spline.bezier_points
+            points.foreach_set("co", np.ascontiguousarray(co, dtype=np.float32).ravel())
+            points.foreach_set("handle_left", (co + (r[:, 4:7] - r[:, 0:3])).astype(
+                np.float32).ravel())
+            points.foreach_set("handle_right", (co + (r[:, 7:10] - r[:, 0:3])).astype(
+                np.float32).ravel())
+        else:
+            buf = np.empty((n, 4), dtype=np.float32)
+            buf[:, 0:3] = co
+            buf[:, 3] = r[:, 3]
+            spline.points.foreach_set("co", buf.ravel())
+    curve.update_tag()
+
+
+def write_curve_rest(curve: Any, layout: Layout, rest: np.ndarray) -> None:
+    """Put the stored rest shape back exactly, handles included."""
+    for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
+        r = np.ascontiguousarray(rest[start:start + n], dtype=np.float32)
+        if bezier:
+            points = spline.bezier_points
+            points.foreach_set("co", np.ascontiguousarray(r[:, 0:3]).ravel())
+            points.foreach_set("handle_left", np.ascontiguousarray(r[:, 4:7]).ravel())
+            points.foreach_set("handle_right", np.ascontiguousarray(r[:, 7:10]).ravel())
+        else:
+            spline.points.foreach_set("co", np.ascontiguousarray(r[:, 0:4]).ravel())
+    curve.update_tag()
+
+
+def read_local(obj: Any, layout: Layout) -> np.ndarray:
+    """The object's points as stored (mesh: [N, 3]; curve: [N, CURVE_REST_STRIDE]), float32."""
+    if layout.kind == "MESH":
+        return read_mesh_positions(obj.data)
+    return read_curve_points(obj.data, layout)

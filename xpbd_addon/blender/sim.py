@@ -1,0 +1,324 @@
+"""One simulated object (``RopeSim``: model, per-frame cache, I/O) and the module registry.
+
+Simulation state never lives in a PropertyGroup. ``REGISTRY`` maps an object's
+``session_uid`` to its ``RopeSim``; an entry is rebuilt whenever the object's settings, the
+scene's gravity or frame rate, or the topology change (``settings_key``), and is simply
+rebuilt from the stored rest shape after a file is reopened.
+
+Frames (decision 3) are handled by ``RopeSim.show``:
+- at or before the start frame: the state is reset (rest shape, pins at their targets) and the
+  cache restarts with it, so edits made to pin animation are picked up by replaying;
+- a cached frame (going back, jumping): the cached state is written, nothing simulated;
+- the frame after the last cached one: one frame is simulated with this frame's pin targets;
+- past ``frame_end``: the end frame's state is held;
+- any other frame forward is a jump: ``show`` returns the first missing frame and the handler
+  replays the missing frames (see handlers.py), so every frame equals playing from the start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import core
+from . import geometry, pins, rest
+from .geometry import Layout, RopeError
+
+MIN_SCALE_DET = 1e-12
+"""Below this |det| of the object matrix (3x3 part) the object is treated as scaled to zero:
+world positions could not be written back into object space."""
+
+
+@dataclass
+class Frame:
+    """One cached frame of a simulation."""
+
+    x: np.ndarray
+    """Particle positions [m] (world space), shape [N, 3], float64"""
+    v: np.ndarray
+    """Particle velocities [m/s] (world space), shape [N, 3], float64"""
+    targets: np.ndarray
+    """Pin targets [m] at this frame (world space), shape [pinned_count, 3]"""
+
+
+def scene_gravity(scene: Any) -> tuple[float, float, float]:
+    """Gravity [m/s^2] as Blender's own physics use it: scene.gravity if use_gravity, else 0."""
+    if not scene.use_gravity:
+        return (0.0, 0.0, 0.0)
+    return tuple(float(g) for g in scene.gravity)  # type: ignore[return-value]
+
+
+def frame_dt(scene: Any) -> float:
+    """Length of one frame [s]: fps_base / fps."""
+    return float(scene.render.fps_base) / float(scene.render.fps)
+
+
+def settings_key(obj: Any, scene: Any) -> str:
+    """Everything a simulation depends on besides geometry values. A different key means the
+    cached frames are stale. A string so that NaN settings compare equal to themselves."""
+    s = obj.xpbd
+    return repr((s.compliance, s.substeps, s.vertex_mass, s.damping, s.pin_group, s.pin_first,
+                 s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene), frame_dt(scene),
+                 geometry.topology_signature(obj)))
+
+
+def _check_settings(obj: Any, scene: Any) -> None:
+    s = obj.xpbd
+    if not (math.isfinite(s.compliance) and s.compliance >= 0.0):
+        raise RopeError(f"Compliance must be a number >= 0 m/N (got {s.compliance})")
+    if s.substeps < 1:
+        raise RopeError(f"Substeps must be 1 or more (got {s.substeps})")
+    if not (math.isfinite(s.vertex_mass) and s.vertex_mass > 0.0):
+        raise RopeError(f"Vertex mass must be a number > 0 kg (got {s.vertex_mass})")
+    if not (math.isfinite(s.damping) and s.damping >= 0.0):
+        raise RopeError(f"Damping must be a number >= 0 1/s (got {s.damping})")
+    if not all(math.isfinite(g) for g in scene_gravity(scene)):
+        raise RopeError("Scene gravity is not a finite vector")
+    if s.frame_end <= s.frame_start:
+        raise RopeError("Cache end frame must come after the start frame")
+
+
+def check_matrix(matrix: np.ndarray, name: str) -> None:
+    """RopeError if an object matrix is not finite or scales to zero."""
+    if not np.all(np.isfinite(matrix)):
+        raise RopeError(f"'{name}' has a transform with NaN or infinite values")
+    if abs(np.linalg.det(matrix[:3, :3])) < MIN_SCALE_DET:
+        raise RopeError(f"'{name}' has a scale of zero: points cannot be written back")
+
+
+def _transform(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    return points @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+class RopeSim:
+    """The simulation of one object: its layout, rest shape, core Model and frame cache."""
+
+    def __init__(self, obj: Any, scene: Any, key: str, *, adopt_current: bool = False) -> None:
+        if obj.mode == "EDIT":
+            raise RopeError("Paused in Edit Mode")
+        _check_settings(obj, scene)
+        layout = geometry.build_layout(obj)
+        stored = rest.load(obj, layout)
+        if stored is None:
+            if rest.has_rest(obj) and not adopt_current:
+                raise RopeError("The topology changed since the rest shape was stored; "
+                                "geometry is left as it is. Reset to use the current shape "
+                                "as the new rest shape")
+            stored = geometry.read_local(obj, layout)
+            rest.store(obj, layout, stored)
+        settings = obj.xpbd
+        self.key = key
+        self.scene_name = scene.name
+        self.layout: Layout = layout
+        self.rest_local = stored
+        """Stored rest shape, float32 (mesh [N, 3]; curve [N, CURVE_REST_STRIDE])"""
+        self.rest_xyz = stored[:, 0:3].astype(np.float64)
+        """Rest positions in object space [m], shape [N, 3]"""
+        self.hooks = pins.curve_hooks(obj, layout) if layout.kind == "CURVE" else []
+        self.pinned = pins.pin_mask(obj, layout, settings, self.hooks)
+        self.pinned_ids = np.flatnonzero(self.pinned)
+        self.free_ids = np.flatnonzero(~self.pinned)
+        world = np.array(obj.matrix_world, dtype=np.float64)
+        check_matrix(world, obj.name)
+        inv_mass = np.where(self.pinned, 0.0, 1.0 / settings.vertex_mass)
+        try:
+            self.model = core.Model(_transform(world, self.rest_xyz), layout.edges, inv_mass,
+                                    settings.compliance, damping=settings.damping)
+        except ValueError as exc:
+            raise RopeError(f"Cannot build the rope: {exc}") from exc
+        self.substeps = int(settings.substeps)
+        self.frame_start = int(settings.frame_start)
+        self.frame_end = int(settings.frame_end)
+        self.gravity = scene_gravity(scene)
+        self.dt = frame_dt(scene)
+        self.cache: dict[int, Frame] = {}
+        self.last_written: int | None = None
+        self._write_buf = stored[:, 0:3].copy()
+
+    # --- reading -------------------------------------------------------------------------
+    def targets(self, obj: Any, depsgraph: Any, render: bool) -> np.ndarray:
+        """Pin targets [m] (world) at the depsgraph's frame, shape [pinned_count, 3]."""
+        if self.layout.kind == "MESH":
+            t = pins.mesh_targets(obj, depsgraph, self.rest_xyz, self.pinned_ids)
+        else:
+            t = pins.curve_targets(obj, depsgraph, self.rest_local, self.pinned_ids,
+                                   self.hooks, render)
+        if not np.all(np.isfinite(t)):
+            raise RopeError("A pin target is NaN or infinite (check the object's and its "
+                            "targets' transforms)")
+        return t
+
+    # --- frames ----------------------------------------------------------------------------
+    def reset_frame(self, world: np.ndarray, targets: np.ndarray) -> Frame:
+        """The start-frame state: the rest shape placed by ``world``, pins on their targets."""
+        x = _transform(world, self.rest_xyz)
+        x[self.pinned_ids] = targets
+        return Frame(x, np.zeros_like(x), targets)
+
+    def step_frame(self, previous: Frame, targets: np.ndarray) -> Frame:
+        """Simulate one frame from ``previous`` with pins ending on ``targets``."""
+        state = core.State(previous.x.copy(), previous.v.copy())
+        pin_targets = state.x.copy()
+        pin_targets[self.pinned_ids] = targets
+        try:
+            core.step(self.model, state, self.dt, self.substeps, gravity=self.gravity,
+                      pin_targets=pin_targets)
+        except ValueError as exc:
+            raise RopeError(f"The solver refused the input: {exc}") from exc
+        if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
+            raise RopeError("The simulation produced NaN; nothing was written")
+        return Frame(state.x, state.v, targets)
+
+    def show(self, obj: Any, depsgraph: Any, frame: int, render: bool) -> int | None:
+        """Bring the object to ``frame``. Returns None when done, or the first frame that has
+        to be simulated before ``frame`` can be shown (a jump past the cache)."""
+        evaluated = obj.evaluated_get(depsgraph)
+        world = np.array(evaluated.matrix_world, dtype=np.float64)
+        check_matrix(world, obj.name)
+        if frame <= self.frame_start:
+            targets = self.targets(obj, depsgraph, render)
+            self.cache = {self.frame_start: self.reset_frame(world, targets)}
+            self.write_rest(obj)
+            self.last_written = frame
+            return None
+        frame = min(frame, self.frame_end)
+        cached = self.cache.get(frame)
+        if cached is None:
+            last = max(self.cache) if self.cache else None
+            if last is None or frame != last + 1:
+                return self.frame_start if last is None else last + 1
+            cached = self.step_frame(self.cache[last], self.targets(obj, depsgraph, render))
+            self.cache[frame] = cached
+        self.write(obj, world, cached.x)
+        self.last_written = frame
+        return None
+
+    def fill_interpolated(self, obj: Any, depsgraph: Any, frame: int, render: bool) -> None:
+        """Simulate the missing frames up to ``frame`` with pin targets interpolated linearly
+        from the last cached frame to this one. Only used where the handler cannot replay the
+        frames (while rendering); exact unless pins move non-linearly in between."""
+        frame = min(frame, self.frame_end)
+        end_targets = self.targets(obj, depsgraph, render)
+        if not self.cache:
+            world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+            self.cache[self.frame_start] = self.reset_frame(world, end_targets)
+        last = max(self.cache)
+        start_targets = self.cache[last].targets
+        for k in range(last + 1, frame + 1):
+            s = (k - last) / (frame - last)
+            targets = (1.0 - s) * start_targets + s * end_targets
+            self.cache[k] = self.step_frame(self.cache[k - 1], targets)
+
+    # --- writing ---------------------------------------------------------------------------
+    def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:
+        """Write the free particles of ``x`` (world [m]) into the object's data in object
+        space, with this frame's matrix. Pinned points keep their stored (rest) values."""
+        free = self.free_ids
+        local = _transform(np.linalg.inv(world), x[free])
+        buf = self._write_buf
+        buf[free] = local
+        if self.layout.kind == "MESH":
+            geometry.write_mesh_positions(obj.data, buf)
+        else:
+            geometry.write_curve_points(obj.data, self.layout, buf, self.rest_local)
+
+    def write_rest(self, obj: Any) -> None:
+        """Put the exact stored rest shape back into the object's data."""
+        self._write_buf[:] = self.rest_local[:, 0:3]
+        if self.layout.kind == "MESH":
+            geometry.write_mesh_positions(obj.data, self.rest_local)
+        else:
+            geometry.write_curve_rest(obj.data, self.layout, self.rest_local)
+
+
+# --- registry -------------------------------------------------------------------------------
+
+REGISTRY: dict[int, RopeSim] = {}
+"""Live simulations by Object.session_uid."""
+
+FAILED: dict[int, tuple[str, str]] = {}
+"""Objects that cannot be simulated: session_uid -> (settings key, message for the panel).
+Kept so a broken object is not rebuilt every frame; a new key or Reset retries."""
+
+
+def ensure(obj: Any, scene: Any) -> RopeSim | None:
+    """The object's simulation, built or rebuilt if its settings key changed; None (and a
+    status message) if it cannot be simulated."""
+    uid = obj.session_uid
+    if obj.type not in ("MESH", "CURVE"):
+        key = repr(("TYPE", obj.type))
+    else:
+        key = settings_key(obj, scene)
+    entry = REGISTRY.get(uid)
+    if entry is not None and entry.key == key:
+        return entry
+    failed = FAILED.get(uid)
+    if failed is not None and failed[0] == key and obj.mode != "EDIT":
+        return None
+    REGISTRY.pop(uid, None)
+    try:
+        entry = RopeSim(obj, scene, key)
+    except RopeError as exc:
+        fail(obj, str(exc), key)
+        return None
+    FAILED.pop(uid, None)
+    REGISTRY[uid] = entry
+    return entry
+
+
+def fail(obj: Any, message: str, key: str | None = None) -> None:
+    """Stop simulating ``obj`` and keep ``message`` for the panel (geometry is left as is)."""
+    uid = obj.session_uid
+    entry = REGISTRY.pop(uid, None)
+    if key is None:
+        key = entry.key if entry is not None else ""
+    FAILED[uid] = (key, message)
+
+
+def status(obj: Any) -> str | None:
+    """The error message of an object that is not being simulated, or None."""
+    failed = FAILED.get(obj.session_uid)
+    return failed[1] if failed is not None else None
+
+
+def forget(obj: Any) -> None:
+    """Drop the object's simulation and status (its stored rest shape stays)."""
+    REGISTRY.pop(obj.session_uid, None)
+    FAILED.pop(obj.session_uid, None)
+
+
+def prune(scene: Any, live_uids: set[int]) -> None:
+    """Drop simulations of ``scene`` whose objects are gone or no longer enabled."""
+    for uid in [u for u, e in REGISTRY.items() if e.scene_name == scene.name
+                and u not in live_uids]:
+        del REGISTRY[uid]
+    for uid in [u for u in FAILED if u not in live_uids]:
+        del FAILED[uid]
+
+
+def clear() -> None:
+    """Forget every simulation (new file loaded, add-on unregistered)."""
+    REGISTRY.clear()
+    FAILED.clear()
+
+
+def restore_rest(obj: Any) -> bool:
+    """Write the stored rest shape back into the object's data, if there is one that still
+    fits its topology. Returns True if it did."""
+    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT":
+        return False
+    try:
+        layout = geometry.build_layout(obj)
+    except RopeError:
+        return False
+    stored = rest.load(obj, layout)
+    if stored is None:
+        return False
+    if layout.kind == "MESH":
+        geometry.write_mesh_positions(obj.data, stored)
+    else:
+        geometry.write_curve_rest(obj.data, layout, stored)
+    return True

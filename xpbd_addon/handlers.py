@@ -1,0 +1,121 @@
+"""The frame-change handler: simulate, show cached frames, replay jumps (decision 3).
+
+``frame_change_post`` is used because its depsgraph already holds the new frame: object,
+parent and bone matrices and modifiers are evaluated there (notes/blender-facts.md), so the
+pins read this frame's targets.
+
+A jump forward past the cache is replayed frame by frame: the handler calls
+``scene.frame_set(k)`` for every missing frame k, and the nested handler calls simulate one
+frame each with the pins evaluated at k, exactly as playback would. The result of any frame
+reached in any order is therefore bit-identical to playing from the start. While rendering
+(``depsgraph.mode == 'RENDER'``, where changing the frame from the render thread is not safe)
+the missing frames are simulated with pin targets interpolated linearly instead; bake (next
+release) for render farms that start at an arbitrary frame.
+
+The handler never raises into Blender: a problem with one object disables that object (its
+geometry is left untouched) and its message is shown in the panel.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import bpy
+from bpy.app.handlers import persistent
+
+from .blender import sim
+from .blender.geometry import RopeError
+
+_replaying = False
+"""True while the handler replays missing frames through nested frame_set calls."""
+
+
+def simulated_objects(scene: Any) -> list[Any]:
+    """Objects of ``scene`` with simulation enabled."""
+    return [obj for obj in scene.objects if obj.xpbd.enabled]
+
+
+def update_scene(scene: Any, depsgraph: Any = None) -> None:
+    """Bring every simulated object of ``scene`` to the current frame (the handler's work)."""
+    global _replaying
+    if depsgraph is None:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+    render = depsgraph.mode == "RENDER"
+    frame = scene.frame_current
+    objects = simulated_objects(scene)
+    sim.prune(scene, {obj.session_uid for obj in objects})
+    jumps: list[tuple[Any, sim.RopeSim, int]] = []
+    for obj in objects:
+        entry = sim.ensure(obj, scene)
+        if entry is None:
+            continue
+        try:
+            need = entry.show(obj, depsgraph, frame, render)
+        except RopeError as exc:
+            sim.fail(obj, str(exc))
+            continue
+        if need is not None:
+            jumps.append((obj, entry, need))
+    if not jumps:
+        return
+    if render or _replaying:
+        for obj, entry, _need in jumps:
+            try:
+                entry.fill_interpolated(obj, depsgraph, frame, render)
+                entry.show(obj, depsgraph, frame, render)
+            except RopeError as exc:
+                sim.fail(obj, str(exc))
+        return
+    first = min(need for _obj, _entry, need in jumps)
+    subframe = scene.frame_subframe
+    _replaying = True
+    try:
+        for k in range(first, frame + 1):
+            scene.frame_set(k, subframe=subframe if k == frame else 0.0)
+    finally:
+        _replaying = False
+
+
+@persistent
+def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
+    """frame_change_post handler. Never raises: Blender must keep playing."""
+    try:
+        update_scene(scene, depsgraph)
+    except Exception:  # noqa: BLE001 - a bug here must not stop playback or rendering
+        print("XPBD Rope: unexpected error in the frame handler (simulation skipped):")
+        traceback.print_exc()
+
+
+@persistent
+def on_load_pre(*_args: Any) -> None:
+    """A new file is loading: forget all simulations (they rebuild from the stored rest)."""
+    sim.clear()
+
+
+HANDLERS = (
+    (bpy.app.handlers.frame_change_post, on_frame_change_post),
+    (bpy.app.handlers.load_pre, on_load_pre),
+)
+
+
+def _ours(function: Any, reference: Any) -> bool:
+    # Matching by module and name also removes a handler left by an earlier import of this
+    # module (a reloaded add-on), whose function object differs.
+    return function is reference or (
+        getattr(function, "__module__", None) == reference.__module__
+        and getattr(function, "__name__", None) == reference.__name__)
+
+
+def register() -> None:
+    for handler_list, function in HANDLERS:
+        for existing in [f for f in handler_list if _ours(f, function)]:
+            handler_list.remove(existing)
+        handler_list.append(function)
+
+
+def unregister() -> None:
+    for handler_list, function in HANDLERS:
+        for existing in [f for f in handler_list if _ours(f, function)]:
+            handler_list.remove(existing)
+    sim.clear()

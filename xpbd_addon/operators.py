@@ -1,0 +1,124 @@
+"""Operators: ``xpbd.reset`` and ``xpbd.rope_add`` (Add > Curve > XPBD Rope).
+
+``xpbd.bake`` and ``xpbd.free_bake`` are reserved for the bake (next release).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, FloatProperty, IntProperty
+
+from .blender import geometry, rest, sim
+from .blender.geometry import RopeError
+
+
+def reset_object(obj: Any, *, use_current: bool = False) -> str:
+    """Restore ``obj``'s rest shape exactly and drop its cache. If its topology changed since
+    the rest shape was stored, or ``use_current`` is set, the current shape becomes the rest
+    shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
+    if obj.mode == "EDIT":
+        raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
+    layout = geometry.build_layout(obj)
+    stored = None if use_current else rest.load(obj, layout)
+    sim.forget(obj)
+    if stored is None:
+        changed = rest.has_rest(obj) and not use_current
+        rest.store(obj, layout, geometry.read_local(obj, layout))
+        if changed:
+            return "Topology changed: the current shape is the new rest shape"
+        return "The current shape is the rest shape"
+    sim.restore_rest(obj)
+    return "Rest shape restored"
+
+
+class XPBD_OT_reset(bpy.types.Operator):
+    """Restore the rest shape and clear the cache (active object, or all simulated objects)"""
+
+    bl_idname = "xpbd.reset"
+    bl_label = "Reset Rope"
+    bl_options = {"REGISTER", "UNDO"}
+
+    all_objects: BoolProperty(
+        name="All Ropes", default=False,
+        description="Reset every simulated object of the scene, not only the active one")
+    use_current: BoolProperty(
+        name="Use Current Shape as Rest", default=False,
+        description="Keep the current shape and make it the new rest shape")
+
+    def execute(self, context: Any) -> set[str]:
+        if self.all_objects:
+            objects = [o for o in context.scene.objects if o.xpbd.enabled]
+        else:
+            objects = [context.active_object] if context.active_object else []
+        if not objects:
+            self.report({"ERROR"}, "No active object to reset")
+            return {"CANCELLED"}
+        messages = []
+        for obj in objects:
+            try:
+                messages.append(reset_object(obj, use_current=self.use_current))
+            except RopeError as exc:
+                self.report({"ERROR"}, f"Cannot reset '{obj.name}': {exc}")
+                return {"CANCELLED"}
+        self.report({"INFO"}, messages[0] if len(messages) == 1 else
+                    f"Reset {len(messages)} ropes")
+        return {"FINISHED"}
+
+
+class XPBD_OT_rope_add(bpy.types.Operator):
+    """Add a rope: a horizontal poly curve at the 3D cursor, pinned at its first point"""
+
+    bl_idname = "xpbd.rope_add"
+    bl_label = "XPBD Rope"
+    bl_options = {"REGISTER", "UNDO"}
+
+    points: IntProperty(name="Points", default=20, min=2, max=100000,
+                        description="Number of points of the rope [count]")
+    length: FloatProperty(name="Length", default=2.0, min=1e-4, soft_max=100.0, unit="LENGTH",
+                          description="Rest length of the rope [m]")
+    thickness: FloatProperty(name="Thickness", default=0.01, min=0.0, soft_max=1.0,
+                             unit="LENGTH",
+                             description="Radius of the rendered rope [m] (curve bevel depth)")
+
+    def execute(self, context: Any) -> set[str]:
+        curve = bpy.data.curves.new("XPBD Rope", "CURVE")
+        curve.dimensions = "3D"
+        curve.bevel_depth = self.thickness
+        spline = curve.splines.new("POLY")
+        spline.points.add(self.points - 1)
+        co = np.zeros((self.points, 4), dtype=np.float32)
+        co[:, 0] = np.linspace(0.0, self.length, self.points)
+        co[:, 3] = 1.0
+        spline.points.foreach_set("co", co.ravel())
+        obj = bpy.data.objects.new("XPBD Rope", curve)
+        obj.location = context.scene.cursor.location
+        context.collection.objects.link(obj)
+        for other in context.selected_objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+        obj.xpbd.pin_first = True
+        obj.xpbd.enabled = True
+        return {"FINISHED"}
+
+
+def menu_curve_add(self: Any, context: Any) -> None:
+    self.layout.operator(XPBD_OT_rope_add.bl_idname, icon="OUTLINER_OB_CURVE")
+
+
+CLASSES = (XPBD_OT_reset, XPBD_OT_rope_add)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.VIEW3D_MT_curve_add.append(menu_curve_add)
+
+
+def unregister() -> None:
+    bpy.types.VIEW3D_MT_curve_add.remove(menu_curve_add)
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,104 @@
+"""The "XPBD Rope" panel in Properties > Physics, laid out like Blender's physics panels:
+an enable toggle in the header, the settings, then Pins and Cache sub-panels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import bpy
+
+from .blender import sim
+
+
+class _PhysicsPanel:
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "physics"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        obj = context.object
+        # An object that cannot be a rope still shows the panel if it was enabled by script,
+        # so its error message is visible.
+        return obj is not None and (obj.type in {"MESH", "CURVE"} or obj.xpbd.enabled)
+
+
+class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "XPBD Rope"
+
+    def draw_header(self, context: Any) -> None:
+        self.layout.prop(context.object.xpbd, "enabled", text="")
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        message = sim.status(obj) if settings.enabled else None
+        if message:
+            box = layout.box()
+            box.label(text=message, icon="ERROR")
+        layout.active = settings.enabled
+        col = layout.column()
+        col.prop(settings, "compliance")
+        col.prop(settings, "substeps")
+        col.prop(settings, "vertex_mass")
+        col.prop(settings, "damping")
+        scene = context.scene
+        gravity = "off" if not scene.use_gravity else (
+            "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))
+        col.label(text=f"Gravity (Scene): {gravity}")
+
+
+class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Pins"
+    bl_parent_id = "XPBD_PT_rope"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        if obj.type == "MESH":
+            layout.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
+        else:
+            col = layout.column(heading="Pin")
+            col.prop(settings, "pin_first", text="First Point")
+            col.prop(settings, "pin_last", text="Last Point")
+            if obj.type == "CURVE":
+                layout.label(text="Points moved by Hook modifiers are pinned too", icon="INFO")
+
+
+class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):
+    bl_label = "Cache"
+    bl_parent_id = "XPBD_PT_rope"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        col = layout.column(align=True)
+        col.prop(settings, "frame_start", text="Simulation Start")
+        col.prop(settings, "frame_end", text="End")
+        entry = sim.REGISTRY.get(obj.session_uid)
+        cached = len(entry.cache) if entry is not None else 0
+        layout.label(text=f"{cached} frames in memory")
+        row = layout.row(align=True)
+        row.operator("xpbd.reset", text="Reset", icon="FILE_REFRESH")
+        row.operator("xpbd.reset", text="Reset All").all_objects = True
+
+
+CLASSES = (XPBD_PT_rope, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
