@@ -60,9 +60,11 @@ def settings_key(obj: Any, scene: Any) -> str:
     """Everything a simulation depends on besides geometry values. A different key means the
     cached frames are stale. A string so that NaN settings compare equal to themselves."""
     s = obj.xpbd
-    return repr((s.compliance, s.substeps, s.vertex_mass, s.damping, s.pin_group, s.pin_first,
-                 s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene), frame_dt(scene),
-                 geometry.topology_signature(obj)))
+    # Whether the pin group exists is part of the key: deleting it must stop the simulation.
+    group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
+    return repr((s.compliance, s.substeps, s.vertex_mass, s.damping, s.pin_group, group,
+                 s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
+                 frame_dt(scene), geometry.topology_signature(obj)))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:

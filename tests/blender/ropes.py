@@ -1,0 +1,99 @@
+"""Builders and probes shared by the Blender tests."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+
+def link(scene, name, data):
+    obj = bpy.data.objects.new(name, data)
+    scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    return obj
+
+
+def line(n=12, length=1.98, axis=0):
+    """n points from the origin along ``axis`` [m] (the seed's rope: 12 points, 1.98 m)."""
+    co = np.zeros((n, 3))
+    co[:, axis] = np.linspace(0.0, length, n) * (1 if axis != 2 else -1)
+    return co
+
+
+def mesh_rope(scene, n=12, length=1.98, *, axis=0, pin=(0,), name="mesh_rope"):
+    """An edge-chain mesh with vertex group 'pin' holding ``pin``."""
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(line(n, length, axis).tolist(), [(i, i + 1) for i in range(n - 1)], [])
+    obj = link(scene, name, mesh)
+    group = obj.vertex_groups.new(name="pin")
+    group.add(list(pin), 1.0, "REPLACE")
+    obj.xpbd.pin_group = "pin"
+    obj.xpbd.enabled = True
+    return obj
+
+
+def curve_rope(scene, kind="POLY", n=12, length=1.98, *, axis=0, name=None, splines=1):
+    """A curve with ``splines`` splines of type ``kind``, first points pinned."""
+    curve = bpy.data.curves.new(name or kind.lower(), "CURVE")
+    curve.dimensions = "3D"
+    for s in range(splines):
+        co = line(n, length, axis)
+        co[:, 1] = 0.1 * s
+        spline = curve.splines.new(kind)
+        if kind == "BEZIER":
+            spline.bezier_points.add(n - 1)
+            flat = co.astype(np.float32).ravel()
+            spline.bezier_points.foreach_set("co", flat)
+            offset = np.zeros_like(co)
+            offset[:, axis] = 0.03
+            spline.bezier_points.foreach_set("handle_left", (co - offset).astype(
+                np.float32).ravel())
+            spline.bezier_points.foreach_set("handle_right", (co + offset).astype(
+                np.float32).ravel())
+        else:
+            spline.points.add(n - 1)
+            co4 = np.ones((n, 4), dtype=np.float32)
+            co4[:, :3] = co
+            spline.points.foreach_set("co", co4.ravel())
+            if kind == "NURBS":
+                spline.use_endpoint_u = True
+    obj = link(scene, name or kind.lower(), curve)
+    obj.xpbd.pin_first = True
+    obj.xpbd.enabled = True
+    return obj
+
+
+def local_points(obj):
+    """Object-space points [m] as stored in the data, float32 [N, 3]."""
+    if obj.type == "MESH":
+        buf = np.empty(3 * len(obj.data.vertices), dtype=np.float32)
+        obj.data.attributes["position"].data.foreach_get("vector", buf)
+        return buf.reshape(-1, 3)
+    rows = []
+    for spline in obj.data.splines:
+        if spline.type == "BEZIER":
+            buf = np.empty(3 * len(spline.bezier_points), dtype=np.float32)
+            spline.bezier_points.foreach_get("co", buf)
+            rows.append(buf.reshape(-1, 3))
+        else:
+            buf = np.empty(4 * len(spline.points), dtype=np.float32)
+            spline.points.foreach_get("co", buf)
+            rows.append(buf.reshape(-1, 4)[:, :3])
+    return np.vstack(rows)
+
+
+def world_points(obj):
+    """World-space points [m], float64 [N, 3]."""
+    m = np.array(obj.matrix_world)
+    p = local_points(obj).astype(np.float64)
+    return p @ m[:3, :3].T + m[:3, 3]
+
+
+def length(points):
+    """Polyline length [m]."""
+    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+
+
+def play(scene, first, last):
+    for frame in range(first, last + 1):
+        scene.frame_set(frame)
