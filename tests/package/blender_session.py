@@ -85,7 +85,7 @@ def phase_install(package: str) -> dict:
 def simulate_rope() -> dict:
     """A rope through the add-on's own operator and frame handler if it has them, else through
     the installed package's core (the numba kernels either way)."""
-    module = sys.modules[MODULE]
+    assert MODULE in sys.modules
     if hasattr(bpy.ops, "xpbd") and hasattr(bpy.ops.xpbd, "rope_add"):
         scene = bpy.context.scene
         scene.frame_set(scene.frame_start)
