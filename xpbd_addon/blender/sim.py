@@ -99,8 +99,6 @@ class RopeSim:
     """The simulation of one object: its layout, rest shape, core Model and frame cache."""
 
     def __init__(self, obj: Any, scene: Any, key: str, *, adopt_current: bool = False) -> None:
-        if obj.mode == "EDIT":
-            raise RopeError("Paused in Edit Mode")
         _check_settings(obj, scene)
         layout = geometry.build_layout(obj)
         stored = rest.load(obj, layout)
@@ -250,15 +248,20 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     """The object's simulation, built or rebuilt if its settings key changed; None (and a
     status message) if it cannot be simulated."""
     uid = obj.session_uid
+    if obj.mode == "EDIT":
+        # Edit Mode data is not in the mesh/curve until the user leaves it: write nothing.
+        FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode")
+        return None
     if obj.type not in ("MESH", "CURVE"):
         key = repr(("TYPE", obj.type))
     else:
         key = settings_key(obj, scene)
     entry = REGISTRY.get(uid)
     if entry is not None and entry.key == key:
+        FAILED.pop(uid, None)
         return entry
     failed = FAILED.get(uid)
-    if failed is not None and failed[0] == key and obj.mode != "EDIT":
+    if failed is not None and failed[0] == key:
         return None
     REGISTRY.pop(uid, None)
     try:

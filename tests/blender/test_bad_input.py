@@ -1,0 +1,194 @@
+"""Bad input: a clear message, nothing changed, Blender keeps running (and other ropes go on).
+
+Handler problems never raise; the object is skipped, its geometry left untouched, and the
+message is kept for the panel (``sim.status``). Operators report an ERROR and cancel, which
+bpy.ops turns into a RuntimeError carrying the message."""
+
+from __future__ import annotations
+
+import bmesh
+import bpy
+import numpy as np
+import pytest
+
+from xpbd_addon.blender import sim
+
+from . import ropes
+
+
+@pytest.fixture
+def witness(scene):
+    """A healthy rope that must keep simulating whatever happens to the others."""
+    return ropes.curve_rope(scene, "POLY", name="witness")
+
+
+def _still_simulating(scene, witness, frames=(1, 2, 3, 4, 5, 6)):
+    for frame in frames:
+        scene.frame_set(frame)
+    assert sim.status(witness) is None
+    assert ropes.world_points(witness)[-1, 2] < -0.05
+
+
+def test_empty_enabled(scene, witness):
+    empty = bpy.data.objects.new("empty", None)
+    scene.collection.objects.link(empty)
+    empty.xpbd.enabled = True
+    _still_simulating(scene, witness)
+    assert "empty" in sim.status(empty).lower()
+    bpy.context.view_layer.objects.active = empty
+    with pytest.raises(RuntimeError, match="empty has no geometry"):
+        bpy.ops.xpbd.reset()
+
+
+def test_text_enabled(scene, witness):
+    text = ropes.link(scene, "text", bpy.data.curves.new("text", "FONT"))
+    text.xpbd.enabled = True
+    _still_simulating(scene, witness)
+    assert "font object cannot be a rope" in sim.status(text)
+    with pytest.raises(RuntimeError, match="cannot be a rope"):
+        bpy.ops.xpbd.reset()
+
+
+def test_mesh_without_edges(scene, witness):
+    mesh = bpy.data.meshes.new("points")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (2, 0, 0)], [], [])
+    obj = ropes.link(scene, "points", mesh)
+    obj.xpbd.enabled = True
+    before = ropes.local_points(obj).copy()
+    _still_simulating(scene, witness)
+    assert "no edges" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    with pytest.raises(RuntimeError, match="no edges"):
+        bpy.ops.xpbd.reset()
+
+
+def test_curve_with_fewer_than_two_points(scene, witness):
+    curve = bpy.data.curves.new("dot", "CURVE")
+    curve.splines.new("POLY")  # one point
+    obj = ropes.link(scene, "dot", curve)
+    curve.splines[0].points[0].co = (0.5, 0.25, 1.0, 1.0)
+    obj.xpbd.enabled = True
+    _still_simulating(scene, witness)
+    assert "no spline with two or more points" in sim.status(obj)
+    assert tuple(curve.splines[0].points[0].co) == (0.5, 0.25, 1.0, 1.0)
+
+
+def test_vertex_added_in_edit_mode_while_simulating(scene, witness):
+    obj = ropes.mesh_rope(scene)
+    rest = ropes.local_points(obj).copy()
+    ropes.play(scene, 1, 10)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    scene.frame_set(11)  # playing on while in Edit Mode: the rope is paused, not written
+    assert "Edit Mode" in sim.status(obj)
+    edit = bmesh.from_edit_mesh(obj.data)
+    edit.verts.new((5.0, 5.0, 5.0))
+    bmesh.update_edit_mesh(obj.data)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    edited = ropes.local_points(obj).copy()
+    assert len(edited) == 13
+    ropes.play(scene, 12, 14)
+    assert "topology changed" in sim.status(obj).lower()
+    assert np.array_equal(ropes.local_points(obj), edited), "the user's edit was overwritten"
+    _still_simulating(scene, witness, frames=(15, 16))
+    # Reset adopts the edited shape as the new rest shape, and the rope simulates again.
+    assert bpy.ops.xpbd.reset() == {"FINISHED"}
+    ropes.play(scene, 1, 5)
+    assert sim.status(obj) is None
+    assert ropes.local_points(obj)[-2, 2] < rest[-1, 2] - 0.05
+
+
+def test_missing_pin_group(scene, witness):
+    obj = ropes.mesh_rope(scene)
+    obj.xpbd.pin_group = "nope"
+    before = ropes.local_points(obj).copy()
+    _still_simulating(scene, witness)
+    assert sim.status(obj) == "Pin group 'nope' does not exist on 'mesh_rope'"
+    assert np.array_equal(ropes.local_points(obj), before)
+
+
+def test_pin_group_deleted_while_simulating(scene, witness):
+    obj = ropes.mesh_rope(scene)
+    ropes.play(scene, 1, 5)
+    obj.vertex_groups.remove(obj.vertex_groups["pin"])
+    before = ropes.local_points(obj).copy()
+    ropes.play(scene, 6, 8)
+    assert "Pin group 'pin' does not exist" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    assert sim.status(witness) is None
+
+
+def test_object_deleted_during_playback(scene, witness):
+    obj = ropes.mesh_rope(scene)
+    ropes.play(scene, 1, 5)
+    uid = obj.session_uid
+    bpy.data.objects.remove(obj)
+    ropes.play(scene, 6, 9)
+    assert uid not in sim.REGISTRY
+    _still_simulating(scene, witness, frames=(10, 11))
+
+
+def test_zero_scale(scene, witness):
+    obj = ropes.curve_rope(scene, "POLY")
+    ropes.play(scene, 1, 5)
+    before = ropes.local_points(obj).copy()
+    obj.scale = (1.0, 0.0, 1.0)
+    ropes.play(scene, 6, 8)
+    assert "scale of zero" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    assert np.all(np.isfinite(ropes.local_points(obj)))
+
+
+def test_out_of_range_values_are_clamped_by_the_properties(scene):
+    obj = ropes.curve_rope(scene, "POLY")
+    obj.xpbd.compliance = -1.0
+    obj.xpbd.substeps = 0
+    obj.xpbd.vertex_mass = -3.0
+    obj.xpbd.damping = -1.0
+    assert obj.xpbd.compliance == 0.0
+    assert obj.xpbd.substeps == 1
+    assert obj.xpbd.vertex_mass > 0.0
+    assert obj.xpbd.damping == 0.0
+    ropes.play(scene, 1, 4)
+    assert sim.status(obj) is None
+    assert np.all(np.isfinite(ropes.local_points(obj)))
+
+
+def test_nan_compliance(scene, witness):
+    obj = ropes.curve_rope(scene, "POLY")
+    ropes.play(scene, 1, 3)
+    before = ropes.local_points(obj).copy()
+    obj.xpbd.compliance = float("nan")  # FloatProperty min does not catch NaN
+    ropes.play(scene, 4, 6)
+    assert "Compliance must be a number" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    _still_simulating(scene, witness, frames=(7,))
+
+
+def test_nan_reaching_the_solver_through_a_pin(scene, witness):
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("target", None)
+    scene.collection.objects.link(target)
+    hook = obj.modifiers.new("Hook", "HOOK")
+    hook.object = target
+    hook.vertex_indices_set([0])
+    ropes.play(scene, 1, 4)
+    before = ropes.local_points(obj).copy()
+    target.location = (float("nan"), 0.0, 0.0)
+    ropes.play(scene, 5, 7)
+    assert "NaN" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    _still_simulating(scene, witness, frames=(8,))
+
+
+def test_handler_never_raises(scene, monkeypatch):
+    from xpbd_addon import handlers
+
+    ropes.curve_rope(scene, "POLY")
+
+    def broken(*_args, **_kwargs):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(handlers, "update_scene", broken)
+    scene.frame_set(2)  # must not raise
+    handlers.on_frame_change_post(scene, None)
