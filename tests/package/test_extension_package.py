@@ -70,6 +70,8 @@ def numba_free_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _env(user: Path) -> dict[str, str]:
+    # No PYTHON* variables: Blender ignores them by default (--python-use-system-env), and
+    # PYTHONDONTWRITEBYTECODE would hide the __pycache__ files uninstall has to remove.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("NUMBA_", "PYTHON", "BLENDER_"))}
     env["BLENDER_USER_RESOURCES"] = str(user)

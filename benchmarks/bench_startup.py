@@ -1,0 +1,174 @@
+"""What the add-on costs at Blender start and on the first simulated frame (issue 5, item 3).
+
+    python benchmarks/bench_startup.py [--repeat N] [--check]
+
+Measured on the installed linux-x64 package (built into dist/ first), with its bundled
+numba, in a temporary ``BLENDER_USER_RESOURCES``; every figure comes from a new Blender
+process, because start-up and numba's cache are per-process effects:
+
+- register: importing the installed add-on's package and running its ``register()``, timed
+  directly, which is what it adds to Blender's start. Also reported: the start
+  (``read_userpref``, which enables the saved add-ons) with the add-on enabled minus the same
+  with it disabled; that includes Blender's own bookkeeping of the extension's wheels, and is
+  noisier. Budget: 50 ms for the first.
+- first frame, cold: the first ``frame_set`` after ``xpbd.rope_add`` in the first process
+  ever (empty numba cache: import numba + compile the kernels). Reported.
+- first frame, warm: the same in later processes (numba cache filled). Budget: 0.5 s.
+
+``--check`` exits 1 if a budget is exceeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = "bl_ext.user_default.xpbd_rope"
+REGISTER_BUDGET_S = 0.050
+WARM_FRAME_BUDGET_S = 0.5
+
+
+# --- child side: runs inside a new Blender process ----------------------------------------
+
+def _child(mode: str, argument: str) -> dict:
+    import bpy
+
+    result: dict = {}
+    if mode == "install":
+        bpy.ops.extensions.package_install_files(filepath=argument, repo="user_default",
+                                                 enable_on_install=True)
+        bpy.ops.wm.save_userpref()
+        return result
+    if mode == "register":
+        # Import + register() of the installed add-on, timed directly. Factory settings here
+        # (no read_userpref), so nothing else runs; its wheels are on disk because the saved
+        # preferences keep it enabled (disabling would make Blender remove them).
+        import importlib
+
+        tick = time.perf_counter()
+        module = importlib.import_module(MODULE)
+        result["import_s"] = time.perf_counter() - tick
+        tick = time.perf_counter()
+        module.register()
+        result["register_s"] = time.perf_counter() - tick
+        result["numba_imported"] = "numba" in sys.modules
+        module.unregister()
+        return result
+    tick = time.perf_counter()
+    bpy.ops.wm.read_userpref()  # what Blender does at start: enables the saved add-ons
+    result["start_s"] = time.perf_counter() - tick
+    result["enabled"] = MODULE in {a.module for a in bpy.context.preferences.addons}
+    if mode == "disable":
+        bpy.ops.preferences.addon_disable(module=MODULE)
+        bpy.ops.wm.save_userpref()
+    elif mode == "frame":
+        scene = bpy.context.scene
+        scene.frame_set(scene.frame_start)
+        bpy.ops.xpbd.rope_add(points=int(argument))
+        tick = time.perf_counter()
+        scene.frame_set(scene.frame_start + 1)
+        result["first_frame_s"] = time.perf_counter() - tick
+        result["numba_file"] = getattr(sys.modules.get("numba"), "__file__", None)
+        later = []
+        for frame in range(scene.frame_start + 2, scene.frame_start + 12):
+            tick = time.perf_counter()
+            scene.frame_set(frame)
+            later.append(time.perf_counter() - tick)
+        result["later_frame_s"] = statistics.median(later)
+    return result
+
+
+# --- parent side ---------------------------------------------------------------------------
+
+def _package() -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tools import packaging
+
+    # Always rebuild (about a second with cached wheels): a zip left in dist/ may be stale.
+    return packaging.build(["linux-x64"])[0]
+
+
+def _run(user: Path, mode: str, argument: str = "") -> dict:
+    # Blender ignores PYTHON* variables unless started with --python-use-system-env; the
+    # bpy module does not, and PYTHONDONTWRITEBYTECODE would make every process recompile
+    # numba's sources, a cost Blender users never see. So the children get none of them.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("NUMBA_", "BLENDER_", "PYTHON"))}
+    env["BLENDER_USER_RESOURCES"] = str(user)
+    done = subprocess.run([sys.executable, __file__, "--child", mode, argument], env=env,
+                          capture_output=True, text=True, timeout=600)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"child {mode} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def measure(repeat: int, points: int = 12) -> dict:
+    """All figures, in seconds (medians over ``repeat`` processes where repeated)."""
+    package = _package()
+    user = Path(tempfile.mkdtemp(prefix="xpbd-bench-user-"))
+    try:
+        _run(user, "install", str(package))
+        cold = _run(user, "frame", str(points))  # the first process ever: empty cache
+        warm = [_run(user, "frame", str(points)) for _ in range(repeat)]
+        start_enabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
+        registers = [_run(user, "register") for _ in range(repeat)]
+        _run(user, "disable")  # Blender removes a disabled extension's wheels
+        start_disabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
+    finally:
+        shutil.rmtree(user, ignore_errors=True)
+    return {
+        "package": package.name,
+        "package_mib": package.stat().st_size / 2**20,
+        "register_s": statistics.median(r["import_s"] + r["register_s"] for r in registers),
+        "import_only_s": statistics.median(r["import_s"] for r in registers),
+        "register_imported_numba": any(r["numba_imported"] for r in registers),
+        "start_enabled_minus_disabled_s": (statistics.median(start_enabled)
+                                           - statistics.median(start_disabled)),
+        "first_frame_cold_s": cold["first_frame_s"],
+        "first_frame_warm_s": statistics.median(w["first_frame_s"] for w in warm),
+        "later_frame_s": statistics.median(w["later_frame_s"] for w in warm),
+        "numba_file": warm[0]["numba_file"],
+        "points": points,
+        "repeat": repeat,
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Parent: measure and print; child (``--child MODE ARG``): one Blender process."""
+    if argv[:1] == ["--child"]:
+        print("RESULT " + json.dumps(_child(argv[1], argv[2] if len(argv) > 2 else "")))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--check", action="store_true", help="exit 1 if over budget")
+    args = parser.parse_args(argv)
+    figures = measure(args.repeat)
+    ok_register = figures["register_s"] < REGISTER_BUDGET_S
+    ok_warm = figures["first_frame_warm_s"] < WARM_FRAME_BUDGET_S
+    print(f"package {figures['package']} ({figures['package_mib']:.1f} MiB), numba from "
+          f"{figures['numba_file']}")
+    print(f"import + register()        {figures['register_s'] * 1e3:7.1f} ms  (budget 50 ms) "
+          f"{'ok' if ok_register else 'OVER'}; numba imported: "
+          f"{figures['register_imported_numba']}")
+    print(f"  of which import          {figures['import_only_s'] * 1e3:7.1f} ms")
+    print(f"start, enabled - disabled  {figures['start_enabled_minus_disabled_s'] * 1e3:7.1f} ms")
+    print(f"first frame, cold cache    {figures['first_frame_cold_s'] * 1e3:7.0f} ms  (reported)")
+    print(f"first frame, warm cache    {figures['first_frame_warm_s'] * 1e3:7.0f} ms  "
+          f"(budget 500 ms) {'ok' if ok_warm else 'OVER'}")
+    print(f"later frames ({figures['points']} points)  {figures['later_frame_s'] * 1e3:7.2f} ms")
+    print("JSON " + json.dumps(figures))
+    return 0 if (ok_register and ok_warm) or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
