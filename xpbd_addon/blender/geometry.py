@@ -144,21 +144,24 @@ def read_curve_points(curve: Any, layout: Layout) -> np.ndarray:
 def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.ndarray) -> None:
     """Move every control point to ``local`` [N, 3] (object space [m]); NURBS weights and Bezier
     handle offsets come from ``rest`` ([N, CURVE_REST_STRIDE], see ``read_curve_points``)."""
+    # One float32 buffer per array for all splines; each spline gets a contiguous slice, so
+    # the per-spline cost is one foreach_set call, no copy.
+    co4 = np.empty((layout.particle_count, 4), dtype=np.float32)
+    co4[:, 0:3] = local
+    co4[:, 3] = rest[:, 3]
+    co3 = left = right = None
     for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
-        co = local[start:start + n]
-        r = rest[start:start + n]
         if bezier:
+            if co3 is None:
+                co3 = np.ascontiguousarray(co4[:, 0:3])
+                left = np.ascontiguousarray(co3 + (rest[:, 4:7] - rest[:, 0:3]))
+                right = np.ascontiguousarray(co3 + (rest[:, 7:10] - rest[:, 0:3]))
             points = spline.bezier_points
-            points.foreach_set("co", np.ascontiguousarray(co, dtype=np.float32).ravel())
-            points.foreach_set("handle_left", (co + (r[:, 4:7] - r[:, 0:3])).astype(
-                np.float32).ravel())
-            points.foreach_set("handle_right", (co + (r[:, 7:10] - r[:, 0:3])).astype(
-                np.float32).ravel())
+            points.foreach_set("co", co3[start:start + n].ravel())
+            points.foreach_set("handle_left", left[start:start + n].ravel())
+            points.foreach_set("handle_right", right[start:start + n].ravel())
         else:
-            buf = np.empty((n, 4), dtype=np.float32)
-            buf[:, 0:3] = co
-            buf[:, 3] = r[:, 3]
-            spline.points.foreach_set("co", buf.ravel())
+            spline.points.foreach_set("co", co4[start:start + n].ravel())
     curve.update_tag()
 
 

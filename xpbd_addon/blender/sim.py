@@ -83,16 +83,20 @@ def _check_settings(obj: Any, scene: Any) -> None:
         raise RopeError("Cache end frame must come after the start frame")
 
 
+def _det3(m: np.ndarray) -> float:
+    # Closed form: numpy.linalg (LAPACK) costs ~2 ms per call inside Blender here, more than
+    # the whole frame budget, when its thread pool competes with Blender's.
+    return float(m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
+                 - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+                 + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
+
+
 def check_matrix(matrix: np.ndarray, name: str) -> None:
     """RopeError if an object matrix is not finite or scales to zero."""
     if not np.all(np.isfinite(matrix)):
         raise RopeError(f"'{name}' has a transform with NaN or infinite values")
-    if abs(np.linalg.det(matrix[:3, :3])) < MIN_SCALE_DET:
+    if abs(_det3(matrix[:3, :3])) < MIN_SCALE_DET:
         raise RopeError(f"'{name}' has a scale of zero: points cannot be written back")
-
-
-def _transform(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
-    return points @ matrix[:3, :3].T + matrix[:3, 3]
 
 
 class RopeSim:
@@ -125,7 +129,7 @@ class RopeSim:
         check_matrix(world, obj.name)
         inv_mass = np.where(self.pinned, 0.0, 1.0 / settings.vertex_mass)
         try:
-            self.model = core.Model(_transform(world, self.rest_xyz), layout.edges, inv_mass,
+            self.model = core.Model(pins.transform(world, self.rest_xyz), layout.edges, inv_mass,
                                     settings.compliance, damping=settings.damping)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
@@ -154,7 +158,7 @@ class RopeSim:
     # --- frames ----------------------------------------------------------------------------
     def reset_frame(self, world: np.ndarray, targets: np.ndarray) -> Frame:
         """The start-frame state: the rest shape placed by ``world``, pins on their targets."""
-        x = _transform(world, self.rest_xyz)
+        x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
         return Frame(x, np.zeros_like(x), targets)
 
@@ -217,7 +221,7 @@ class RopeSim:
         """Write the free particles of ``x`` (world [m]) into the object's data in object
         space, with this frame's matrix. Pinned points keep their stored (rest) values."""
         free = self.free_ids
-        local = _transform(np.linalg.inv(world), x[free])
+        local = pins.transform(pins.affine_inverse(world), x[free])
         buf = self._write_buf
         buf[free] = local
         if self.layout.kind == "MESH":

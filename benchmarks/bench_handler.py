@@ -1,0 +1,158 @@
+"""One frame of the XPBD Rope frame handler, I/O included, in real Blender (the bpy wheel).
+
+100 ropes x 100 points (2 m each, released horizontally so they swing), S = 20 substeps,
+24 fps, first point pinned; once as one edge mesh (pin vertex group) and once as one curve
+object with 100 poly splines (pin_first). Reported per frame, median over 60 consecutive
+simulated frames after a warm-up (numba compile / cache load excluded):
+
+    handler    our frame_change_post handler: pin targets, one core.step, write-back
+    step       core.step alone inside it (the solver)
+    frame_set  the whole scene.frame_set(f): Blender's evaluation plus the handler
+
+and the rope's stretch (longest rope length / rest length - 1) at the last frame.
+
+    python benchmarks/bench_handler.py [--frames 60] [--json out/bench_handler.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+ROPES, POINTS, LENGTH, SUBSTEPS = 100, 100, 2.0, 20
+TARGET_MS = 2.0
+
+
+def _positions() -> np.ndarray:
+    """(ROPES, POINTS, 3) float32: ropes along +x, one row along y 5 cm apart."""
+    pos = np.zeros((ROPES, POINTS, 3), dtype=np.float32)
+    pos[:, :, 0] = np.linspace(0.0, LENGTH, POINTS)[None, :]
+    pos[:, :, 1] = (np.arange(ROPES) * 0.05)[:, None]
+    return pos
+
+
+def make_mesh(bpy, scene):
+    pos = _positions().reshape(-1, 3)
+    ids = np.arange(ROPES * POINTS).reshape(ROPES, POINTS)
+    edges = np.stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()], axis=1)
+    mesh = bpy.data.meshes.new("ropes_mesh")
+    mesh.vertices.add(len(pos))
+    mesh.vertices.foreach_set("co", pos.ravel())
+    mesh.edges.add(len(edges))
+    mesh.edges.foreach_set("vertices", edges.astype(np.int32).ravel())
+    mesh.update()
+    obj = bpy.data.objects.new("ropes_mesh", mesh)
+    scene.collection.objects.link(obj)
+    obj.vertex_groups.new(name="pin").add(ids[:, 0].tolist(), 1.0, "REPLACE")
+    obj.xpbd.pin_group = "pin"
+    return obj
+
+
+def make_curve(bpy, scene):
+    pos = _positions()
+    curve = bpy.data.curves.new("ropes_curve", "CURVE")
+    curve.dimensions = "3D"
+    for r in range(ROPES):
+        spline = curve.splines.new("POLY")
+        spline.points.add(POINTS - 1)
+        co = np.ones((POINTS, 4), dtype=np.float32)
+        co[:, :3] = pos[r]
+        spline.points.foreach_set("co", co.ravel())
+    obj = bpy.data.objects.new("ropes_curve", curve)
+    scene.collection.objects.link(obj)
+    obj.xpbd.pin_first = True
+    return obj
+
+
+def _stretch(obj) -> float:
+    from xpbd_addon.blender import sim
+
+    entry = sim.REGISTRY[obj.session_uid]
+    x = entry.cache[max(entry.cache)].x.reshape(ROPES, POINTS, 3)
+    lengths = np.linalg.norm(np.diff(x, axis=1), axis=2).sum(axis=1)
+    return float(lengths.max() / LENGTH - 1.0)
+
+
+def measure(bpy, kind: str, frames: int) -> dict:
+    import xpbd_addon.core as core
+    from xpbd_addon import handlers
+
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    scene = bpy.context.scene
+    obj = make_mesh(bpy, scene) if kind == "mesh" else make_curve(bpy, scene)
+    obj.xpbd.substeps = SUBSTEPS
+    obj.xpbd.frame_end = 10_000
+    obj.xpbd.enabled = True
+    handler_ms: list[float] = []
+    step_ms: list[float] = []
+    real_step = core.step
+
+    def timed_step(*args, **kwargs):
+        t = time.perf_counter()
+        real_step(*args, **kwargs)
+        step_ms.append(1e3 * (time.perf_counter() - t))
+
+    def timed_handler(scene_, depsgraph=None):
+        t = time.perf_counter()
+        handlers.update_scene(scene_, depsgraph)
+        handler_ms.append(1e3 * (time.perf_counter() - t))
+
+    post = bpy.app.handlers.frame_change_post
+    index = post.index(handlers.on_frame_change_post)
+    post[index] = timed_handler
+    core.step = timed_step
+    try:
+        for frame in range(1, 6):  # warm-up: build, numba compile or cache load
+            scene.frame_set(frame)
+        handler_ms.clear()
+        step_ms.clear()
+        total_ms = []
+        for frame in range(6, 6 + frames):
+            t = time.perf_counter()
+            scene.frame_set(frame)
+            total_ms.append(1e3 * (time.perf_counter() - t))
+    finally:
+        post[post.index(timed_handler)] = handlers.on_frame_change_post
+        core.step = real_step
+    assert len(step_ms) == frames, "every timed frame must simulate exactly one step"
+    return {
+        "object": kind, "ropes": ROPES, "points": POINTS, "substeps": SUBSTEPS,
+        "handler_ms": float(np.median(handler_ms)), "step_ms": float(np.median(step_ms)),
+        "frame_set_ms": float(np.median(total_ms)), "stretch": _stretch(obj),
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--json", default=str(ROOT / "out" / "bench_handler.json"))
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    import bpy
+
+    import xpbd_addon
+
+    xpbd_addon.register()
+    try:
+        results = [measure(bpy, kind, args.frames) for kind in ("mesh", "curve")]
+    finally:
+        xpbd_addon.unregister()
+    print(f"XPBD Rope handler, {ROPES} ropes x {POINTS} points, S = {SUBSTEPS}, "
+          f"median of {args.frames} frames (target < {TARGET_MS} ms per frame)")
+    print(f"{'object':<8}{'handler ms':>12}{'step ms':>10}{'frame_set ms':>14}{'stretch':>10}")
+    for r in results:
+        print(f"{r['object']:<8}{r['handler_ms']:>12.3f}{r['step_ms']:>10.3f}"
+              f"{r['frame_set_ms']:>14.3f}{100 * r['stretch']:>9.2f}%")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
