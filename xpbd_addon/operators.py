@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bpy
 import numpy as np
@@ -41,14 +41,18 @@ class XPBD_OT_reset(bpy.types.Operator):
     bl_label = "Reset Rope"
     bl_options = {"REGISTER", "UNDO"}
 
-    all_objects: BoolProperty(
-        name="All Ropes", default=False,
-        description="Reset every simulated object of the scene, not only the active one")
-    use_current: BoolProperty(
-        name="Use Current Shape as Rest", default=False,
-        description="Keep the current shape and make it the new rest shape")
+    if TYPE_CHECKING:
+        all_objects: bool
+        use_current: bool
+    else:
+        all_objects: BoolProperty(
+            name="All Ropes", default=False,
+            description="Reset every simulated object of the scene, not only the active one")
+        use_current: BoolProperty(
+            name="Use Current Shape as Rest", default=False,
+            description="Keep the current shape and make it the new rest shape")
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> Any:
         if self.all_objects:
             objects = [o for o in context.scene.objects if o.xpbd.enabled]
         else:
@@ -75,15 +79,21 @@ class XPBD_OT_rope_add(bpy.types.Operator):
     bl_label = "XPBD Rope"
     bl_options = {"REGISTER", "UNDO"}
 
-    points: IntProperty(name="Points", default=20, min=2, max=100000,
-                        description="Number of points of the rope [count]")
-    length: FloatProperty(name="Length", default=2.0, min=1e-4, soft_max=100.0, unit="LENGTH",
-                          description="Rest length of the rope [m]")
-    thickness: FloatProperty(name="Thickness", default=0.01, min=0.0, soft_max=1.0,
-                             unit="LENGTH",
-                             description="Radius of the rendered rope [m] (curve bevel depth)")
+    if TYPE_CHECKING:
+        points: int
+        length: float
+        thickness: float
+    else:
+        points: IntProperty(name="Points", default=20, min=2, max=100000,
+                            description="Number of points of the rope [count]")
+        length: FloatProperty(name="Length", default=2.0, min=1e-4, soft_max=100.0,
+                              unit="LENGTH", description="Rest length of the rope [m]")
+        thickness: FloatProperty(name="Thickness", default=0.01, min=0.0, soft_max=1.0,
+                                 unit="LENGTH",
+                                 description="Radius of the rendered rope [m] (curve bevel "
+                                             "depth)")
 
-    def execute(self, context: Any) -> set[str]:
+    def execute(self, context: Any) -> Any:
         curve = bpy.data.curves.new("XPBD Rope", "CURVE")
         curve.dimensions = "3D"
         curve.bevel_depth = self.thickness
@@ -93,7 +103,7 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         co[:, 0] = np.linspace(0.0, self.length, self.points)
         co[:, 3] = 1.0
         spline.points.foreach_set("co", co.ravel())
-        obj = bpy.data.objects.new("XPBD Rope", curve)
+        obj: Any = bpy.data.objects.new("XPBD Rope", curve)
         obj.location = context.scene.cursor.location
         context.collection.objects.link(obj)
         for other in context.selected_objects:

@@ -23,14 +23,15 @@ class _PhysicsPanel:
         return obj is not None and (obj.type in {"MESH", "CURVE"} or obj.xpbd.enabled)
 
 
-class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):
+class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "XPBD Rope"
 
     def draw_header(self, context: Any) -> None:
-        self.layout.prop(context.object.xpbd, "enabled", text="")
+        layout: Any = self.layout
+        layout.prop(context.object.xpbd, "enabled", text="")
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
+        layout: Any = self.layout
         layout.use_property_split = True
         obj = context.object
         settings = obj.xpbd
@@ -50,12 +51,12 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):
         col.label(text=f"Gravity (Scene): {gravity}")
 
 
-class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):
+class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "Pins"
     bl_parent_id = "XPBD_PT_rope"
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
+        layout: Any = self.layout
         layout.use_property_split = True
         obj = context.object
         settings = obj.xpbd
@@ -70,12 +71,12 @@ class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):
                 layout.label(text="Points moved by Hook modifiers are pinned too", icon="INFO")
 
 
-class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):
+class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "Cache"
     bl_parent_id = "XPBD_PT_rope"
 
     def draw(self, context: Any) -> None:
-        layout = self.layout
+        layout: Any = self.layout
         layout.use_property_split = True
         obj = context.object
         settings = obj.xpbd

@@ -96,10 +96,11 @@ CLASSES = (XPBD_PG_settings,)
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
-    bpy.types.Object.xpbd = PointerProperty(type=XPBD_PG_settings, name="XPBD Rope")
+    bpy.types.Object.xpbd = PointerProperty(  # type: ignore[attr-defined,func-returns-value]
+        type=XPBD_PG_settings, name="XPBD Rope")
 
 
 def unregister() -> None:
-    del bpy.types.Object.xpbd
+    del bpy.types.Object.xpbd  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

@@ -119,4 +119,5 @@ def test_frame_length_follows_fps_and_fps_base(scene):
     scene.render.fps = 30
     scene.render.fps_base = 1.001
     scene.frame_set(4)
-    assert sim.REGISTRY[obj.session_uid].dt == pytest.approx(1.001 / 30, rel=1e-6)  # fps_base is float32
+    # fps_base is stored as float32.
+    assert sim.REGISTRY[obj.session_uid].dt == pytest.approx(1.001 / 30, rel=1e-6)

@@ -84,3 +84,18 @@ def test_disabling_restores_the_rest_shape(scene):
     assert "xpbd_rest" not in obj.data.attributes
     scene.frame_set(11)
     assert (ropes.local_points(obj) == rest).all()
+
+
+def test_panel_shows_for_ropes_and_for_broken_enabled_objects(scene):
+    from xpbd_addon.panels import XPBD_PT_rope
+
+    mesh = ropes.mesh_rope(scene)
+    bpy.context.view_layer.objects.active = mesh
+    assert XPBD_PT_rope.poll(bpy.context)
+    assert XPBD_PT_rope.bl_context == "physics"
+    empty = bpy.data.objects.new("empty", None)
+    scene.collection.objects.link(empty)
+    bpy.context.view_layer.objects.active = empty
+    assert not XPBD_PT_rope.poll(bpy.context)
+    empty.xpbd.enabled = True  # enabled by a script: the panel must show its error
+    assert XPBD_PT_rope.poll(bpy.context)

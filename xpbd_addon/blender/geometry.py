@@ -79,7 +79,7 @@ def build_layout(obj: Any) -> Layout:
         splines = []
         edge_blocks = []
         start = 0
-        for spline, (type_code, n, cyclic) in zip(obj.data.splines, sig[1:], strict=True):
+        for type_code, n, cyclic in sig[1:]:
             splines.append((start, n, type_code == SPLINE_TYPE_CODE["BEZIER"]))
             if n >= 2:
                 a = np.arange(start, start + n - 1, dtype=np.int64)
@@ -149,13 +149,15 @@ def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.n
     co4 = np.empty((layout.particle_count, 4), dtype=np.float32)
     co4[:, 0:3] = local
     co4[:, 3] = rest[:, 3]
-    co3 = left = right = None
+    bezier_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
         if bezier:
-            if co3 is None:
+            if bezier_arrays is None:
                 co3 = np.ascontiguousarray(co4[:, 0:3])
-                left = np.ascontiguousarray(co3 + (rest[:, 4:7] - rest[:, 0:3]))
-                right = np.ascontiguousarray(co3 + (rest[:, 7:10] - rest[:, 0:3]))
+                bezier_arrays = (co3,
+                                 np.ascontiguousarray(co3 + (rest[:, 4:7] - rest[:, 0:3])),
+                                 np.ascontiguousarray(co3 + (rest[:, 7:10] - rest[:, 0:3])))
+            co3, left, right = bezier_arrays
             points = spline.bezier_points
             points.foreach_set("co", co3[start:start + n].ravel())
             points.foreach_set("handle_left", left[start:start + n].ravel())

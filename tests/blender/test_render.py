@@ -1,0 +1,49 @@
+"""Rendering an animation shows the same frames as playback (the handler runs on the render
+depsgraph, ``depsgraph.mode == 'RENDER'``)."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from xpbd_addon.blender import sim
+
+from . import ropes
+
+
+def test_rendered_frames_equal_played_frames(scene, tmp_path):
+    obj = ropes.curve_rope(scene, "POLY")
+    obj.data.bevel_depth = 0.02
+    played = {}
+    for frame in range(1, 7):
+        scene.frame_set(frame)
+        played[frame] = ropes.local_points(obj).copy()
+    bpy.ops.xpbd.reset()
+    scene.frame_set(1)
+    sim.clear()  # nothing cached: the render has to simulate every frame itself
+
+    rendered = {}
+    modes = []
+
+    def record(scene_, depsgraph=None):
+        modes.append(depsgraph.mode if depsgraph is not None else None)
+        rendered[scene_.frame_current] = ropes.local_points(obj).copy()
+
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 32
+    scene.render.filepath = str(tmp_path / "frame_")
+    scene.frame_start, scene.frame_end = 1, 6
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    camera.location = (1.0, -6.0, -1.0)
+    camera.rotation_euler = (np.pi / 2, 0.0, 0.0)
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    bpy.app.handlers.frame_change_post.append(record)  # after ours
+    try:
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(record)
+    assert "RENDER" in modes
+    for frame in range(2, 7):
+        assert np.array_equal(rendered[frame], played[frame]), frame
+    assert len(list(tmp_path.glob("frame_*.png"))) == 6
