@@ -19,7 +19,7 @@ def hanging_chain(count: int, segment: float, compliance: float, *, damping: flo
 
 
 def many_ropes(ropes: int, points: int, *, length: float = 2.0, compliance: float = 0.0,
-               seed: int | None = None) -> Model:
+               seed: int | None = None, **model_options) -> Model:
     """``ropes`` horizontal ropes of ``points`` particles, first point of each pinned.
 
     With ``seed`` the ropes get random lengths (2 .. points particles), shuffled particle ids
@@ -53,4 +53,4 @@ def many_ropes(ropes: int, points: int, *, length: float = 2.0, compliance: floa
         flip = rng.random(len(e)) < 0.5
         e[flip] = e[flip][:, ::-1]
         x, w = x_new, w_new
-    return Model(x, e, w, compliance)
+    return Model(x, e, w, compliance, **model_options)

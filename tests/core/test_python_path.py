@@ -21,11 +21,12 @@ from core.ropes import many_ropes
 out = {}
 seed = Model([[0, 0, 0], [0, -1.2, 0]], [[0, 1]], [0, 1], 1e-3, rest_length=[1.0])
 s = seed.state(); step(seed, s, 1 / 60, 1, gravity=(0, 0, 0)); out["seed"] = s.x.tolist()
-lanes = many_ropes(8, 6, compliance=1e-4, seed=2)
-s = lanes.state()
-for _ in range(3):
-    step(lanes, s, 1 / 24, 4)
-out["lanes"] = s.x.tolist()
+for solver in ("sweep", "direct"):
+    lanes = many_ropes(8, 6, compliance=1e-4, seed=2, solver=solver)
+    s = lanes.state()
+    for _ in range(3):
+        step(lanes, s, 1 / 24, 4)
+    out[solver] = s.x.tolist()
 print(json.dumps(out))
 """
 

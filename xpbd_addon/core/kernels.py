@@ -56,35 +56,38 @@ _JIT = dict(cache=True, error_model="numpy", nogil=True)
 
 
 @njit(**_JIT)
-def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde):
-    """XPBD distance constraint C = |x0 - x1| - L0 (seed, Macklin et al. 2016 eq. 18), lambda = 0.
+def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde, lagrange):
+    """XPBD distance constraint C = |x0 - x1| - L0 (seed; Macklin et al. 2016 eq. 18).
 
-        n = (x0 - x1) / |x0 - x1|,   dlambda = -C / (w0 + w1 + alpha_tilde)
+        n = (x0 - x1) / |x0 - x1|,   dlambda = (-C - alpha_tilde lambda) / (w0 + w1 + alpha_tilde)
         x0 <- x0 + w0 n dlambda,      x1 <- x1 - w1 n dlambda
 
-    with alpha_tilde = alpha / h^2. One sweep per substep with lambda reset visits each
-    constraint once at lambda = 0, so the -alpha_tilde lambda term of the seed vanishes.
-    Returns n dlambda [m]; the caller scales it by each end's inverse mass. Coincident ends
-    (no direction) and an all-pinned, rigid pair (zero denominator) return a zero correction.
+    with alpha_tilde = alpha / h^2 and ``lagrange`` the multiplier lambda accumulated so far in
+    this substep (0 on the first sweep, after the reset). Returns (n dlambda [m], dlambda);
+    the caller scales the vector by each end's inverse mass. Coincident ends (no direction)
+    and a rigid all-pinned pair (zero denominator) return a zero correction.
     """
     dx = x0 - x1
     dy = y0 - y1
     dz = z0 - z1
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
     denominator = (w0 + w1 + alpha_tilde) * length
-    scale = -(length - rest_length) / denominator if denominator > 0.0 else 0.0
-    return scale * dx, scale * dy, scale * dz
+    scale = (-(length - rest_length) - alpha_tilde * lagrange) / denominator if (
+        denominator > 0.0) else 0.0
+    return scale * dx, scale * dy, scale * dz, scale * length
 
 
 @njit(**_JIT)
 def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, h, substeps,
-                   velocity_scale, x_prev):
+                   iterations, velocity_scale, x_prev, lagrange):
     """All ``substeps`` of one frame for any graph, constraints swept in ``edges`` order.
 
     x, v (N, 3) [m], [m/s] are updated in place; w (N,) [1/kg]; particles: the ids to integrate;
     edges (M, 2) oriented, in sweep order, with rest_length [m] and compliance alpha [m/N];
-    h the substep [s]; velocity_scale = exp(-damping h) / h [1/s]; x_prev (N, 3) scratch.
-    This is the plain sequential sweep, the reference the lane kernel must match bit for bit.
+    h the substep [s]; ``iterations`` Gauss-Seidel sweeps per substep, lambda reset at the
+    start of each substep; velocity_scale = exp(-damping h) / h [1/s]; x_prev (N, 3) and
+    lagrange (M,) scratch. With one iteration this is the plain sequential sweep, the
+    reference the lane kernel must match bit for bit.
     """
     inverse_h2 = 1.0 / (h * h)
     for _ in range(substeps):
@@ -96,21 +99,24 @@ def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, 
                 if free:
                     v[i, c] = v[i, c] + h * gravity[c]
                 x[i, c] = x[i, c] + h * v[i, c]
-        for e in range(edges.shape[0]):
-            a = edges[e, 0]
-            b = edges[e, 1]
-            wa = w[a]
-            wb = w[b]
-            cx, cy, cz = distance_correction(
-                x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1], x[b, 2],
-                wa, wb, rest_length[e], compliance[e] * inverse_h2,
-            )
-            x[a, 0] += wa * cx
-            x[a, 1] += wa * cy
-            x[a, 2] += wa * cz
-            x[b, 0] -= wb * cx
-            x[b, 1] -= wb * cy
-            x[b, 2] -= wb * cz
+        lagrange[:] = 0.0
+        for _ in range(iterations):
+            for e in range(edges.shape[0]):
+                a = edges[e, 0]
+                b = edges[e, 1]
+                wa = w[a]
+                wb = w[b]
+                cx, cy, cz, dlambda = distance_correction(
+                    x[a, 0], x[a, 1], x[a, 2], x[b, 0], x[b, 1], x[b, 2],
+                    wa, wb, rest_length[e], compliance[e] * inverse_h2, lagrange[e],
+                )
+                lagrange[e] += dlambda
+                x[a, 0] += wa * cx
+                x[a, 1] += wa * cy
+                x[a, 2] += wa * cz
+                x[b, 0] -= wb * cx
+                x[b, 1] -= wb * cy
+                x[b, 2] -= wb * cz
         for k in range(particles.shape[0]):
             i = particles[k]
             if w[i] > 0.0:
@@ -172,10 +178,10 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
                 # project edge (p, p + 1); padding edges are inactive
                 wa = buffer[a + _W] * edge_buffer[e + _ACTIVE]
                 wbe = wb * edge_buffer[e + _ACTIVE]
-                cx, cy, cz = distance_correction(
+                cx, cy, cz, _ = distance_correction(
                     buffer[a + _X], buffer[a + _X + _L], buffer[a + _X + _L + _L],
                     buffer[b + _X], buffer[b + _X + _L], buffer[b + _X + _L + _L],
-                    wa, wbe, edge_buffer[e + _REST], edge_buffer[e + _ALPHA] * inverse_h2,
+                    wa, wbe, edge_buffer[e + _REST], edge_buffer[e + _ALPHA] * inverse_h2, 0.0,
                 )
                 buffer[a + _X] += wa * cx
                 buffer[a + _X + _L] += wa * cy

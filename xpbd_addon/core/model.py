@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import topology
-from .validation import as_float_array, as_index_pairs, as_nonnegative_float
+from .validation import as_float_array, as_index_pairs, as_nonnegative_float, as_substeps
 
 LANE_MIN_CHAINS = 8
 """Chains below which the lane kernel is not used: a few short ropes waste most of the 16
@@ -43,6 +43,7 @@ class _Plan:
     """How ``step`` runs this model: which particles and edges go to which kernel."""
 
     lanes: _LaneBuffers | None
+    lane_solver: str
     sweep_particles: np.ndarray
     sweep_edges: np.ndarray
     sweep_rest_length: np.ndarray
@@ -65,6 +66,18 @@ class Model:
         damping: velocity damping rate d [1/s]: without other forces a speed decays as
             exp(-d t), like air drag. It only slows motion down; resting shapes (equilibria)
             are the same for every d. 0 is none.
+        solver: ``"direct"`` (default) solves all distance constraints of each rope (chain)
+            together every substep (``kernels_direct``), so a rope is as stiff as alpha says
+            at any substep count and resolution; ``"sweep"`` is plain XPBD, one Gauss-Seidel
+            sweep per substep (the seed's algorithm; stiff long ropes stretch).
+        iterations: solver iterations per substep, lambda accumulating over them: Newton
+            steps of the direct chain solve, and Gauss-Seidel sweeps for what is swept
+            (everything with ``solver="sweep"``; closed loops, trees and nets with "direct").
+        strain_limit: with ``"direct"``, the most a segment of a rope's part hanging off a pin
+            may stretch beyond its rest length plus the stretch its compliance explains, as a
+            fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct._limit_chain``).
+            It only acts when a substep is too coarse for the motion (a whipping tip). None
+            turns it off.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
@@ -79,6 +92,9 @@ class Model:
         *,
         rest_length: Any = None,
         damping: float = 0.0,
+        solver: str = "direct",
+        iterations: int = 1,
+        strain_limit: float | None = 0.002,
     ) -> None:
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
@@ -111,6 +127,15 @@ class Model:
         """Rest length of each constraint [m], shape [edge_count]"""
         self.damping = as_nonnegative_float(damping, "damping")
         """Velocity damping rate [1/s]: free motion decays as exp(-damping t)"""
+        if solver not in ("direct", "sweep"):
+            raise ValueError(f"solver: expected 'direct' or 'sweep', got {solver!r}")
+        self.solver = solver
+        """How chains are solved: "direct" (exact per substep) or "sweep" (Gauss-Seidel)"""
+        self.iterations = as_substeps(iterations, "iterations")
+        """Solver iterations per substep (Newton steps or Gauss-Seidel sweeps)"""
+        self.strain_limit = None if strain_limit is None else as_nonnegative_float(
+            strain_limit, "strain_limit")
+        """Excess stretch allowed on hanging rope parts (fraction), or None for no limit"""
         self.decomposition = topology.decompose(self.particle_count, self.edge_index)
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
         self._plan = self._make_plan()
@@ -130,6 +155,7 @@ class Model:
         ids = d.sweep_edge_ids
         reference = _Plan(
             lanes=None,
+            lane_solver="sweep",
             sweep_particles=all_particles,
             sweep_edges=d.sweep_edges,
             sweep_rest_length=self.edge_rest_length[ids].copy(),
@@ -137,7 +163,7 @@ class Model:
             all_particles=all_particles,
         )
         self._reference_plan = reference
-        if len(d.chains) < LANE_MIN_CHAINS:
+        if not d.chains or (self.solver == "sweep" and len(d.chains) < LANE_MIN_CHAINS):
             return reference
         layout = topology.lane_layout(d.chains, d.chain_edges)
         particles = np.zeros(layout.particle_buffer_size)
@@ -151,12 +177,30 @@ class Model:
             layout.edge_ids
         ]
         edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
+        particles[layout.particle_base + topology.PARTICLE_TETHER * lanes] = _tether_sides(
+            d.chains, self.particle_inv_mass, layout)
         general_ids = d.general_edges
         return _Plan(
             lanes=_LaneBuffers(layout, particles, edges),
+            lane_solver=self.solver,
             sweep_particles=d.general_particles,
             sweep_edges=self.edge_index[general_ids].copy(),
             sweep_rest_length=self.edge_rest_length[general_ids].copy(),
             sweep_compliance=self.edge_compliance[general_ids].copy(),
             all_particles=all_particles,
         )
+
+
+def _tether_sides(chains, inv_mass, layout) -> np.ndarray:
+    """Per chain particle (in ``layout.particles`` order): +1 if it hangs beyond the chain's
+    last pin, -1 if before its first pin, 0 between pins or on a chain without pins."""
+    order = {}
+    for chain in chains:
+        pinned = np.flatnonzero(inv_mass[chain] == 0.0)
+        side = np.zeros(len(chain))
+        if len(pinned):
+            side[pinned[-1] + 1:] = 1.0
+            side[:pinned[0]] = -1.0
+        for particle, value in zip(chain.tolist(), side.tolist()):
+            order[particle] = value
+    return np.array([order[p] for p in layout.particles.tolist()])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -15,18 +17,54 @@ PARALLEL_MIN_WORK = 4_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
-_kernels: ModuleType | None = None
+_kernels: tuple[ModuleType, ModuleType] | None = None
 
 
-def kernels() -> ModuleType:
-    """The numba kernels, imported (and compiled or loaded from cache) on first use, so that
-    importing the core, or registering the add-on, stays cheap."""
+def kernels() -> tuple[ModuleType, ModuleType]:
+    """The numba kernels (sweep, direct), imported (compiled or loaded from cache) on first use,
+    so that importing the core, or registering the add-on, stays cheap."""
     global _kernels
     if _kernels is None:
-        from . import kernels as module
+        from . import kernels as sweep
+        from . import kernels_direct as direct
 
-        _kernels = module
+        _drop_stale_cache((sweep, direct))
+        _kernels = (sweep, direct)
     return _kernels
+
+
+def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
+    """Forget cached machine code compiled from other versions of the kernel sources.
+
+    numba keys its on-disk cache on each kernel's own file only, but the kernels inline the
+    layout constants of ``topology`` and helpers of the other kernel module: a change there
+    would silently run stale code. A stamp with the hash of all of them sits beside the cache;
+    when it differs, every kernel's cache index is flushed once. numba internals are used
+    defensively: at worst this does nothing and numba behaves as usual.
+    """
+    here = Path(__file__).parent
+    digest = hashlib.sha256(b"".join(
+        (here / name).read_bytes() for name in ("topology.py", "kernels.py", "kernels_direct.py")
+    )).hexdigest()
+    try:
+        from numba.core.registry import CPUDispatcher
+
+        dispatchers = [obj for module in modules for obj in vars(module).values()
+                       if isinstance(obj, CPUDispatcher) and obj._cache is not None]
+        folders = {Path(d._cache._cache_path) for d in dispatchers}
+        stale = any((folder / _STAMP).read_text() != digest if (folder / _STAMP).exists()
+                    else True for folder in folders)
+        if stale:
+            for dispatcher in dispatchers:
+                dispatcher._cache.flush()
+            for folder in folders:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / _STAMP).write_text(digest)
+    except (AttributeError, ImportError, OSError):
+        pass
+
+
+_STAMP = "xpbd-kernels.sha256"
 
 
 def _check_state(model: Model, state: Any) -> None:
@@ -93,7 +131,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         targets = state.x[pinned]
     else:
         targets = as_float_array(pin_targets, "pin_targets", (model.particle_count, 3))[pinned]
-    k = kernels()
+    k, k_direct = kernels()
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
@@ -106,15 +144,27 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         k.lane_gather(lanes.particles, layout.particle_base, layout.particles, state.x, state.v)
         work = len(layout.particles) * substeps
         use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
-        run = k.lane_substeps_parallel if use_threads else k.lane_substeps
-        run(lanes.particles, lanes.edges, layout.block_particle_offset, layout.block_edge_offset,
-            layout.block_length, gravity_vector, h, substeps, velocity_scale)
+        if plan.lane_solver == "direct":
+            run_direct = (k_direct.direct_substeps_parallel if use_threads
+                          else k_direct.direct_substeps)
+            run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
+                       layout.block_edge_offset, layout.block_length, gravity_vector, h,
+                       substeps, model.iterations,
+                       -1.0 if model.strain_limit is None else model.strain_limit,
+                       velocity_scale)
+        else:
+            run = k.lane_substeps_parallel if use_threads else k.lane_substeps
+            run(lanes.particles, lanes.edges, layout.block_particle_offset,
+                layout.block_edge_offset, layout.block_length, gravity_vector, h, substeps,
+                velocity_scale)
         k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, state.x, state.v)
     if len(plan.sweep_particles):
         scratch = np.empty_like(state.x)
+        multipliers = np.empty(len(plan.sweep_edges))
         k.sweep_substeps(state.x, state.v, model.particle_inv_mass, plan.sweep_particles,
                          plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                         gravity_vector, h, substeps, velocity_scale, scratch)
+                         gravity_vector, h, substeps, model.iterations, velocity_scale,
+                         scratch, multipliers)
     # The straight-line pin path lands on the target up to rounding; make it exact.
     state.x[pinned] = targets
     state.v[pinned] = pin_velocity

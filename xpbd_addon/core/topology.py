@@ -141,12 +141,17 @@ PARTICLE_X = 0  # position x, y, z [m]
 PARTICLE_V = 3  # velocity x, y, z [m/s]
 PARTICLE_X_PREV = 6  # position at the start of the substep [m] (kernel scratch)
 PARTICLE_W = 9  # inverse mass [1/kg]
-PARTICLE_STRIDE = 10
+PARTICLE_TETHER = 10  # +1 hangs after the chain's last pin, -1 before its first, else 0
+PARTICLE_STRIDE = 11
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
 EDGE_ACTIVE = 2  # 1.0 for a real edge, 0.0 for padding
-EDGE_STRIDE = 3
+EDGE_N = 3  # unit direction x, y, z (direct solve scratch)
+EDGE_C_PRIME = 6  # Thomas upper factor (direct solve scratch)
+EDGE_D_PRIME = 7  # Thomas right-hand side, then dlambda (direct solve scratch)
+EDGE_LAMBDA = 8  # accumulated lambda over Newton iterations (direct solve scratch)
+EDGE_STRIDE = 9
 
 
 @dataclass(frozen=True)
