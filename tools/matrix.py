@@ -32,6 +32,10 @@ class BlenderTarget:
     """The Python minor version that Blender embeds, e.g. ``"3.11"``."""
     numpy: str
     """numpy pin: Blender ships its own numpy, so test against the same series."""
+    numba: str = "0.68.1"
+    """numba pin: the release the packages bundle for this Blender."""
+    llvmlite: str = "0.50.0"
+    """llvmlite pin: the one that numba release requires."""
 
 
 # The newest patch release of each line; 4.2 and 4.5 are LTS. 5.1+ moved to Python 3.13.

@@ -32,10 +32,23 @@ IMPORT_BPY_S = time.perf_counter() - _start
 USER = Path(os.environ["BLENDER_USER_RESOURCES"])
 
 
-def start_like_blender() -> None:
-    """Load the saved preferences, enabling their add-ons, as Blender does when it starts;
-    ``import bpy`` (Blender as a module) starts from factory settings instead."""
-    bpy.ops.wm.read_userpref()
+READ_USERPREF_WORKS = bpy.app.version >= (4, 5, 0)
+"""``wm.read_userpref`` crashes the bpy 4.2 module (segfault in 4.2.23, even with default
+preferences); 4.5 and later read them fine."""
+
+
+def start_like_blender(*, enable_fallback: bool) -> bool:
+    """Load the saved preferences, enabling their add-ons, as Blender does when it starts
+    (``import bpy`` starts from factory settings instead). Where that crashes (4.2), enable the
+    add-on the way the start would if ``enable_fallback``; return whether prefs were read."""
+    if READ_USERPREF_WORKS:
+        bpy.ops.wm.read_userpref()
+        return True
+    if enable_fallback:
+        import addon_utils
+
+        addon_utils.enable(MODULE, default_set=True)
+    return False
 
 
 def user_files() -> list[str]:
@@ -127,8 +140,9 @@ def simulate_rope() -> dict:
 
 
 def phase_use() -> dict:
-    start_like_blender()
-    enabled_at_start = MODULE in enabled_addons() and MODULE in sys.modules
+    read_prefs = start_like_blender(enable_fallback=True)
+    enabled = MODULE in enabled_addons() and MODULE in sys.modules
+    enabled_at_start = enabled if read_prefs else None  # None: could not be checked
     numba_before = "numba" in sys.modules  # registration must not import numba
     while_enabled = leftovers()  # proves the checks below look at the right places
     sim = simulate_rope()
@@ -159,7 +173,7 @@ def phase_use() -> dict:
 
 
 def phase_after() -> dict:
-    start_like_blender()
+    start_like_blender(enable_fallback=False)
     return {
         "enabled": MODULE in enabled_addons(),
         "loaded": MODULE in sys.modules or "numba" in sys.modules,
