@@ -24,6 +24,7 @@ from typing import Any
 import bpy
 from bpy.app.handlers import persistent
 
+from . import dependencies
 from .blender import sim
 from .blender.geometry import RopeError
 
@@ -45,6 +46,15 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     frame = scene.frame_current
     objects = simulated_objects(scene)
     sim.prune(scene, {obj.session_uid for obj in objects})
+    if not objects:
+        return
+    # numba is imported on the first simulated frame, not at registration (Blender start-up
+    # stays fast); if it cannot load, every rope says why instead of a traceback.
+    reason = dependencies.load_numba()
+    if reason is not None:
+        for obj in objects:
+            sim.fail(obj, reason)
+        return
     jumps: list[tuple[Any, sim.RopeSim, int]] = []
     for obj in objects:
         entry = sim.ensure(obj, scene)

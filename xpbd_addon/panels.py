@@ -7,6 +7,7 @@ from typing import Any
 
 import bpy
 
+from . import dependencies
 from .blender import sim
 
 
@@ -35,7 +36,8 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         layout.use_property_split = True
         obj = context.object
         settings = obj.xpbd
-        message = sim.status(obj) if settings.enabled else None
+        message = dependencies.numba_problem() or (sim.status(obj) if settings.enabled
+                                                     else None)
         if message:
             box = layout.box()
             box.label(text=message, icon="ERROR")

@@ -192,3 +192,14 @@ def test_handler_never_raises(scene, monkeypatch):
     monkeypatch.setattr(handlers, "update_scene", broken)
     scene.frame_set(2)  # must not raise
     handlers.on_frame_change_post(scene, None)
+
+
+def test_numba_that_cannot_load_is_reported_per_rope(scene, monkeypatch):
+    from xpbd_addon import dependencies
+
+    obj = ropes.curve_rope(scene, "POLY")
+    before = ropes.local_points(obj).copy()
+    monkeypatch.setattr(dependencies, "load_numba", lambda: "numba cannot load: test")
+    ropes.play(scene, 1, 3)
+    assert sim.status(obj) == "numba cannot load: test"
+    assert np.array_equal(ropes.local_points(obj), before)
