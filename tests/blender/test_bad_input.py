@@ -203,3 +203,12 @@ def test_numba_that_cannot_load_is_reported_per_rope(scene, monkeypatch):
     ropes.play(scene, 1, 3)
     assert sim.status(obj) == "numba cannot load: test"
     assert np.array_equal(ropes.local_points(obj), before)
+
+
+def test_mesh_with_shape_keys(scene, witness):
+    obj = ropes.mesh_rope(scene)
+    obj.shape_key_add(name="Basis")
+    before = ropes.local_points(obj).copy()
+    _still_simulating(scene, witness)
+    assert "shape keys" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)

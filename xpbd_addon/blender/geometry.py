@@ -70,6 +70,10 @@ def build_layout(obj: Any) -> Layout:
         if n < 2 or m == 0:
             raise RopeError(f"Mesh '{mesh.name}' has no edges: a rope needs vertices joined "
                             "by edges")
+        if mesh.shape_keys is not None:
+            # Shape keys override the vertex positions the simulation writes.
+            raise RopeError(f"Mesh '{mesh.name}' has shape keys, which would hide the "
+                            "simulation: remove them (or apply them) to simulate it")
         flat = np.empty(2 * m, dtype=np.int32)
         mesh.edges.foreach_get("vertices", flat)
         edges = flat.reshape(m, 2).astype(np.int64)
