@@ -124,7 +124,6 @@ class RopeSim:
         self.hooks = pins.curve_hooks(obj, layout) if layout.kind == "CURVE" else []
         self.pinned = pins.pin_mask(obj, layout, settings, self.hooks)
         self.pinned_ids = np.flatnonzero(self.pinned)
-        self.free_ids = np.flatnonzero(~self.pinned)
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
         inv_mass = np.where(self.pinned, 0.0, 1.0 / settings.vertex_mass)
@@ -220,14 +219,21 @@ class RopeSim:
     def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:
         """Write the free particles of ``x`` (world [m]) into the object's data in object
         space, with this frame's matrix. Pinned points keep their stored (rest) values."""
-        free = self.free_ids
-        local = pins.transform(pins.affine_inverse(world), x[free])
         buf = self._write_buf
-        buf[free] = local
-        if self.layout.kind == "MESH":
-            geometry.write_mesh_positions(obj.data, buf)
-        else:
-            geometry.write_curve_points(obj.data, self.layout, buf, self.rest_local)
+        # Converting every row and putting the few pinned rows back is cheaper than gathering
+        # and scattering the free rows (fancy indexing of ~N rows, twice).
+        buf[:] = pins.transform(pins.affine_inverse(world), x)
+        buf[self.pinned_ids] = self.rest_local[self.pinned_ids, 0:3]
+        try:
+            if self.layout.kind == "MESH":
+                geometry.write_mesh_positions(obj.data, buf)
+            else:
+                geometry.write_curve_points(obj.data, self.layout, buf, self.rest_local)
+        except (RuntimeError, TypeError, ValueError) as exc:
+            # foreach_set checks sizes before writing: a topology change that the signature
+            # did not catch ends here, with nothing written.
+            raise RopeError(f"The geometry changed while simulating ({exc}); Reset to use "
+                            "the current shape") from exc
 
     def write_rest(self, obj: Any) -> None:
         """Put the exact stored rest shape back into the object's data."""
