@@ -126,9 +126,9 @@ def _update_velocity(buffer, i, velocity_scale):
 
 
 @njit(**_JIT)
-def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first):
+def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2):
     """One Newton step on the chain's stretch constraints: factor, solve, move the particles.
-    ``first``: lambda was just reset (so the -alpha_tilde lambda term is zero)."""
+    lambda accumulates in the edge slots; the velocity pass resets it for the next substep."""
     # Forward elimination. Row e needs n_{e+1} for its upper entry, so directions are
     # computed one edge ahead; C_{e+1} waits in the D' field until row e + 1 uses it.
     for lane in range(_L):
@@ -148,28 +148,17 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
             w_a = buffer[a + _W]
             w_b = buffer[b + _W]
             alpha_tilde = edge_buffer[e + _ALPHA] * inverse_h2
-            rhs = -edge_buffer[e + _DP]
-            if first:
-                edge_buffer[e + _LAMBDA] = 0.0
-            else:
-                rhs -= alpha_tilde * edge_buffer[e + _LAMBDA]
-            upper = 0.0
-            if p + _ONE < edges:
-                f = e + _ES
-                edge_buffer[f + _DP] = _direction(buffer, edge_buffer, b, b + _PS, f)
-                upper = _coupling(edge_buffer, e, f, w_b)
-            diagonal = (w_a + w_b) + alpha_tilde
-            lower = 0.0
-            c_prev = 0.0
-            d_prev = 0.0
-            if p > 0:
-                lower = _coupling(edge_buffer, e - _ES, e, w_a)
-                c_prev = edge_buffer[e - _ES + _CP]
-                d_prev = edge_buffer[e - _ES + _DP]
-            pivot = diagonal - lower * c_prev
+            rhs = -edge_buffer[e + _DP] - alpha_tilde * edge_buffer[e + _LAMBDA]
+            # The spare edge slots before the first and after the last edge are inactive
+            # (n = 0), so the first row sees no lower and the last no upper neighbour.
+            f = e + _ES
+            edge_buffer[f + _DP] = _direction(buffer, edge_buffer, b, b + _PS, f)
+            upper = _coupling(edge_buffer, e, f, w_b)
+            lower = _coupling(edge_buffer, e - _ES, e, w_a)
+            pivot = (w_a + w_b) + alpha_tilde - lower * edge_buffer[e - _ES + _CP]
             inverse_pivot = 1.0 / pivot if pivot > 0.0 else 0.0
             edge_buffer[e + _CP] = upper * inverse_pivot
-            edge_buffer[e + _DP] = (rhs - lower * d_prev) * inverse_pivot
+            edge_buffer[e + _DP] = (rhs - lower * edge_buffer[e - _ES + _DP]) * inverse_pivot
     # Back substitution from the free end, moving each particle as soon as both of its
     # multipliers are known: dx_p = w_p (n_p dlambda_p - n_{p-1} dlambda_{p-1}).
     for lane in range(_L):
@@ -206,103 +195,104 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
 
 
 @njit(**_JIT)
-def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
-                 inverse_h2):
-    """Strain limiting (Provot 1995) of the parts of a chain that hang off a pin.
+def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, side):
+    """Strain limiting (Provot 1995) of one segment of a part of a chain hanging off a pin.
 
-    A single Newton step cannot follow segments that turn by a radian or more in one substep
-    (the tip of a whipping rope, or a 1000-point rope at 20 substeps); what it leaves is
-    excess stretch. Walking away from the pin, as in follow-the-leader (Müller, Kim &
-    Chentanez 2012), each segment longer than L0 + alpha_tilde |lambda| (its rest length
-    plus the compliant stretch its tension explains) times (1 + strain_limit) is shortened by
-    moving its outer end, which guarantees the bound in one O(n) pass. Pins stay where they
-    are; segments between two pins, and chains without pins, are left to the solve.
+    A Newton step cannot follow segments that turn by a radian or more in one substep (the
+    tip of a whipping rope; a 1000-point rope at 20 substeps); what it leaves is excess
+    stretch. Walking away from the pin, as in follow-the-leader (Müller, Kim & Chentanez
+    2012), a segment longer than (L0 + alpha_tilde |lambda|) (1 + strain_limit), its rest
+    length plus the compliant stretch its tension explains, is shortened by moving its outer
+    end, which guarantees the bound in one O(n) pass. Returns the outer end's new position
+    (unchanged unless ``outer`` hangs on this ``side`` of the pins and is over-stretched;
+    computed branch-free so that the lane loop vectorises).
     """
-    for slot in range(edges):
-        p = np.uint64(slot)
-        a0 = particle_offset + p * _PS
-        e0 = edge_offset + p * _ES
-        for lane in range(_L):
-            l = np.uint64(lane)
-            a = a0 + l
-            b = a + _PS
-            e = e0 + l
-            if buffer[b + _T] > 0.0:
-                dx = buffer[b + _X] - buffer[a + _X]
-                dy = buffer[b + _X + _L] - buffer[a + _X + _L]
-                dz = buffer[b + _X + _L2] - buffer[a + _X + _L2]
-                length = math.sqrt(dx * dx + dy * dy + dz * dz)
-                limit = (edge_buffer[e + _REST] + edge_buffer[e + _ALPHA] * inverse_h2 * abs(
-                    edge_buffer[e + _LAMBDA])) * (1.0 + strain_limit)
-                if length > limit:
-                    scale = limit / length
-                    buffer[b + _X] = buffer[a + _X] + dx * scale
-                    buffer[b + _X + _L] = buffer[a + _X + _L] + dy * scale
-                    buffer[b + _X + _L2] = buffer[a + _X + _L2] + dz * scale
-    for back in range(edges):
-        p = edges - _ONE - np.uint64(back)
-        a0 = particle_offset + p * _PS
-        e0 = edge_offset + p * _ES
-        for lane in range(_L):
-            l = np.uint64(lane)
-            a = a0 + l
-            b = a + _PS
-            e = e0 + l
-            if buffer[a + _T] < 0.0:
-                dx = buffer[a + _X] - buffer[b + _X]
-                dy = buffer[a + _X + _L] - buffer[b + _X + _L]
-                dz = buffer[a + _X + _L2] - buffer[b + _X + _L2]
-                length = math.sqrt(dx * dx + dy * dy + dz * dz)
-                limit = (edge_buffer[e + _REST] + edge_buffer[e + _ALPHA] * inverse_h2 * abs(
-                    edge_buffer[e + _LAMBDA])) * (1.0 + strain_limit)
-                if length > limit:
-                    scale = limit / length
-                    buffer[a + _X] = buffer[b + _X] + dx * scale
-                    buffer[a + _X + _L] = buffer[b + _X + _L] + dy * scale
-                    buffer[a + _X + _L2] = buffer[b + _X + _L2] + dz * scale
+    dx = buffer[outer + _X] - buffer[inner + _X]
+    dy = buffer[outer + _X + _L] - buffer[inner + _X + _L]
+    dz = buffer[outer + _X + _L2] - buffer[inner + _X + _L2]
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    limit = (edge_buffer[e + _REST]
+             + edge_buffer[e + _ALPHA] * inverse_h2 * abs(edge_buffer[e + _LAMBDA])) * (
+        1.0 + strain_limit)
+    over = (length > limit) & (buffer[outer + _T] == side) & (strain_limit >= 0.0)
+    scale = limit / length if over else 1.0
+    x = buffer[inner + _X] + dx * scale if over else buffer[outer + _X]
+    y = buffer[inner + _X + _L] + dy * scale if over else buffer[outer + _X + _L]
+    z = buffer[inner + _X + _L2] + dz * scale if over else buffer[outer + _X + _L2]
+    return x, y, z
 
 
 @njit(**_JIT)
-def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g1, g2, h,
-                  substeps, newton_iterations, strain_limit, velocity_scale):
-    """All substeps of one block of LANES chains: predict, ``newton_iterations`` direct solves
-    of the stretch constraints, strain limiting (off if ``strain_limit`` < 0), velocities."""
+def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, g0, g1,
+                  g2, h, substeps, newton_iterations, strain_limit, velocity_scale):
+    """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
+    of the stretch constraints; strain limiting (``_limited``, off if ``strain_limit`` < 0),
+    first towards the chain start where ``leading`` says some chain has free points before
+    its first pin, then towards the end fused with the velocity update."""
     inverse_h2 = 1.0 / (h * h)
+    edges = length - _ONE
     for _ in range(substeps):
         for slot in range(length):
             base = particle_offset + np.uint64(slot) * _PS
             for lane in range(_L):
                 _predict(buffer, base + np.uint64(lane), g0, g1, g2, h)
-        if length >= _TWO:
-            for k in range(newton_iterations):
-                _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, length - _ONE,
-                             inverse_h2, k == 0)
-            if strain_limit >= 0.0:
-                _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, length - _ONE,
-                             strain_limit, inverse_h2)
-        for slot in range(length):
-            base = particle_offset + np.uint64(slot) * _PS
+        if length < _TWO:
             for lane in range(_L):
-                _update_velocity(buffer, base + np.uint64(lane), velocity_scale)
+                _update_velocity(buffer, particle_offset + np.uint64(lane), velocity_scale)
+            continue
+        for k in range(newton_iterations):
+            _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2)
+        if leading and strain_limit >= 0.0:
+            for back in range(edges):
+                p = edges - _ONE - np.uint64(back)
+                a0 = particle_offset + p * _PS
+                e0 = edge_offset + p * _ES
+                for lane in range(_L):
+                    l = np.uint64(lane)
+                    a = a0 + l
+                    x, y, z = _limited(a, a + _PS, e0 + l, edge_buffer, strain_limit,
+                                       inverse_h2, buffer, -1.0)
+                    buffer[a + _X] = x
+                    buffer[a + _X + _L] = y
+                    buffer[a + _X + _L2] = z
+        for slot in range(edges):
+            p = np.uint64(slot)
+            a0 = particle_offset + p * _PS
+            e0 = edge_offset + p * _ES
+            for lane in range(_L):
+                l = np.uint64(lane)
+                a = a0 + l
+                b = a + _PS
+                x, y, z = _limited(b, a, e0 + l, edge_buffer, strain_limit, inverse_h2, buffer,
+                                   1.0)
+                buffer[b + _X] = x
+                buffer[b + _X + _L] = y
+                buffer[b + _X + _L2] = z
+                _update_velocity(buffer, a, velocity_scale)
+                edge_buffer[e0 + l + _LAMBDA] = 0.0
+        tail = particle_offset + edges * _PS
+        for lane in range(_L):
+            _update_velocity(buffer, tail + np.uint64(lane), velocity_scale)
 
 
 @njit(**_JIT)
 def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    gravity, h, substeps, newton_iterations, strain_limit,
+                    block_leading, gravity, h, substeps, newton_iterations, strain_limit,
                     velocity_scale):
     """``_direct_block`` over every block, one thread."""
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], gravity[0], gravity[1], gravity[2], h, substeps,
-                      newton_iterations, strain_limit, velocity_scale)
+                      block_length[b], block_leading[b], gravity[0], gravity[1], gravity[2], h,
+                      substeps, newton_iterations, strain_limit, velocity_scale)
 
 
 @njit(parallel=True, **_JIT)
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                             block_length, gravity, h, substeps, newton_iterations,
+                             block_length, block_leading, gravity, h, substeps,
+                             newton_iterations,
                              strain_limit, velocity_scale):
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], gravity[0], gravity[1], gravity[2], h, substeps,
-                      newton_iterations, strain_limit, velocity_scale)
+                      block_length[b], block_leading[b], gravity[0], gravity[1], gravity[2], h,
+                      substeps, newton_iterations, strain_limit, velocity_scale)

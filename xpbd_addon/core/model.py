@@ -36,6 +36,8 @@ class _LaneBuffers:
     layout: topology.LaneLayout
     particles: np.ndarray
     edges: np.ndarray
+    block_leading: np.ndarray
+    """bool (B,): some chain of the block has free particles before its first pin"""
 
 
 @dataclass(eq=False)
@@ -177,11 +179,15 @@ class Model:
             layout.edge_ids
         ]
         edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
-        particles[layout.particle_base + topology.PARTICLE_TETHER * lanes] = _tether_sides(
-            d.chains, self.particle_inv_mass, layout)
+        sides = _tether_sides(d.chains, self.particle_inv_mass, layout)
+        particles[layout.particle_base + topology.PARTICLE_TETHER * lanes] = sides
+        block_of_particle = np.searchsorted(layout.block_particle_offset.astype(np.int64),
+                                            layout.particle_base, side="right") - 1
+        leading = np.zeros(len(layout.block_length), dtype=np.bool_)
+        leading[block_of_particle[sides < 0]] = True
         general_ids = d.general_edges
         return _Plan(
-            lanes=_LaneBuffers(layout, particles, edges),
+            lanes=_LaneBuffers(layout, particles, edges, leading),
             lane_solver=self.solver,
             sweep_particles=d.general_particles,
             sweep_edges=self.edge_index[general_ids].copy(),

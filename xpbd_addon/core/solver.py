@@ -148,8 +148,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
             run_direct = (k_direct.direct_substeps_parallel if use_threads
                           else k_direct.direct_substeps)
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
-                       layout.block_edge_offset, layout.block_length, gravity_vector, h,
-                       substeps, model.iterations,
+                       layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                       gravity_vector, h, substeps, model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
                        velocity_scale)
         else:

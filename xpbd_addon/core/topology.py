@@ -170,7 +170,8 @@ class LaneLayout:
     block_particle_offset: np.ndarray
     """uint64 (B + 1,) start of each block in the particle buffer"""
     block_edge_offset: np.ndarray
-    """uint64 (B + 1,) start of each block in the edge buffer"""
+    """uint64 (B + 1,) first real edge slot of each block in the edge buffer (a spare slot
+    precedes it)"""
     block_length: np.ndarray
     """uint64 (B,) particle slots per lane in each block"""
     particles: np.ndarray
@@ -188,7 +189,7 @@ class LaneLayout:
 
     @property
     def edge_buffer_size(self) -> int:
-        return int(self.block_edge_offset[-1])
+        return int(self.block_edge_offset[-1]) - EDGE_STRIDE * LANES
 
 
 def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> LaneLayout:
@@ -197,7 +198,10 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
     order = np.argsort(-lengths, kind="stable")
     block_count = (len(chains) + LANES - 1) // LANES
     block_length = np.array([lengths[order[b * LANES]] for b in range(block_count)], dtype=np.int64)
-    slots_before = np.concatenate([[0], np.cumsum(block_length * LANES)]).astype(np.int64)
+    # Each block gets one spare slot more than its longest chain: a spare particle slot at
+    # the end, and spare edge slots before the first and after the last edge (inactive,
+    # zero), so that the kernels read one neighbour past either end without a branch.
+    slots_before = np.concatenate([[0], np.cumsum((block_length + 1) * LANES)]).astype(np.int64)
     particle_parts: list[np.ndarray] = []
     particle_base_parts: list[np.ndarray] = []
     edge_id_parts: list[np.ndarray] = []
@@ -209,7 +213,8 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
         particle_parts.append(chain)
         particle_base_parts.append(PARTICLE_STRIDE * (slots_before[block] + slot * LANES) + lane)
         edge_id_parts.append(chain_edges[chain_index])
-        edge_base_parts.append(EDGE_STRIDE * (slots_before[block] + slot[:-1] * LANES) + lane)
+        edge_base_parts.append(
+            EDGE_STRIDE * (slots_before[block] + (slot[:-1] + 1) * LANES) + lane)
     empty = np.zeros(0, dtype=np.int64)
 
     def joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -217,7 +222,7 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
 
     return LaneLayout(
         block_particle_offset=(PARTICLE_STRIDE * slots_before).astype(np.uint64),
-        block_edge_offset=(EDGE_STRIDE * slots_before).astype(np.uint64),
+        block_edge_offset=(EDGE_STRIDE * (slots_before + LANES)).astype(np.uint64),
         block_length=block_length.astype(np.uint64),
         particles=joined(particle_parts),
         particle_base=joined(particle_base_parts),
