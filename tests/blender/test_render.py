@@ -47,3 +47,43 @@ def test_rendered_frames_equal_played_frames(scene, tmp_path):
     for frame in range(2, 7):
         assert np.array_equal(rendered[frame], played[frame]), frame
     assert len(list(tmp_path.glob("frame_*.png"))) == 6
+
+
+def test_render_of_a_single_late_frame_simulates_the_missing_frames(scene, tmp_path,
+                                                                   monkeypatch):
+    """A render job that starts at frame 8 with nothing cached (the handler cannot step the
+    scene from the render thread): the missing frames are filled with interpolated pins,
+    which is exact for pins that do not move."""
+    obj = ropes.curve_rope(scene, "POLY")
+    ropes.play(scene, 1, 8)
+    played = ropes.local_points(obj).copy()
+    bpy.ops.xpbd.reset()
+    sim.clear()
+    rendered = {}
+
+    def record(scene_, depsgraph=None):
+        if depsgraph is not None and depsgraph.mode == "RENDER":
+            rendered[scene_.frame_current] = ropes.local_points(obj).copy()
+
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.render.filepath = str(tmp_path / "late_")
+    scene.frame_start = scene.frame_end = 8
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    filled = []
+    original = sim.RopeSim.fill_interpolated
+
+    def counting(self, *args, **kwargs):
+        filled.append(args[2])  # (obj, depsgraph, frame, render)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sim.RopeSim, "fill_interpolated", counting)
+    bpy.app.handlers.frame_change_post.append(record)
+    try:
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(record)
+    assert filled == [8]
+    assert np.array_equal(rendered[8], played)
