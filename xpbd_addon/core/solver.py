@@ -13,7 +13,7 @@ import numpy as np
 from .model import Model, State, _Plan
 from .validation import as_float_array, as_positive_float, as_substeps
 
-PARALLEL_MIN_WORK = 4_000_000
+PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 

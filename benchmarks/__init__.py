@@ -1,0 +1,1 @@
+"""Benchmarks: `python3 build.py bench` runs them (figures go into README.md)."""

@@ -1,0 +1,38 @@
+"""`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
+
+Names: core, handler, startup, builtin. The Blender ones need the bpy venv (build.py bench
+uses .venv, which has it); `builtin` also measures Blender 5.3 if `.venv-5.3` exists.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = {
+    "core": "bench_core.py",
+    "handler": "bench_handler.py",
+    "startup": "bench_startup.py",
+    "builtin": "blender_builtin.py",
+}
+
+
+def main(argv: list[str]) -> int:
+    names = [a for a in argv if not a.startswith("-")] or ["core"]
+    flags = [a for a in argv if a.startswith("-")]
+    if names == ["all"]:
+        names = list(SCRIPTS)
+    code = 0
+    for name in names:
+        if name not in SCRIPTS:
+            print(f"unknown benchmark {name!r}; choose from {', '.join(SCRIPTS)} or all")
+            return 2
+        print(f"== {name} ==", flush=True)
+        code |= subprocess.run([sys.executable, str(HERE / SCRIPTS[name]), *flags]).returncode
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
