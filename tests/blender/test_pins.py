@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
+import pytest
 
 from . import ropes
 
@@ -44,13 +45,15 @@ def test_rope_parented_to_an_animated_empty_follows_it(scene):
     assert world[1:, 1].mean() > 0.3
 
 
-def test_curve_hooked_to_an_animated_empty_follows_it(scene):
-    obj = ropes.curve_rope(scene, "POLY")
+@pytest.mark.parametrize("kind", ["POLY", "BEZIER"])
+def test_curve_hooked_to_an_animated_empty_follows_it(scene, kind):
+    obj = ropes.curve_rope(scene, kind)
     obj.xpbd.pin_first = False  # the hook alone pins point 0
     empty = _keyframed_empty(scene, "hook", PATH)
     hook = obj.modifiers.new("Hook", "HOOK")
     hook.object = empty
-    hook.vertex_indices_set([0])
+    # Hook indices count a Bezier point three times (left handle, point, right handle).
+    hook.vertex_indices_set([0, 1, 2] if kind == "BEZIER" else [0])
     hook.falloff_type = "NONE"
     depsgraph = bpy.context.evaluated_depsgraph_get()
     for frame in range(1, 31):
