@@ -102,12 +102,12 @@ def check_matrix(matrix: np.ndarray, name: str) -> None:
 class RopeSim:
     """The simulation of one object: its layout, rest shape, core Model and frame cache."""
 
-    def __init__(self, obj: Any, scene: Any, key: str, *, adopt_current: bool = False) -> None:
+    def __init__(self, obj: Any, scene: Any, key: str) -> None:
         _check_settings(obj, scene)
         layout = geometry.build_layout(obj)
         stored = rest.load(obj, layout)
         if stored is None:
-            if rest.has_rest(obj) and not adopt_current:
+            if rest.has_rest(obj):
                 raise RopeError("The topology changed since the rest shape was stored; "
                                 "geometry is left as it is. Reset to use the current shape "
                                 "as the new rest shape")
@@ -138,7 +138,6 @@ class RopeSim:
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
-        self.last_written: int | None = None
         self._write_buf = stored[:, 0:3].copy()
 
     # --- reading -------------------------------------------------------------------------
@@ -185,7 +184,6 @@ class RopeSim:
             targets = self.targets(obj, depsgraph, render)
             self.cache = {self.frame_start: self.reset_frame(world, targets)}
             self.write_rest(obj)
-            self.last_written = frame
             return None
         frame = min(frame, self.frame_end)
         cached = self.cache.get(frame)
@@ -196,7 +194,6 @@ class RopeSim:
             cached = self.step_frame(self.cache[last], self.targets(obj, depsgraph, render))
             self.cache[frame] = cached
         self.write(obj, world, cached.x)
-        self.last_written = frame
         return None
 
     def fill_interpolated(self, obj: Any, depsgraph: Any, frame: int, render: bool) -> None:
