@@ -57,13 +57,13 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
         return
     jumps: list[tuple[Any, sim.RopeSim, int]] = []
     for obj in objects:
-        entry = sim.ensure(obj, scene)
-        if entry is None:
-            continue
         try:
+            entry = sim.ensure(obj, scene)
+            if entry is None:
+                continue
             need = entry.show(obj, depsgraph, frame, render)
-        except RopeError as exc:
-            sim.fail(obj, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one broken object must not stop the others
+            _fail(obj, exc)
             continue
         if need is not None:
             jumps.append((obj, entry, need))
@@ -74,8 +74,8 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             try:
                 entry.fill_interpolated(obj, depsgraph, frame, render)
                 entry.show(obj, depsgraph, frame, render)
-            except RopeError as exc:
-                sim.fail(obj, str(exc))
+            except Exception as exc:  # noqa: BLE001
+                _fail(obj, exc)
         return
     first = min(need for _obj, _entry, need in jumps)
     subframe = scene.frame_subframe
@@ -85,6 +85,17 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             scene.frame_set(k, subframe=subframe if k == frame else 0.0)
     finally:
         _replaying = False
+
+
+def _fail(obj: Any, exc: Exception) -> None:
+    """Stop simulating ``obj``: a RopeError is the user's message; anything else is a bug,
+    reported once with its traceback and shown in the panel."""
+    if isinstance(exc, RopeError):
+        sim.fail(obj, str(exc))
+        return
+    print(f"XPBD Rope: unexpected error while simulating '{obj.name}' (skipped):")
+    traceback.print_exception(exc)
+    sim.fail(obj, sim.internal_error(exc))
 
 
 @persistent

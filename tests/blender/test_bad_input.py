@@ -212,3 +212,30 @@ def test_mesh_with_shape_keys(scene, witness):
     _still_simulating(scene, witness)
     assert "shape keys" in sim.status(obj)
     assert np.array_equal(ropes.local_points(obj), before)
+
+
+def test_a_bug_in_one_rope_does_not_stop_the_others(scene, witness, monkeypatch):
+    obj = ropes.curve_rope(scene, "POLY", name="buggy")
+    real_show = sim.RopeSim.show
+
+    def show(self, target, *args, **kwargs):
+        if target.name == "buggy":
+            raise ZeroDivisionError("a bug")
+        return real_show(self, target, *args, **kwargs)
+
+    monkeypatch.setattr(sim.RopeSim, "show", show)
+    _still_simulating(scene, witness)
+    assert sim.status(obj) == "Internal error (ZeroDivisionError: a bug); see the console"
+
+
+def test_linked_library_data_is_refused(scene, witness, tmp_path):
+    library = tmp_path / "library.blend"
+    ropes.curve_rope(scene, "POLY", name="linked_rope")
+    bpy.data.libraries.write(str(library), {bpy.data.objects["linked_rope"]})
+    bpy.data.objects.remove(bpy.data.objects["linked_rope"])
+    with bpy.data.libraries.load(str(library), link=True) as (_source, target):
+        target.objects = ["linked_rope"]
+    linked = target.objects[0]
+    scene.collection.objects.link(linked)
+    _still_simulating(scene, witness)
+    assert "linked from a library" in sim.status(linked)

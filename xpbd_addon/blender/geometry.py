@@ -69,6 +69,9 @@ def topology_signature(obj: Any) -> tuple:
 def build_layout(obj: Any) -> Layout:
     """The particle layout of a mesh or curve object; raises RopeError if it cannot be a rope."""
     kind = obj.type
+    if kind in ("MESH", "CURVE") and (obj.library is not None or obj.data.library is not None):
+        raise RopeError(f"'{obj.name}' is linked from a library and cannot be written: make "
+                        "it local first")
     if kind == "MESH":
         mesh = obj.data
         n = len(mesh.vertices)

@@ -18,6 +18,7 @@ Frames (decision 3) are handled by ``RopeSim.show``:
 from __future__ import annotations
 
 import math
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,9 +277,18 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     except RopeError as exc:
         fail(obj, str(exc), key)
         return None
+    except Exception as exc:  # noqa: BLE001 - a bug: report once, keep Blender running
+        traceback.print_exc()
+        fail(obj, internal_error(exc), key)
+        return None
     FAILED.pop(uid, None)
     REGISTRY[uid] = entry
     return entry
+
+
+def internal_error(exc: BaseException) -> str:
+    """The panel message for an unexpected exception (a bug, not bad input)."""
+    return f"Internal error ({type(exc).__name__}: {exc}); see the console"
 
 
 def fail(obj: Any, message: str, key: str | None = None) -> None:
