@@ -22,6 +22,8 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     if obj.mode == "EDIT":
         raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
     layout = geometry.build_layout(obj)
+    if not obj.xpbd.enabled and not rest.has_rest(obj):
+        raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
     stored = None if use_current else rest.load(obj, layout)
     sim.forget(obj)
     if stored is None:
@@ -60,13 +62,17 @@ class XPBD_OT_reset(bpy.types.Operator):
         if not objects:
             self.report({"ERROR"}, "No active object to reset")
             return {"CANCELLED"}
-        messages = []
+        messages, errors = [], []
         for obj in objects:
             try:
                 messages.append(reset_object(obj, use_current=self.use_current))
             except RopeError as exc:
-                self.report({"ERROR"}, f"Cannot reset '{obj.name}': {exc}")
-                return {"CANCELLED"}
+                errors.append(f"Cannot reset '{obj.name}': {exc}")
+        if not messages:
+            self.report({"ERROR"}, "; ".join(errors))
+            return {"CANCELLED"}
+        for error in errors:  # Reset All: the ropes that could be reset were
+            self.report({"WARNING"}, error)
         self.report({"INFO"}, messages[0] if len(messages) == 1 else
                     f"Reset {len(messages)} ropes")
         return {"FINISHED"}

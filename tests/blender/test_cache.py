@@ -121,3 +121,18 @@ def test_frame_length_follows_fps_and_fps_base(scene):
     scene.frame_set(4)
     # fps_base is stored as float32.
     assert sim.REGISTRY[obj.session_uid].dt == pytest.approx(1.001 / 30, rel=1e-6)
+
+
+def test_reset_all_resets_every_rope_and_refuses_non_ropes(scene):
+    a = ropes.curve_rope(scene, "POLY", name="a")
+    b = ropes.mesh_rope(scene)
+    rest = {o.name: ropes.local_points(o).copy() for o in (a, b)}
+    ropes.play(scene, 1, 10)
+    assert bpy.ops.xpbd.reset(all_objects=True) == {"FINISHED"}
+    for obj in (a, b):
+        assert np.array_equal(ropes.local_points(obj), rest[obj.name])
+    plain = ropes.link(scene, "plain", bpy.data.meshes.new("plain"))
+    plain.data.from_pydata([(0, 0, 0), (1, 0, 0)], [(0, 1)], [])
+    with pytest.raises(RuntimeError, match="not a rope"):
+        bpy.ops.xpbd.reset()  # the active object is not simulated: nothing is stored on it
+    assert "xpbd_rest" not in plain.data.attributes
