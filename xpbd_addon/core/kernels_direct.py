@@ -31,11 +31,17 @@ from .topology import (
     EDGE_COMPLIANCE,
     EDGE_C_PRIME,
     EDGE_D_PRIME,
+    EDGE_INVERSE_REST,
     EDGE_LAMBDA,
     EDGE_N,
     EDGE_REST,
     EDGE_STRIDE,
     LANES,
+    PARTICLE_BEND_COMPLIANCE,
+    PARTICLE_BEND_D_INVERSE,
+    PARTICLE_BEND_L1,
+    PARTICLE_BEND_L2,
+    PARTICLE_BEND_Y,
     PARTICLE_STRIDE,
     PARTICLE_TETHER,
     PARTICLE_V,
@@ -53,6 +59,12 @@ _V = np.uint64(PARTICLE_V * LANES)
 _XP = np.uint64(PARTICLE_X_PREV * LANES)
 _W = np.uint64(PARTICLE_W * LANES)
 _T = np.uint64(PARTICLE_TETHER * LANES)
+_BA = np.uint64(PARTICLE_BEND_COMPLIANCE * LANES)
+_BL1 = np.uint64(PARTICLE_BEND_L1 * LANES)
+_BL2 = np.uint64(PARTICLE_BEND_L2 * LANES)
+_BD = np.uint64(PARTICLE_BEND_D_INVERSE * LANES)
+_BY = np.uint64(PARTICLE_BEND_Y * LANES)
+_IR = np.uint64(EDGE_INVERSE_REST * LANES)
 _REST = np.uint64(EDGE_REST * LANES)
 _ALPHA = np.uint64(EDGE_COMPLIANCE * LANES)
 _ACTIVE = np.uint64(EDGE_ACTIVE * LANES)
@@ -194,6 +206,126 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
               edge_buffer[e + _N + _L] * dlambda, edge_buffer[e + _N + _L2] * dlambda)
 
 
+# Bending: one linear vector constraint per interior point p of a chain,
+#
+#     C_p = (x_{p+1} - x_p) / L_p - (x_p - x_{p-1}) / L_{p-1}          (3 components)
+#
+# the change of the rest-length-scaled tangent, |C_p| ~ the turning angle. Its energy
+# |C_p|^2 / (2 alpha_p) with alpha_p = l_p / EI (l_p = (L_{p-1} + L_p) / 2) is the discrete
+# elastic-rod bending energy EI kappa^2 l_p / 2, so EI [N m^2] is a material constant and the
+# rope bends the same at any resolution. Being linear in x, C has a constant Jacobian B (the
+# coefficients 1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p), the same for x, y and z, so the system
+# (B W B^T + alpha_tilde) dlambda = -C is one pentadiagonal matrix for the whole substep loop:
+# factored once per frame (LDL^T), solved per substep for the three components at once.
+# The straight line is the rest state (rest curvature is not kept).
+
+
+@njit(**_JIT)
+def _bend_coefficients(edge_buffer, e):
+    """(1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p) of the bending row at the particle slot whose
+    outgoing edge slot is ``e``."""
+    before = edge_buffer[e - _ES + _IR]
+    after = edge_buffer[e + _IR]
+    return before, -(before + after), after
+
+
+@njit(**_JIT)
+def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2):
+    """LDL^T factors of B W B^T + alpha_tilde, row by row (rows without bending are identity).
+
+    Row p couples with p - 1 through particles p - 1 and p, with p - 2 through p - 1:
+        A_pp     = w_{p-1} c-_p^2 + w_p c0_p^2 + w_{p+1} c+_p^2 + alpha_tilde_p
+        A_p,p-1  = w_{p-1} c0_{p-1} c-_p + w_p c+_{p-1} c0_p
+        A_p,p-2  = w_{p-1} c+_{p-2} c-_p
+    then l2_p = A_p,p-2 / d_{p-2}, l1_p = (A_p,p-1 - l2_p l1_{p-1} d_{p-2}) / d_{p-1},
+    d_p = A_pp - l1_p^2 d_{p-1} - l2_p^2 d_{p-2}.
+    """
+    for slot in range(length):
+        p = np.uint64(slot)
+        i0 = particle_offset + p * _PS
+        e0 = edge_offset + p * _ES
+        for lane in range(_L):
+            l = np.uint64(lane)
+            i = i0 + l
+            e = e0 + l
+            active = 1.0 if buffer[i + _BA] >= 0.0 else 0.0
+            active_1 = 1.0 if buffer[i - _PS + _BA] >= 0.0 else 0.0
+            active_2 = 1.0 if buffer[i - _PS - _PS + _BA] >= 0.0 else 0.0
+            cm, c0, cp = _bend_coefficients(edge_buffer, e)
+            cm1, c01, cp1 = _bend_coefficients(edge_buffer, e - _ES)
+            cp2 = edge_buffer[e - _ES - _ES + _IR]
+            w_m = buffer[i - _PS + _W]
+            w_0 = buffer[i + _W]
+            w_p = buffer[i + _PS + _W]
+            diagonal = active * (w_m * cm * cm + w_0 * c0 * c0 + w_p * cp * cp
+                                 + buffer[i + _BA] * inverse_h2) + (1.0 - active)
+            a1 = active * active_1 * (w_m * c01 * cm + w_0 * cp1 * c0)
+            a2 = active * active_2 * (w_m * cp2 * cm)
+            d1 = 1.0 / buffer[i - _PS + _BD] if buffer[i - _PS + _BD] != 0.0 else 0.0
+            d2 = 1.0 / buffer[i - _PS - _PS + _BD] if buffer[i - _PS - _PS + _BD] != 0.0 else 0.0
+            l2 = a2 * buffer[i - _PS - _PS + _BD]
+            l1 = (a1 - l2 * buffer[i - _PS + _BL1] * d2) * buffer[i - _PS + _BD]
+            pivot = diagonal - l1 * l1 * d1 - l2 * l2 * d2
+            buffer[i + _BL1] = l1
+            buffer[i + _BL2] = l2
+            buffer[i + _BD] = 1.0 / pivot if pivot > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
+    """One direct solve of all bending rows (factors from ``_bend_factor``), moving particles:
+    dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
+    for slot in range(length):  # L y = -C
+        p = np.uint64(slot)
+        i0 = particle_offset + p * _PS
+        e0 = edge_offset + p * _ES
+        for lane in range(_L):
+            l = np.uint64(lane)
+            i = i0 + l
+            e = e0 + l
+            active = 1.0 if buffer[i + _BA] >= 0.0 else 0.0
+            cm, c0, cp = _bend_coefficients(edge_buffer, e)
+            l1 = buffer[i + _BL1]
+            l2 = buffer[i + _BL2]
+            for c in range(3):
+                k = np.uint64(c) * _L
+                constraint = (cm * buffer[i - _PS + _X + k] + c0 * buffer[i + _X + k]
+                              + cp * buffer[i + _PS + _X + k])
+                buffer[i + _BY + k] = (-active * constraint - l1 * buffer[i - _PS + _BY + k]
+                                       - l2 * buffer[i - _PS - _PS + _BY + k])
+    for back in range(length):  # D z = y, L^T dlambda = z, and move particle p + 1
+        p = length - _ONE - np.uint64(back)
+        i0 = particle_offset + p * _PS
+        e0 = edge_offset + p * _ES
+        for lane in range(_L):
+            l = np.uint64(lane)
+            i = i0 + l
+            e = e0 + l
+            j = i + _PS
+            w_j = buffer[j + _W]
+            cp_p = edge_buffer[e + _IR]
+            c0_j = -(edge_buffer[e + _IR] + edge_buffer[e + _ES + _IR])
+            cm_jj = edge_buffer[e + _ES + _IR]
+            for c in range(3):
+                k = np.uint64(c) * _L
+                dlambda = (buffer[i + _BY + k] * buffer[i + _BD]
+                           - buffer[j + _BL1] * buffer[j + _BY + k]
+                           - buffer[j + _PS + _BL2] * buffer[j + _PS + _BY + k])
+                buffer[i + _BY + k] = dlambda
+                buffer[j + _X + k] += w_j * (cp_p * dlambda + c0_j * buffer[j + _BY + k]
+                                             + cm_jj * buffer[j + _PS + _BY + k])
+    for lane in range(_L):  # particle 0 of each chain
+        l = np.uint64(lane)
+        i = particle_offset + l
+        e = edge_offset + l
+        c0_0 = -(edge_buffer[e - _ES + _IR] + edge_buffer[e + _IR])
+        cm_1 = edge_buffer[e + _IR]
+        for c in range(3):
+            k = np.uint64(c) * _L
+            buffer[i + _X + k] += buffer[i + _W] * (c0_0 * buffer[i + _BY + k]
+                                                    + cm_1 * buffer[i + _PS + _BY + k])
+
+
 @njit(**_JIT)
 def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, side):
     """Strain limiting (Provot 1995) of one segment of a part of a chain hanging off a pin.
@@ -223,14 +355,16 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
 
 
 @njit(**_JIT)
-def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, g0, g1,
-                  g2, h, substeps, newton_iterations, strain_limit, velocity_scale):
+def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
+                  g0, g1, g2, h, substeps, newton_iterations, strain_limit, velocity_scale):
     """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
     of the stretch constraints; strain limiting (``_limited``, off if ``strain_limit`` < 0),
     first towards the chain start where ``leading`` says some chain has free points before
     its first pin, then towards the end fused with the velocity update."""
     inverse_h2 = 1.0 / (h * h)
     edges = length - _ONE
+    if bending:
+        _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2)
     for _ in range(substeps):
         for slot in range(length):
             base = particle_offset + np.uint64(slot) * _PS
@@ -242,6 +376,8 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
             continue
         for k in range(newton_iterations):
             _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2)
+        if bending:
+            _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length)
         if leading and strain_limit >= 0.0:
             for back in range(edges):
                 p = edges - _ONE - np.uint64(back)
@@ -277,22 +413,25 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
 
 @njit(**_JIT)
 def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, gravity, h, substeps, newton_iterations, strain_limit,
+                    block_leading, block_bending, gravity, h, substeps, newton_iterations, strain_limit,
                     velocity_scale):
     """``_direct_block`` over every block, one thread."""
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], gravity[0], gravity[1], gravity[2], h,
+                      block_length[b], block_leading[b], block_bending[b], gravity[0], gravity[1],
+                      gravity[2], h,
                       substeps, newton_iterations, strain_limit, velocity_scale)
 
 
 @njit(parallel=True, **_JIT)
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                             block_length, block_leading, gravity, h, substeps,
+                             block_length, block_leading, block_bending, gravity, h,
+                             substeps,
                              newton_iterations,
                              strain_limit, velocity_scale):
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], gravity[0], gravity[1], gravity[2], h,
+                      block_length[b], block_leading[b], block_bending[b], gravity[0], gravity[1],
+                      gravity[2], h,
                       substeps, newton_iterations, strain_limit, velocity_scale)

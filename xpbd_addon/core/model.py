@@ -38,6 +38,8 @@ class _LaneBuffers:
     edges: np.ndarray
     block_leading: np.ndarray
     """bool (B,): some chain of the block has free particles before its first pin"""
+    block_bending: np.ndarray
+    """bool (B,): some chain of the block has bending stiffness"""
 
 
 @dataclass(eq=False)
@@ -80,6 +82,11 @@ class Model:
             fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct._limit_chain``).
             It only acts when a substep is too coarse for the motion (a whipping tip). None
             turns it off.
+        bending_compliance: alpha_b [1/(N m)] of the bending constraint at each point of a
+            chain (a scalar or (N,); see ``kernels_direct``): 0 is rigid, larger is softer,
+            None (default) is no bending stiffness, a chain. For a material of bending stiffness
+            EI [N m^2] use alpha_b = l / EI, l the mean length of the two segments at the point
+            (``core.material`` does this). Acts on chains with the direct solver.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
@@ -97,6 +104,7 @@ class Model:
         solver: str = "direct",
         iterations: int = 1,
         strain_limit: float | None = 0.002,
+        bending_compliance: Any = None,
     ) -> None:
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
@@ -138,6 +146,18 @@ class Model:
         self.strain_limit = None if strain_limit is None else as_nonnegative_float(
             strain_limit, "strain_limit")
         """Excess stretch allowed on hanging rope parts (fraction), or None for no limit"""
+        if bending_compliance is None:
+            self.particle_bend_compliance = None
+        else:
+            bend = as_float_array(bending_compliance, "bending_compliance",
+                                  np.shape(bending_compliance), nonnegative=True)
+            if bend.ndim == 0:
+                bend = np.full(self.particle_count, float(bend))
+            elif bend.shape != (self.particle_count,):
+                raise ValueError(f"bending_compliance: expected a scalar or shape "
+                                 f"({self.particle_count},), got {bend.shape}")
+            self.particle_bend_compliance = bend
+        """Bending compliance at each point [1/(N m)], shape [particle_count], or None"""
         self.decomposition = topology.decompose(self.particle_count, self.edge_index)
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
         self._plan = self._make_plan()
@@ -179,15 +199,30 @@ class Model:
             layout.edge_ids
         ]
         edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
+        rest = self.edge_rest_length[layout.edge_ids]
+        edges[layout.edge_base + topology.EDGE_INVERSE_REST * lanes] = np.divide(
+            1.0, rest, out=np.zeros_like(rest), where=rest > 0.0)
+        # Bending rows: identity (compliance -1) everywhere, spares included, then the
+        # interior points of every chain get theirs.
+        fields = particles.reshape(-1, topology.PARTICLE_STRIDE, lanes)
+        fields[:, topology.PARTICLE_BEND_COMPLIANCE, :] = -1.0
+        fields[:, topology.PARTICLE_BEND_D_INVERSE, :] = 1.0
+        bending = np.zeros(len(layout.block_length), dtype=np.bool_)
+        if self.particle_bend_compliance is not None:
+            interior = _interior_points(d.chains, layout)
+            particles[layout.particle_base[interior] + topology.PARTICLE_BEND_COMPLIANCE
+                      * lanes] = self.particle_bend_compliance[layout.particles[interior]]
         sides = _tether_sides(d.chains, self.particle_inv_mass, layout)
         particles[layout.particle_base + topology.PARTICLE_TETHER * lanes] = sides
         block_of_particle = np.searchsorted(layout.block_particle_offset.astype(np.int64),
                                             layout.particle_base, side="right") - 1
         leading = np.zeros(len(layout.block_length), dtype=np.bool_)
         leading[block_of_particle[sides < 0]] = True
+        if self.particle_bend_compliance is not None:
+            bending[block_of_particle[interior]] = True
         general_ids = d.general_edges
         return _Plan(
-            lanes=_LaneBuffers(layout, particles, edges, leading),
+            lanes=_LaneBuffers(layout, particles, edges, leading, bending),
             lane_solver=self.solver,
             sweep_particles=d.general_particles,
             sweep_edges=self.edge_index[general_ids].copy(),
@@ -210,3 +245,11 @@ def _tether_sides(chains, inv_mass, layout) -> np.ndarray:
         for particle, value in zip(chain.tolist(), side.tolist()):
             order[particle] = value
     return np.array([order[p] for p in layout.particles.tolist()])
+
+
+def _interior_points(chains, layout) -> np.ndarray:
+    """Mask over ``layout.particles``: points that are neither end of their chain."""
+    interior = set()
+    for chain in chains:
+        interior.update(chain[1:-1].tolist())
+    return np.array([p in interior for p in layout.particles.tolist()], dtype=np.bool_)

@@ -149,6 +149,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                           else k_direct.direct_substeps)
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                       lanes.block_bending,
                        gravity_vector, h, substeps, model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
                        velocity_scale)

@@ -142,7 +142,12 @@ PARTICLE_V = 3  # velocity x, y, z [m/s]
 PARTICLE_X_PREV = 6  # position at the start of the substep [m] (kernel scratch)
 PARTICLE_W = 9  # inverse mass [1/kg]
 PARTICLE_TETHER = 10  # +1 hangs after the chain's last pin, -1 before its first, else 0
-PARTICLE_STRIDE = 11
+PARTICLE_BEND_COMPLIANCE = 11  # bending alpha [1/(N m)] at this point, -1 = no bending here
+PARTICLE_BEND_L1 = 12  # LDL^T factor of the bending system, to the row before (scratch)
+PARTICLE_BEND_L2 = 13  # ... to the row two before (scratch)
+PARTICLE_BEND_D_INVERSE = 14  # ... inverse pivot (scratch)
+PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row (scratch)
+PARTICLE_STRIDE = 18
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
@@ -151,7 +156,11 @@ EDGE_N = 3  # unit direction x, y, z (direct solve scratch)
 EDGE_C_PRIME = 6  # Thomas upper factor (direct solve scratch)
 EDGE_D_PRIME = 7  # Thomas right-hand side, then dlambda (direct solve scratch)
 EDGE_LAMBDA = 8  # accumulated lambda over Newton iterations (direct solve scratch)
-EDGE_STRIDE = 9
+EDGE_INVERSE_REST = 9  # 1 / rest length [1/m], 0 for padding (bending coefficients)
+EDGE_STRIDE = 10
+SPARE_SLOTS = 2
+"""Inactive slots before and after every block's chains, so that the kernels read two
+neighbours past either end of a chain without a branch."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,8 @@ class LaneLayout:
     """Chains packed ``LANES`` to a block for the lane kernel (two flat float64 buffers).
 
     Chains are sorted by length, longest first, so a block's padding is small. Block ``b`` has
-    ``block_length[b]`` particle slots per lane. Field ``f`` of particle slot ``p`` in lane ``l``
+    ``block_length[b]`` particle slots per lane, with ``SPARE_SLOTS`` inactive slots on either
+    side. Field ``f`` of particle slot ``p`` in lane ``l``
     is at ``block_particle_offset[b] + (p * PARTICLE_STRIDE + f) * LANES + l``; field ``f`` of
     the edge from slot ``p`` to ``p + 1`` at ``block_edge_offset[b] + (p * EDGE_STRIDE + f) *
     LANES + l``. Padding slots have inverse mass 0 and padding edges ``EDGE_ACTIVE`` 0, so they
@@ -168,10 +178,9 @@ class LaneLayout:
     """
 
     block_particle_offset: np.ndarray
-    """uint64 (B + 1,) start of each block in the particle buffer"""
+    """uint64 (B + 1,) first real particle slot of each block (SPARE_SLOTS precede it)"""
     block_edge_offset: np.ndarray
-    """uint64 (B + 1,) first real edge slot of each block in the edge buffer (a spare slot
-    precedes it)"""
+    """uint64 (B + 1,) first real edge slot of each block (SPARE_SLOTS precede it)"""
     block_length: np.ndarray
     """uint64 (B,) particle slots per lane in each block"""
     particles: np.ndarray
@@ -183,13 +192,16 @@ class LaneLayout:
     edge_base: np.ndarray
     """int64 (E,) buffer index of field 0 of each of those edges"""
 
+    slot_count: int
+    """Slots (lanes included) in all blocks, spares included"""
+
     @property
     def particle_buffer_size(self) -> int:
-        return int(self.block_particle_offset[-1])
+        return PARTICLE_STRIDE * self.slot_count
 
     @property
     def edge_buffer_size(self) -> int:
-        return int(self.block_edge_offset[-1]) - EDGE_STRIDE * LANES
+        return EDGE_STRIDE * self.slot_count
 
 
 def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> LaneLayout:
@@ -198,10 +210,9 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
     order = np.argsort(-lengths, kind="stable")
     block_count = (len(chains) + LANES - 1) // LANES
     block_length = np.array([lengths[order[b * LANES]] for b in range(block_count)], dtype=np.int64)
-    # Each block gets one spare slot more than its longest chain: a spare particle slot at
-    # the end, and spare edge slots before the first and after the last edge (inactive,
-    # zero), so that the kernels read one neighbour past either end without a branch.
-    slots_before = np.concatenate([[0], np.cumsum((block_length + 1) * LANES)]).astype(np.int64)
+    slots_before = np.concatenate(
+        [[0], np.cumsum((block_length + 2 * SPARE_SLOTS) * LANES)]).astype(np.int64)
+    first_slot = slots_before + SPARE_SLOTS * LANES
     particle_parts: list[np.ndarray] = []
     particle_base_parts: list[np.ndarray] = []
     edge_id_parts: list[np.ndarray] = []
@@ -211,18 +222,18 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
         chain = chains[chain_index]
         slot = np.arange(len(chain), dtype=np.int64)
         particle_parts.append(chain)
-        particle_base_parts.append(PARTICLE_STRIDE * (slots_before[block] + slot * LANES) + lane)
+        particle_base_parts.append(PARTICLE_STRIDE * (first_slot[block] + slot * LANES) + lane)
         edge_id_parts.append(chain_edges[chain_index])
-        edge_base_parts.append(
-            EDGE_STRIDE * (slots_before[block] + (slot[:-1] + 1) * LANES) + lane)
+        edge_base_parts.append(EDGE_STRIDE * (first_slot[block] + slot[:-1] * LANES) + lane)
     empty = np.zeros(0, dtype=np.int64)
 
     def joined(parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts).astype(np.int64) if parts else empty
 
     return LaneLayout(
-        block_particle_offset=(PARTICLE_STRIDE * slots_before).astype(np.uint64),
-        block_edge_offset=(EDGE_STRIDE * (slots_before + LANES)).astype(np.uint64),
+        block_particle_offset=(PARTICLE_STRIDE * first_slot).astype(np.uint64),
+        block_edge_offset=(EDGE_STRIDE * first_slot).astype(np.uint64),
+        slot_count=int(slots_before[-1]),
         block_length=block_length.astype(np.uint64),
         particles=joined(particle_parts),
         particle_base=joined(particle_base_parts),
