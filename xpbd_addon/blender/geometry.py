@@ -155,18 +155,16 @@ def read_curve_points(curve: Any, layout: Layout) -> np.ndarray:
 
 
 def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.ndarray) -> None:
-    """Move every control point to ``local`` [N, 3] (object space [m]); NURBS weights and Bezier
-    handle offsets come from ``rest`` ([N, CURVE_REST_STRIDE], see ``read_curve_points``)."""
-    # One float32 buffer per array for all splines; each spline gets a contiguous slice, so
-    # the per-spline cost is one foreach_set call, no copy.
-    co4 = np.empty((layout.particle_count, 4), dtype=np.float32)
-    co4[:, 0:3] = local
-    co4[:, 3] = rest[:, 3]
+    """Move every control point to ``local`` (object space [m], float32 C-contiguous [N, 4]:
+    co and the NURBS weight w, as ``spline.points`` stores them). Bezier handles keep their
+    rest offsets from ``rest`` ([N, CURVE_REST_STRIDE], see ``read_curve_points``)."""
+    # One buffer for all splines; each spline takes a contiguous slice, so the per-spline
+    # cost is one foreach_set call and no copy.
     bezier_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
         if bezier:
             if bezier_arrays is None:
-                co3 = np.ascontiguousarray(co4[:, 0:3])
+                co3 = np.ascontiguousarray(local[:, 0:3])
                 bezier_arrays = (co3,
                                  np.ascontiguousarray(co3 + (rest[:, 4:7] - rest[:, 0:3])),
                                  np.ascontiguousarray(co3 + (rest[:, 7:10] - rest[:, 0:3])))
@@ -176,7 +174,7 @@ def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.n
             points.foreach_set("handle_left", left[start:start + n].ravel())
             points.foreach_set("handle_right", right[start:start + n].ravel())
         else:
-            spline.points.foreach_set("co", co4[start:start + n].ravel())
+            spline.points.foreach_set("co", local[start:start + n].ravel())
     curve.update_tag()
 
 

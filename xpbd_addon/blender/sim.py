@@ -139,7 +139,13 @@ class RopeSim:
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
-        self._write_buf = stored[:, 0:3].copy()
+        # Object-space float32 buffer that foreach_set takes: [N, 3] for meshes, [N, 4]
+        # (co + NURBS weight, filled once) for curves, so each spline writes a slice of it.
+        width = 3 if layout.kind == "MESH" else 4
+        self._write_buf = np.ascontiguousarray(stored[:, 0:width], dtype=np.float32).copy()
+        # Pin targets handed to the core: rows of free particles are ignored there, so one
+        # buffer is reused and only the pinned rows change.
+        self._pin_targets = pins.transform(world, self.rest_xyz)
 
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool) -> np.ndarray:
@@ -164,7 +170,7 @@ class RopeSim:
     def step_frame(self, previous: Frame, targets: np.ndarray) -> Frame:
         """Simulate one frame from ``previous`` with pins ending on ``targets``."""
         state = core.State(previous.x.copy(), previous.v.copy())
-        pin_targets = state.x.copy()
+        pin_targets = self._pin_targets
         pin_targets[self.pinned_ids] = targets
         try:
             core.step(self.model, state, self.dt, self.substeps, gravity=self.gravity,
@@ -217,11 +223,13 @@ class RopeSim:
     def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:
         """Write the free particles of ``x`` (world [m]) into the object's data in object
         space, with this frame's matrix. Pinned points keep their stored (rest) values."""
+        from . import io_kernels  # numba: imported on the first write, after numba loaded
+
         buf = self._write_buf
-        # Converting every row and putting the few pinned rows back is cheaper than gathering
-        # and scattering the free rows (fancy indexing of ~N rows, twice).
-        buf[:] = pins.transform(pins.affine_inverse(world), x)
-        buf[self.pinned_ids] = self.rest_local[self.pinned_ids, 0:3]
+        # Every row converted, then the few pinned rows put back: cheaper than gathering and
+        # scattering the free rows.
+        io_kernels.world_to_local(x, pins.affine_inverse(world), self.pinned_ids,
+                                  self.rest_local, buf)
         try:
             if self.layout.kind == "MESH":
                 geometry.write_mesh_positions(obj.data, buf)
@@ -235,7 +243,7 @@ class RopeSim:
 
     def write_rest(self, obj: Any) -> None:
         """Put the exact stored rest shape back into the object's data."""
-        self._write_buf[:] = self.rest_local[:, 0:3]
+        self._write_buf[:, 0:3] = self.rest_local[:, 0:3]
         if self.layout.kind == "MESH":
             geometry.write_mesh_positions(obj.data, self.rest_local)
         else:
