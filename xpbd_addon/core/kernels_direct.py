@@ -73,6 +73,7 @@ _CP = np.uint64(EDGE_C_PRIME * LANES)
 _DP = np.uint64(EDGE_D_PRIME * LANES)
 _LAMBDA = np.uint64(EDGE_LAMBDA * LANES)
 _ONE = np.uint64(1)
+_ZERO = np.uint64(0)
 _TWO = np.uint64(2)
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
@@ -272,6 +273,26 @@ def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inve
 
 
 @njit(**_JIT)
+def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2):
+    """Component k (0, L or 2L) of L y = -C at bending row i."""
+    constraint = (cm * buffer[i - _PS + _X + k] + c0 * buffer[i + _X + k]
+                  + cp * buffer[i + _PS + _X + k])
+    buffer[i + _BY + k] = (-active * constraint - l1 * buffer[i - _PS + _BY + k]
+                           - l2 * buffer[i - _PS - _PS + _BY + k])
+
+
+@njit(**_JIT)
+def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj):
+    """Component k of dlambda_i = y_i / d_i - l1_j dlambda_j - l2_{j+1} dlambda_{j+1}, then the
+    move of particle j = i + 1, all of whose three rows are solved by now."""
+    dlambda = (buffer[i + _BY + k] * d_inverse - l1 * buffer[j + _BY + k]
+               - l2 * buffer[j + _PS + _BY + k])
+    buffer[i + _BY + k] = dlambda
+    buffer[j + _X + k] += w_j * (cp_p * dlambda + c0_j * buffer[j + _BY + k]
+                                 + cm_jj * buffer[j + _PS + _BY + k])
+
+
+@njit(**_JIT)
 def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
     """One direct solve of all bending rows (factors from ``_bend_factor``), moving particles:
     dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
@@ -287,12 +308,9 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
             cm, c0, cp = _bend_coefficients(edge_buffer, e)
             l1 = buffer[i + _BL1]
             l2 = buffer[i + _BL2]
-            for c in range(3):
-                k = np.uint64(c) * _L
-                constraint = (cm * buffer[i - _PS + _X + k] + c0 * buffer[i + _X + k]
-                              + cp * buffer[i + _PS + _X + k])
-                buffer[i + _BY + k] = (-active * constraint - l1 * buffer[i - _PS + _BY + k]
-                                       - l2 * buffer[i - _PS - _PS + _BY + k])
+            _bend_forward(buffer, i, _ZERO, active, cm, c0, cp, l1, l2)
+            _bend_forward(buffer, i, _L, active, cm, c0, cp, l1, l2)
+            _bend_forward(buffer, i, _L2, active, cm, c0, cp, l1, l2)
     for back in range(length):  # D z = y, L^T dlambda = z, and move particle p + 1
         p = length - _ONE - np.uint64(back)
         i0 = particle_offset + p * _PS
@@ -306,24 +324,24 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
             cp_p = edge_buffer[e + _IR]
             c0_j = -(edge_buffer[e + _IR] + edge_buffer[e + _ES + _IR])
             cm_jj = edge_buffer[e + _ES + _IR]
-            for c in range(3):
-                k = np.uint64(c) * _L
-                dlambda = (buffer[i + _BY + k] * buffer[i + _BD]
-                           - buffer[j + _BL1] * buffer[j + _BY + k]
-                           - buffer[j + _PS + _BL2] * buffer[j + _PS + _BY + k])
-                buffer[i + _BY + k] = dlambda
-                buffer[j + _X + k] += w_j * (cp_p * dlambda + c0_j * buffer[j + _BY + k]
-                                             + cm_jj * buffer[j + _PS + _BY + k])
+            d_inverse = buffer[i + _BD]
+            l1 = buffer[j + _BL1]
+            l2 = buffer[j + _PS + _BL2]
+            _bend_backward(buffer, i, j, _ZERO, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj)
+            _bend_backward(buffer, i, j, _L, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj)
+            _bend_backward(buffer, i, j, _L2, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj)
     for lane in range(_L):  # particle 0 of each chain
         l = np.uint64(lane)
         i = particle_offset + l
         e = edge_offset + l
         c0_0 = -(edge_buffer[e - _ES + _IR] + edge_buffer[e + _IR])
         cm_1 = edge_buffer[e + _IR]
-        for c in range(3):
-            k = np.uint64(c) * _L
-            buffer[i + _X + k] += buffer[i + _W] * (c0_0 * buffer[i + _BY + k]
-                                                    + cm_1 * buffer[i + _PS + _BY + k])
+        w_0 = buffer[i + _W]
+        buffer[i + _X] += w_0 * (c0_0 * buffer[i + _BY] + cm_1 * buffer[i + _PS + _BY])
+        buffer[i + _X + _L] += w_0 * (c0_0 * buffer[i + _BY + _L]
+                                      + cm_1 * buffer[i + _PS + _BY + _L])
+        buffer[i + _X + _L2] += w_0 * (c0_0 * buffer[i + _BY + _L2]
+                                       + cm_1 * buffer[i + _PS + _BY + _L2])
 
 
 @njit(**_JIT)
