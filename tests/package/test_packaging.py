@@ -1,0 +1,106 @@
+"""``tools.packaging`` without starting Blender: the manifest, the pins, and all five zips.
+
+Building every platform's package needs every platform's wheels (about 460 MB, fetched once
+into the wheel cache); the build itself takes seconds, and each zip is validated by Blender's
+own tool, so this is the test that "every package is validated".
+"""
+
+from __future__ import annotations
+
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tools import packaging
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manifest() -> dict:
+    with open(ROOT / "blender_manifest.toml", "rb") as handle:
+        return tomllib.load(handle)
+
+
+def test_manifest_fields_blender_requires() -> None:
+    manifest = _manifest()
+    assert manifest["schema_version"] == "1.0.0"
+    assert manifest["type"] == "add-on"
+    assert manifest["blender_version_min"] == "4.2.0"
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
+    assert len(manifest["tagline"]) <= 64 and not manifest["tagline"].endswith(".")
+    assert set(manifest["tags"]) <= {"Physics", "Animation"}
+    assert "permissions" not in manifest  # nothing to declare, see the manifest's comment
+
+
+def test_manifest_wheels_are_the_main_variant_pins() -> None:
+    """The wheels listed at the root are one numba + one llvmlite per platform and Python of
+    the main variant, at its pinned versions, and never numpy."""
+    manifest, main = _manifest(), packaging.VARIANTS[0]
+    assert manifest["platforms"] == list(main.platforms)
+    seen = set()
+    for path in manifest["wheels"]:
+        name = Path(path).name
+        dist, version, python = name.split("-")[:3]
+        assert dist in ("numba", "llvmlite"), name
+        assert version == {"numba": main.numba, "llvmlite": main.llvmlite}[dist], name
+        seen.add((dist, python, packaging.blender_platform_of_wheel(name)))
+    expected = {(d, "cp" + py.replace(".", ""), p) for d in ("numba", "llvmlite")
+                for py in main.pythons for p in main.platforms}
+    assert seen == expected and len(manifest["wheels"]) == len(expected)
+
+
+def test_dev_venv_tests_the_numba_the_main_packages_bundle() -> None:
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        dev = tomllib.load(handle)["project"]["optional-dependencies"]["dev"]
+    main = packaging.VARIANTS[0]
+    assert f"numba=={main.numba}" in dev and f"llvmlite=={main.llvmlite}" in dev
+
+
+@pytest.mark.parametrize(("filename", "platform"), [
+    ("numba-0.68.1-cp311-cp311-win_amd64.whl", "windows-x64"),
+    ("numba-0.68.1-cp313-cp313-macosx_12_0_arm64.whl", "macos-arm64"),
+    ("numba-0.62.1-cp311-cp311-macosx_10_15_x86_64.whl", "macos-x64"),
+    ("llvmlite-0.50.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+     "linux-x64"),
+    ("llvmlite-0.50.0-cp313-cp313-manylinux2014_aarch64.whl", "linux-arm64"),
+])
+def test_wheel_platform(filename: str, platform: str) -> None:
+    assert packaging.blender_platform_of_wheel(filename) == platform
+
+
+def test_intel_mac_manifest_is_bounded_and_keeps_the_rest() -> None:
+    intel = packaging.VARIANTS[1]
+    wheels = [Path("numba-0.62.1-cp311-cp311-macosx_10_15_x86_64.whl")]
+    text = packaging.manifest_for(intel, ["macos-x64"], wheels)
+    manifest = tomllib.loads(text)
+    assert manifest["platforms"] == ["macos-x64"]
+    assert manifest["wheels"] == ["./wheels/numba-0.62.1-cp311-cp311-macosx_10_15_x86_64.whl"]
+    assert manifest["blender_version_max"] == "5.0.0"
+    root = _manifest()
+    for key in ("id", "version", "name", "tagline", "license", "tags", "build"):
+        assert manifest[key] == root[key]
+
+
+@pytest.mark.slow
+def test_every_platform_builds_and_validates(tmp_path: Path) -> None:
+    """All five zips, each validated by ``blender_ext.py validate`` inside ``build``; here:
+    the layout Blender needs and only that platform's wheels in each."""
+    zips = packaging.build(output_dir=tmp_path / "dist", stage_root=tmp_path / "stage")
+    by_platform = {z.name.rsplit("-", 1)[1][:-4].replace("_", "-"): z for z in zips}
+    assert sorted(by_platform) == sorted(p for v in packaging.VARIANTS for p in v.platforms)
+    for platform, package in by_platform.items():
+        with zipfile.ZipFile(package) as archive:
+            names = archive.namelist()
+            manifest = tomllib.loads(archive.read("blender_manifest.toml").decode())
+        assert "__init__.py" in names and "core/__init__.py" in names
+        assert not [n for n in names if "tests/" in n or "__pycache__" in n or n.endswith(".pyc")]
+        wheels = [n for n in names if n.endswith(".whl")]
+        assert {packaging.blender_platform_of_wheel(w) for w in wheels} == {platform}
+        assert not [w for w in wheels if Path(w).name.startswith("numpy")]
+        variant = next(v for v in packaging.VARIANTS if platform in v.platforms)
+        assert len(wheels) == 2 * len(variant.pythons)
+        generated = manifest["build"]["generated"]
+        assert generated["platforms"] == [platform]
+        assert manifest.get("blender_version_max") == variant.blender_version_max
