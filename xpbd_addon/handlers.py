@@ -56,7 +56,16 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             sim.fail(obj, reason)
         return
     jumps: list[tuple[Any, sim.RopeSim, int]] = []
+    owners: dict[int, str] = {}
     for obj in objects:
+        data = obj.data
+        if data is not None:
+            # Two simulated objects writing one mesh/curve would overwrite each other.
+            owner = owners.setdefault(data.as_pointer(), obj.name)
+            if owner != obj.name:
+                sim.fail(obj, f"Shares its data with '{owner}', which is simulated too: make "
+                              "it single user (Object > Relations > Make Single User)")
+                continue
         try:
             entry = sim.ensure(obj, scene)
             if entry is None:

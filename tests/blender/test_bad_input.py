@@ -239,3 +239,14 @@ def test_linked_library_data_is_refused(scene, witness, tmp_path):
     scene.collection.objects.link(linked)
     _still_simulating(scene, witness)
     assert "linked from a library" in sim.status(linked)
+
+
+def test_two_simulated_objects_sharing_one_curve(scene):
+    first = ropes.curve_rope(scene, "POLY", name="first")
+    second = ropes.link(scene, "second", first.data)
+    second.location = (0.0, 3.0, 0.0)
+    second.xpbd.enabled = True
+    ropes.play(scene, 1, 6)
+    assert sim.status(first) is None
+    assert "Shares its data with 'first'" in sim.status(second)
+    assert ropes.world_points(first)[-1, 2] < -0.05
