@@ -2,7 +2,8 @@
 
 Scenes: 1 rope x 12 points, 10 x 100, 100 x 100, 1000 x 100 (2 m ropes, first point pinned,
 released from horizontal and timed while they swing). Columns: the public ``step`` with the
-default direct solve, the direct solve with bending stiffness, ``step`` with ``solver="sweep"`` (plain XPBD; lanes, bit-identical to the
+default direct solve, the direct solve with bending stiffness, ``step`` with
+``solver="sweep"`` (plain XPBD; lanes, bit-identical to the
 sequential sweep, which is checked here), the sequential sweep alone, the sweep spread over
 threads, and a plain-numpy implementation of the same sweep (vectorised across ropes, the
 chain walked in order, so it is the same Gauss-Seidel update). Then cold compile and cached

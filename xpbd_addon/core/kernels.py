@@ -52,10 +52,18 @@ _ACTIVE = np.uint64(EDGE_ACTIVE * LANES)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
+def kernel(function):
+    """``njit`` as every kernel here is compiled: cached on disk, numpy error model (no
+    per-division branch), GIL released."""
+    return njit(cache=True, error_model="numpy", nogil=True)(function)
 
 
-@njit(**_JIT)
+def parallel_kernel(function):
+    """``kernel`` with ``prange`` loops spread over threads."""
+    return njit(cache=True, error_model="numpy", nogil=True, parallel=True)(function)
+
+
+@kernel
 def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde, lagrange):
     """XPBD distance constraint C = |x0 - x1| - L0 (seed; Macklin et al. 2016 eq. 18).
 
@@ -77,7 +85,7 @@ def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde
     return scale * dx, scale * dy, scale * dz, scale * length
 
 
-@njit(**_JIT)
+@kernel
 def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, h, substeps,
                    iterations, velocity_scale, x_prev, lagrange):
     """All ``substeps`` of one frame for any graph, constraints swept in ``edges`` order.
@@ -124,7 +132,7 @@ def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, 
                     v[i, c] = (x[i, c] - x_prev[i, c]) * velocity_scale
 
 
-@njit(**_JIT)
+@kernel
 def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g1, g2, h,
                 substeps, velocity_scale):
     """All substeps of one block of LANES chains (layout in ``topology.LaneLayout``).
@@ -192,7 +200,8 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
                 # slot p is final for this substep
                 if buffer[a + _W] > 0.0:
                     buffer[a + _V] = (buffer[a + _X] - buffer[a + _XP]) * velocity_scale
-                    buffer[a + _V + _L] = (buffer[a + _X + _L] - buffer[a + _XP + _L]) * velocity_scale
+                    buffer[a + _V + _L] = (
+                        buffer[a + _X + _L] - buffer[a + _XP + _L]) * velocity_scale
                     buffer[a + _V + _L + _L] = (
                         buffer[a + _X + _L + _L] - buffer[a + _XP + _L + _L]
                     ) * velocity_scale
@@ -208,7 +217,7 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
                 ) * velocity_scale
 
 
-@njit(**_JIT)
+@kernel
 def lane_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                   gravity, h, substeps, velocity_scale):
     """``_lane_block`` over every block, one after the other (one thread)."""
@@ -218,7 +227,7 @@ def lane_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                     velocity_scale)
 
 
-@njit(parallel=True, **_JIT)
+@parallel_kernel
 def lane_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                            block_length, gravity, h, substeps, velocity_scale):
     """``lane_substeps`` with blocks spread over threads. Blocks share no data, so the result
@@ -230,7 +239,7 @@ def lane_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edg
                     velocity_scale)
 
 
-@njit(**_JIT)
+@kernel
 def lane_gather(buffer, particle_base, particles, x, v):
     """Copy x, v (N, 3) of the chain particles into the lane buffer."""
     for k in range(particles.shape[0]):
@@ -241,7 +250,7 @@ def lane_gather(buffer, particle_base, particles, x, v):
             buffer[base + (PARTICLE_V + c) * LANES] = v[i, c]
 
 
-@njit(**_JIT)
+@kernel
 def lane_scatter(buffer, particle_base, particles, x, v):
     """Copy the chain particles' x, v back from the lane buffer into (N, 3) arrays."""
     for k in range(particles.shape[0]):

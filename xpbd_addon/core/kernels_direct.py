@@ -28,8 +28,8 @@ from numba import njit, prange
 
 from .topology import (
     EDGE_ACTIVE,
-    EDGE_COMPLIANCE,
     EDGE_C_PRIME,
+    EDGE_COMPLIANCE,
     EDGE_D_PRIME,
     EDGE_INVERSE_REST,
     EDGE_LAMBDA,
@@ -76,10 +76,18 @@ _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _TWO = np.uint64(2)
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
+def kernel(function):
+    """``njit`` as every kernel here is compiled: cached on disk, numpy error model (no
+    per-division branch), GIL released."""
+    return njit(cache=True, error_model="numpy", nogil=True)(function)
 
 
-@njit(**_JIT)
+def parallel_kernel(function):
+    """``kernel`` with ``prange`` loops spread over threads."""
+    return njit(cache=True, error_model="numpy", nogil=True, parallel=True)(function)
+
+
+@kernel
 def _direction(buffer, edge_buffer, a, b, e):
     """Store the unit direction n_e = (x_a - x_b) / |x_a - x_b| of edge slot e (zero for a
     padding or zero-length edge, which decouples it) and return its constraint value C_e."""
@@ -95,7 +103,7 @@ def _direction(buffer, edge_buffer, a, b, e):
     return (length - edge_buffer[e + _REST]) if inverse != 0.0 else 0.0
 
 
-@njit(**_JIT)
+@kernel
 def _coupling(edge_buffer, e, f, w_shared):
     """Off-diagonal entry -w (n_e . n_f) between edge slots e and f = e + 1."""
     return -w_shared * (
@@ -105,7 +113,7 @@ def _coupling(edge_buffer, e, f, w_shared):
     )
 
 
-@njit(**_JIT)
+@kernel
 def _predict(buffer, i, g0, g1, g2, h):
     """x_prev <- x; v <- v + h g (free only); x <- x + h v."""
     buffer[i + _XP] = buffer[i + _X]
@@ -120,7 +128,7 @@ def _predict(buffer, i, g0, g1, g2, h):
     buffer[i + _X + _L2] += h * buffer[i + _V + _L2]
 
 
-@njit(**_JIT)
+@kernel
 def _move(buffer, i, dx, dy, dz):
     """x <- x + w dx."""
     w = buffer[i + _W]
@@ -129,7 +137,7 @@ def _move(buffer, i, dx, dy, dz):
     buffer[i + _X + _L2] += w * dz
 
 
-@njit(**_JIT)
+@kernel
 def _update_velocity(buffer, i, velocity_scale):
     """v <- (x - x_prev) * velocity_scale for a free particle (pins keep their velocity)."""
     if buffer[i + _W] > 0.0:
@@ -138,7 +146,7 @@ def _update_velocity(buffer, i, velocity_scale):
         buffer[i + _V + _L2] = (buffer[i + _X + _L2] - buffer[i + _XP + _L2]) * velocity_scale
 
 
-@njit(**_JIT)
+@kernel
 def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2):
     """One Newton step on the chain's stretch constraints: factor, solve, move the particles.
     lambda accumulates in the edge slots; the velocity pass resets it for the next substep."""
@@ -221,7 +229,7 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
 # The straight line is the rest state (rest curvature is not kept).
 
 
-@njit(**_JIT)
+@kernel
 def _bend_coefficients(edge_buffer, e):
     """(1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p) of the bending row at the particle slot whose
     outgoing edge slot is ``e``."""
@@ -230,7 +238,7 @@ def _bend_coefficients(edge_buffer, e):
     return before, -(before + after), after
 
 
-@njit(**_JIT)
+@kernel
 def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2):
     """LDL^T factors of B W B^T + alpha_tilde, row by row (rows without bending are identity).
 
@@ -272,7 +280,7 @@ def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inve
             buffer[i + _BD] = 1.0 / pivot if pivot > 0.0 else 0.0
 
 
-@njit(**_JIT)
+@kernel
 def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2):
     """Component k (0, L or 2L) of L y = -C at bending row i."""
     constraint = (cm * buffer[i - _PS + _X + k] + c0 * buffer[i + _X + k]
@@ -281,7 +289,7 @@ def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2):
                            - l2 * buffer[i - _PS - _PS + _BY + k])
 
 
-@njit(**_JIT)
+@kernel
 def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj):
     """Component k of dlambda_i = y_i / d_i - l1_j dlambda_j - l2_{j+1} dlambda_{j+1}, then the
     move of particle j = i + 1, all of whose three rows are solved by now."""
@@ -292,7 +300,7 @@ def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj):
                                  + cm_jj * buffer[j + _PS + _BY + k])
 
 
-@njit(**_JIT)
+@kernel
 def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
     """One direct solve of all bending rows (factors from ``_bend_factor``), moving particles:
     dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
@@ -344,7 +352,7 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length):
                                        + cm_1 * buffer[i + _PS + _BY + _L2])
 
 
-@njit(**_JIT)
+@kernel
 def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, side):
     """Strain limiting (Provot 1995) of one segment of a part of a chain hanging off a pin.
 
@@ -372,7 +380,7 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     return x, y, z
 
 
-@njit(**_JIT)
+@kernel
 def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
                   g0, g1, g2, h, substeps, newton_iterations, strain_limit, velocity_scale):
     """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
@@ -392,7 +400,7 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
             for lane in range(_L):
                 _update_velocity(buffer, particle_offset + np.uint64(lane), velocity_scale)
             continue
-        for k in range(newton_iterations):
+        for _ in range(newton_iterations):
             _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length)
@@ -429,9 +437,10 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
             _update_velocity(buffer, tail + np.uint64(lane), velocity_scale)
 
 
-@njit(**_JIT)
+@kernel
 def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, block_bending, gravity, h, substeps, newton_iterations, strain_limit,
+                    block_leading, block_bending, gravity, h, substeps, newton_iterations,
+                    strain_limit,
                     velocity_scale):
     """``_direct_block`` over every block, one thread."""
     for b in range(block_length.shape[0]):
@@ -441,7 +450,7 @@ def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offse
                       substeps, newton_iterations, strain_limit, velocity_scale)
 
 
-@njit(parallel=True, **_JIT)
+@parallel_kernel
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                              block_length, block_leading, block_bending, gravity, h,
                              substeps,

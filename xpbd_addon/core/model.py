@@ -24,7 +24,7 @@ class State:
     v: np.ndarray
     """Particle velocities [m/s], shape [particle_count, 3], float64"""
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(self.x.copy(), self.v.copy())
 
 
@@ -118,7 +118,8 @@ class Model:
             inv_mass, "inv_mass", (self.particle_count,), nonnegative=True
         )
         """Inverse masses [1/kg], shape [particle_count]; 0 = pinned (kinematic)"""
-        compliance_array = as_float_array(compliance, "compliance", np.shape(compliance), nonnegative=True)
+        compliance_array = as_float_array(compliance, "compliance", np.shape(compliance),
+                                          nonnegative=True)
         if compliance_array.ndim == 0:
             compliance_array = np.full(self.edge_count, float(compliance_array))
         elif compliance_array.shape != (self.edge_count,):
@@ -194,12 +195,12 @@ class Model:
         particles[layout.particle_base + topology.PARTICLE_W * lanes] = self.particle_inv_mass[
             layout.particles
         ]
-        edges[layout.edge_base + topology.EDGE_REST * lanes] = self.edge_rest_length[layout.edge_ids]
+        rest = self.edge_rest_length[layout.edge_ids]
+        edges[layout.edge_base + topology.EDGE_REST * lanes] = rest
         edges[layout.edge_base + topology.EDGE_COMPLIANCE * lanes] = self.edge_compliance[
             layout.edge_ids
         ]
         edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
-        rest = self.edge_rest_length[layout.edge_ids]
         edges[layout.edge_base + topology.EDGE_INVERSE_REST * lanes] = np.divide(
             1.0, rest, out=np.zeros_like(rest), where=rest > 0.0)
         # Bending rows: identity (compliance -1) everywhere, spares included, then the
@@ -242,7 +243,7 @@ def _tether_sides(chains, inv_mass, layout) -> np.ndarray:
         if len(pinned):
             side[pinned[-1] + 1:] = 1.0
             side[:pinned[0]] = -1.0
-        for particle, value in zip(chain.tolist(), side.tolist()):
+        for particle, value in zip(chain.tolist(), side.tolist(), strict=True):
             order[particle] = value
     return np.array([order[p] for p in layout.particles.tolist()])
 

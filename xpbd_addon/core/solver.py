@@ -49,14 +49,15 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
     try:
         from numba.core.registry import CPUDispatcher
 
-        dispatchers = [obj for module in modules for obj in vars(module).values()
-                       if isinstance(obj, CPUDispatcher) and obj._cache is not None]
-        folders = {Path(d._cache._cache_path) for d in dispatchers}
+        found = (getattr(obj, "_cache", None) for module in modules
+                 for obj in vars(module).values() if isinstance(obj, CPUDispatcher))
+        caches: list[Any] = [cache for cache in found if cache is not None]
+        folders = {Path(cache._cache_path) for cache in caches}
         stale = any((folder / _STAMP).read_text() != digest if (folder / _STAMP).exists()
                     else True for folder in folders)
         if stale:
-            for dispatcher in dispatchers:
-                dispatcher._cache.flush()
+            for cache in caches:
+                cache.flush()
             for folder in folders:
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / _STAMP).write_text(digest)

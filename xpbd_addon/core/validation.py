@@ -8,7 +8,8 @@ test, a script) can tell the user exactly what was wrong.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,8 @@ __all__ = [
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
-    return "(" + ", ".join("N" if s is None else str(s) for s in shape) + (",)" if len(shape) == 1 else ")")
+    inner = ", ".join("N" if s is None else str(s) for s in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
 def as_float_array(
@@ -42,7 +44,7 @@ def as_float_array(
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name}: cannot be converted to a float array ({error})") from None
     if array.ndim != len(shape) or any(
-        want is not None and got != want for got, want in zip(array.shape, shape)
+        want is not None and got != want for got, want in zip(array.shape, shape, strict=True)
     ):
         raise ValueError(
             f"{name}: expected shape {_shape_text(shape)}, got {tuple(array.shape)}"
@@ -52,7 +54,8 @@ def as_float_array(
         raise ValueError(f"{name}: contains NaN or inf (first at flat index {bad})")
     if nonnegative and array.size and array.min() < 0.0:
         bad = int(np.flatnonzero(array.reshape(-1) < 0.0)[0])
-        raise ValueError(f"{name}: must not be negative (flat index {bad} is {array.reshape(-1)[bad]!r})")
+        value = array.reshape(-1)[bad]
+        raise ValueError(f"{name}: must not be negative (flat index {bad} is {value!r})")
     return array  # a fresh np.array copy is already C-contiguous (and keeps 0-d as 0-d)
 
 
