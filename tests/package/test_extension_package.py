@@ -11,16 +11,16 @@ who installs, restarts Blender, uses and removes the add-on.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
 from tools import packaging
+
+from .conftest import blender_env as _env
 
 pytestmark = [
     pytest.mark.blender,
@@ -29,15 +29,6 @@ pytestmark = [
 ]
 
 SESSION = Path(__file__).with_name("blender_session.py")
-HIDDEN = ("numba", "llvmlite")
-"""Distributions kept out of the Blender venv: the package must bring them."""
-
-
-def _hidden(name: str) -> bool:
-    base = name.lower().split("-")[0].split(".")[0]
-    return base in HIDDEN
-
-
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The linux-x64 zip, built into a temporary folder (wheels come from the wheel cache)."""
@@ -46,36 +37,6 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
                            stage_root=tmp_path_factory.mktemp("stage"))
     assert [z.name for z in zips] == ["xpbd_rope-0.1.0-linux_x64.zip"]
     return zips[0]
-
-
-@pytest.fixture(scope="module")
-def numba_free_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with this environment's packages (bpy, numpy, ...) linked in, minus numba."""
-    venv = tmp_path_factory.mktemp("venv-no-numba")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    target = Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True).stdout.strip())
-    source = Path(sysconfig.get_paths()["purelib"])
-    for entry in source.iterdir():
-        if not _hidden(entry.name) and not (target / entry.name).exists():
-            (target / entry.name).symlink_to(entry)
-    probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u, bpy; "
-         "print([n for n in ('numba', 'llvmlite') if u.find_spec(n)])"],
-        check=True, capture_output=True, text=True, env=_env(venv / "probe-user"))
-    assert probe.stdout.strip().splitlines()[-1] == "[]", "numba still visible"
-    return python
-
-
-def _env(user: Path) -> dict[str, str]:
-    # No PYTHON* variables: Blender ignores them by default (--python-use-system-env), and
-    # PYTHONDONTWRITEBYTECODE would hide the __pycache__ files uninstall has to remove.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("NUMBA_", "PYTHON", "BLENDER_"))}
-    env["BLENDER_USER_RESOURCES"] = str(user)
-    return env
 
 
 def _session(python: Path, user: Path, *args: str) -> dict:
