@@ -70,7 +70,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             entry = sim.ensure(obj, scene)
             if entry is None:
                 continue
-            need = entry.show(obj, depsgraph, frame, render)
+            need = entry.show(obj, depsgraph, frame, render, keep_cache=_replaying)
         except Exception as exc:  # noqa: BLE001 - one broken object must not stop the others
             _fail(obj, exc)
             continue

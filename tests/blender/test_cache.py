@@ -136,3 +136,14 @@ def test_reset_all_resets_every_rope_and_refuses_non_ropes(scene):
     with pytest.raises(RuntimeError, match="not a rope"):
         bpy.ops.xpbd.reset()  # the active object is not simulated: nothing is stored on it
     assert "xpbd_rest" not in plain.data.attributes
+
+
+def test_replaying_one_rope_keeps_the_cache_of_the_others(scene):
+    old = ropes.curve_rope(scene, "POLY", name="old")
+    ropes.play(scene, 1, 30)
+    cached = dict(sim.REGISTRY[old.session_uid].cache)
+    new = ropes.mesh_rope(scene)  # enabled at frame 30: replays 1..30 through frame_set
+    scene.frame_set(30)
+    assert sorted(sim.REGISTRY[new.session_uid].cache) == list(range(1, 31))
+    entry = sim.REGISTRY[old.session_uid]
+    assert all(entry.cache[k] is cached[k] for k in cached), "old rope was re-simulated"

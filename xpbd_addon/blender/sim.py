@@ -181,15 +181,19 @@ class RopeSim:
             raise RopeError("The simulation produced NaN; nothing was written")
         return Frame(state.x, state.v, targets)
 
-    def show(self, obj: Any, depsgraph: Any, frame: int, render: bool) -> int | None:
+    def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
+             keep_cache: bool = False) -> int | None:
         """Bring the object to ``frame``. Returns None when done, or the first frame that has
-        to be simulated before ``frame`` can be shown (a jump past the cache)."""
+        to be simulated before ``frame`` can be shown (a jump past the cache).
+        ``keep_cache``: passing the start frame does not restart the cache (the handler's
+        replay of another object's missing frames goes through the start frame)."""
         evaluated = obj.evaluated_get(depsgraph)
         world = np.array(evaluated.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
         if frame <= self.frame_start:
-            targets = self.targets(obj, depsgraph, render)
-            self.cache = {self.frame_start: self.reset_frame(world, targets)}
+            if not (keep_cache and self.frame_start in self.cache):
+                targets = self.targets(obj, depsgraph, render)
+                self.cache = {self.frame_start: self.reset_frame(world, targets)}
             self.write_rest(obj)
             return None
         frame = min(frame, self.frame_end)
