@@ -3,6 +3,7 @@
     python3 build.py package                      every platform -> dist/*.zip
     python3 build.py package --platform linux-x64 one platform (repeatable)
     python3 build.py package --offline            use only .wheel_cache/, never pip
+    python3 build.py package --split-python       also split by Blender Python (smaller)
 
 What it does, per *variant* (a set of platforms that share one numba release):
 
@@ -38,7 +39,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +68,11 @@ class Variant:
     """llvmlite release that this numba release requires (numba pins it exactly)."""
     blender_version_max: str | None = None
     """First Blender version *not* supported (exclusive), or None for no upper bound."""
+    blender_version_min: str | None = None
+    """Lowest Blender version supported, or None for the root manifest's (4.2.0)."""
+    suffix: str = ""
+    """Added to the zip names (before ``.zip``) when packages of one platform differ by
+    Blender version, e.g. ``"-blender5.1+"``; empty for one package per platform."""
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -75,6 +81,27 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("intel-mac", ("macos-x64",), ("3.11",), numba="0.62.1", llvmlite="0.45.1",
             blender_version_max="5.0.0"),
 )
+
+# Which Blenders embed which Python: how ``--split-python`` bounds each package.
+PYTHON_BLENDERS: dict[str, tuple[str, str | None, str]] = {
+    "3.11": ("4.2.0", "5.1.0", "-blender4.2-5.0"),
+    "3.13": ("5.1.0", None, "-blender5.1+"),
+}
+
+
+def split_by_python(variant: Variant) -> list[Variant]:
+    """``variant`` as one variant per Python, each bounded to the Blenders embedding that
+    Python: half the download per package, but two files per platform to choose from."""
+    if len(variant.pythons) == 1:
+        return [variant]
+    split = []
+    for python in variant.pythons:
+        low, high, suffix = PYTHON_BLENDERS[python]
+        split.append(replace(variant, name=f"{variant.name}-py{python.replace('.', '')}",
+                             pythons=(python,), blender_version_min=low,
+                             blender_version_max=high, suffix=suffix))
+    return split
+
 
 # pip's --platform for each Blender platform. pip widens these to older compatible tags
 # (manylinux_2_28 accepts manylinux2014 wheels, macosx_12_0 accepts macosx_11_0), and the
@@ -169,6 +196,10 @@ def manifest_for(variant: Variant, platforms: list[str], wheels: list[Path],
         if not pattern.search(text):
             raise RuntimeError(f"blender_manifest.toml: no top-level `{key} = [...]`")
         text = pattern.sub(lambda _m, k=key, v=values: f"{k} = {toml_list(v)}", text, count=1)
+    if variant.blender_version_min is not None:
+        text = re.sub(r'^blender_version_min\s*=\s*"[^"]*"',
+                      f'blender_version_min = "{variant.blender_version_min}"', text, count=1,
+                      flags=re.MULTILINE)
     if variant.blender_version_max is not None:
         text = re.sub(r'^(blender_version_min\s*=\s*"[^"]*")',
                       rf'\1\nblender_version_max = "{variant.blender_version_max}"', text,
@@ -212,9 +243,11 @@ def _tool(*args: str | Path) -> None:
 
 
 def build(platforms: list[str] | None = None, *, offline: bool = False,
-          output_dir: Path = DIST, stage_root: Path = STAGE_ROOT) -> list[Path]:
+          output_dir: Path = DIST, stage_root: Path = STAGE_ROOT,
+          split_python: bool = False) -> list[Path]:
     """Build and validate the packages of ``platforms`` (default: all) into ``output_dir``,
-    staging under ``stage_root``; return the zips."""
+    staging under ``stage_root``; return the zips. ``split_python``: one package per
+    platform *and* Blender Python (see ``split_by_python``) instead of one per platform."""
     known = [p for v in VARIANTS for p in v.platforms]
     wanted = known if not platforms else platforms
     unknown = sorted(set(wanted) - set(known))
@@ -222,7 +255,9 @@ def build(platforms: list[str] | None = None, *, offline: bool = False,
         raise ValueError(f"platform: unknown {unknown}, choose from {known}")
     output_dir.mkdir(parents=True, exist_ok=True)
     built: list[Path] = []
-    for variant in VARIANTS:
+    variants = [v for variant in VARIANTS
+                for v in (split_by_python(variant) if split_python else [variant])]
+    for variant in variants:
         chosen = [p for p in variant.platforms if p in wanted]
         if not chosen:
             continue
@@ -237,8 +272,11 @@ def build(platforms: list[str] | None = None, *, offline: bool = False,
         zips = _outputs(output_dir, chosen)
         if len(zips) != len(chosen):
             raise RuntimeError(f"expected {len(chosen)} zips in {output_dir}, found {zips}")
-        for package in zips:
+        for index, package in enumerate(zips):
             _tool("validate", package)
+            if variant.suffix:  # the tool names by platform only: keep the Pythons apart
+                zips[index] = package.rename(package.with_name(package.stem + variant.suffix
+                                                               + ".zip"))
         built += zips
     return built
 
@@ -259,10 +297,14 @@ def main(argv: list[str]) -> int:
                         help="build only this Blender platform (repeatable)")
     parser.add_argument("--offline", action="store_true",
                         help="use only wheels already in the wheel cache")
+    parser.add_argument("--split-python", action="store_true",
+                        help="one package per platform and Blender Python (4.2-5.0, 5.1+): "
+                             "half the size, two files per platform")
     parser.add_argument("--output-dir", type=Path, default=DIST)
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    zips = build(args.platforms, offline=args.offline, output_dir=args.output_dir)
+    zips = build(args.platforms, offline=args.offline, output_dir=args.output_dir,
+                 split_python=args.split_python)
     for package in zips:
         print(f"{package.relative_to(ROOT) if package.is_relative_to(ROOT) else package}  "
               f"{package.stat().st_size / 2**20:.1f} MiB")

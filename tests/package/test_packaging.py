@@ -104,3 +104,45 @@ def test_every_platform_builds_and_validates(tmp_path: Path) -> None:
         generated = manifest["build"]["generated"]
         assert generated["platforms"] == [platform]
         assert manifest.get("blender_version_max") == variant.blender_version_max
+
+
+INSTALL = """
+import json, os, sys
+import bpy
+repo = next(r for r in bpy.context.preferences.extensions.repos if r.module == "user_default")
+results = {}
+for path in sys.argv[1:]:
+    # A refused package still returns FINISHED (Blender prints why): look on disk instead.
+    bpy.ops.extensions.package_install_files(filepath=path, repo="user_default",
+                                             enable_on_install=False)
+    installed = os.path.isdir(os.path.join(repo.directory, "xpbd_rope"))
+    results[path] = installed
+    if installed:
+        bpy.ops.extensions.package_uninstall(repo_directory=repo.directory, pkg_id="xpbd_rope")
+print("RESULT " + json.dumps(results))
+"""
+
+
+@pytest.mark.blender
+def test_split_python_packages_install_only_on_their_blenders(tmp_path: Path) -> None:
+    """``--split-python``: each linux-x64 zip carries one Python's wheels and Blender itself
+    refuses the one meant for the other Python's Blenders."""
+    import json
+    import subprocess
+    import sys
+
+    from .conftest import blender_env
+
+    zips = packaging.build(["linux-x64"], output_dir=tmp_path / "dist",
+                           stage_root=tmp_path / "stage", split_python=True)
+    names = sorted(z.name for z in zips)
+    assert names == ["xpbd_rope-0.1.0-linux_x64-blender4.2-5.0.zip",
+                     "xpbd_rope-0.1.0-linux_x64-blender5.1+.zip"]
+    done = subprocess.run([sys.executable, "-c", INSTALL, *map(str, sorted(zips))],
+                          env=blender_env(tmp_path / "user"), capture_output=True, text=True,
+                          timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
+    results = {Path(k).name: v for k, v in json.loads(lines[-1][7:]).items()}
+    mine = "blender5.1+" if sys.version_info >= (3, 13) else "blender4.2-5.0"
+    assert results == {name: mine in name for name in names}, results
