@@ -73,3 +73,13 @@ def test_multiple_splines_are_separate_ropes(scene):
     for s in range(3):
         assert now[s, -1, 2] < -0.5
         assert ropes.length(now[s]) == pytest.approx(1.98, rel=0.02)
+
+
+def test_loose_vertices_of_a_mesh_are_held(scene):
+    obj = ropes.mesh_rope(scene)
+    obj.data.vertices.add(1)
+    obj.data.vertices[-1].co = (0.5, 0.5, 0.5)
+    ropes.play(scene, 1, 10)
+    points = ropes.local_points(obj)
+    assert tuple(points[-1]) == (0.5, 0.5, 0.5)
+    assert points[11, 2] < -0.2  # the rope itself falls

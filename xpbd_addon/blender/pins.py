@@ -1,7 +1,8 @@
 """Pinned particles and their evaluated world-space targets (decision 1).
 
 Which particles are pinned is decided when a simulation is built:
-- mesh: vertices with weight > 0 in the vertex group ``pin_group``;
+- mesh: vertices with weight > 0 in the vertex group ``pin_group``, and loose vertices (no
+  edge) which would otherwise fall on their own;
 - curve: each spline's first / last point (``pin_first`` / ``pin_last``) and every point that a
   Hook modifier with a target moves (a hook means "this point is held").
 
@@ -84,6 +85,10 @@ def pin_mask(obj: Any, layout: Layout, settings: Any, hooks: list[CurveHook]) ->
     if layout.kind == "MESH":
         if settings.pin_group:
             pinned |= mesh_group_weights(obj, settings.pin_group) > 0.0
+        # Loose vertices have no constraint to hang from: hold them (like lone curve points)
+        # instead of letting them fall forever.
+        degree = np.bincount(layout.edges.ravel(), minlength=layout.particle_count)
+        pinned |= degree == 0
         return pinned
     for start, n, _bezier in layout.splines:
         if n < 2:
