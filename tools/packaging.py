@@ -192,10 +192,10 @@ def manifest_for(variant: Variant, platforms: list[str], wheels: list[Path],
     for key, values in (("platforms", platforms),
                         ("wheels", [f"./wheels/{path.name}" for path in wheels])):
         # Replace the whole (possibly multi-line) array value of a top-level key.
-        pattern = re.compile(rf"^{key}\s*=\s*\[[^\]]*\]", re.MULTILINE)
-        if not pattern.search(text):
+        match = re.search(rf"^{key}\s*=\s*\[[^\]]*\]", text, re.MULTILINE)
+        if match is None:
             raise RuntimeError(f"blender_manifest.toml: no top-level `{key} = [...]`")
-        text = pattern.sub(lambda _m, k=key, v=values: f"{k} = {toml_list(v)}", text, count=1)
+        text = text[:match.start()] + f"{key} = {toml_list(values)}" + text[match.end():]
     if variant.blender_version_min is not None:
         text = re.sub(r'^blender_version_min\s*=\s*"[^"]*"',
                       f'blender_version_min = "{variant.blender_version_min}"', text, count=1,
