@@ -1,5 +1,6 @@
 """The "XPBD Rope" panel in Properties > Physics, laid out like Blender's physics panels:
-an enable toggle in the header, the settings, then Pins and Cache sub-panels."""
+an enable toggle in the header, the solver settings, then Stiffness, Pins and Cache
+sub-panels."""
 
 from __future__ import annotations
 
@@ -43,14 +44,55 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             box.label(text=message, icon="ERROR")
         layout.active = settings.enabled
         col = layout.column()
-        col.prop(settings, "compliance")
         col.prop(settings, "substeps")
-        col.prop(settings, "vertex_mass")
+        col.prop(settings, "solver")
+        col.prop(settings, "iterations")
         col.prop(settings, "damping")
         scene = context.scene
         gravity = "off" if not scene.use_gravity else (
             "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))
         col.label(text=f"Gravity (Scene): {gravity}")
+
+
+class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Mass and stiffness: per point (the seed's alpha and mass) or a material per length,
+    with the material presets in the header (like Cloth's presets)."""
+
+    bl_label = "Stiffness"
+    bl_parent_id = "XPBD_PT_rope"
+
+    def draw_header_preset(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.menu("XPBD_MT_material_presets", text="Presets", icon="PRESET")
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        settings = context.object.xpbd
+        layout.active = settings.enabled
+        layout.row().prop(settings, "stiffness_mode", expand=True)
+        col = layout.column()
+        if settings.stiffness_mode == "MATERIAL":
+            col.prop(settings, "linear_density", text="Density (kg/m)")
+            col.prop(settings, "inextensible")
+            sub = col.column()
+            sub.active = not settings.inextensible
+            sub.prop(settings, "stretch_stiffness", text="Stretch EA (N)")
+            col.prop(settings, "use_bend_stiffness")
+            sub = col.column()
+            sub.active = settings.use_bend_stiffness
+            sub.prop(settings, "bend_stiffness", text="Bend EI (N m\u00b2)")
+            bending = settings.use_bend_stiffness
+        else:
+            col.prop(settings, "compliance", text="Compliance (m/N)")
+            col.prop(settings, "vertex_mass")
+            col.prop(settings, "use_bending")
+            sub = col.column()
+            sub.active = settings.use_bending
+            sub.prop(settings, "bending_compliance", text="Compliance (1/(N m))")
+            bending = settings.use_bending
+        if bending and settings.solver != "DIRECT":
+            layout.label(text="Bending needs the Direct solver", icon="INFO")
 
 
 class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
@@ -94,7 +136,7 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         row.operator("xpbd.reset", text="Reset All").all_objects = True
 
 
-CLASSES = (XPBD_PT_rope, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
+CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
 
 
 def register() -> None:

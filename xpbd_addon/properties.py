@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from .blender import rest, sim
 
@@ -46,6 +53,16 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         pin_last: bool
         frame_start: int
         frame_end: int
+        stiffness_mode: str
+        solver: str
+        iterations: int
+        use_bending: bool
+        bending_compliance: float
+        linear_density: float
+        inextensible: bool
+        stretch_stiffness: float
+        use_bend_stiffness: bool
+        bend_stiffness: float
     else:
         enabled: BoolProperty(
             name="XPBD Rope", default=False, update=_on_enabled,
@@ -54,17 +71,20 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         compliance: FloatProperty(
             name="Compliance", default=DEFAULT_COMPLIANCE, min=0.0, soft_max=0.01,
             precision=7, step=0.0001,
-            description="Compliance alpha [m/N], the inverse stiffness of every segment: under "
+            description="Per Point mode: compliance alpha [m/N], the inverse stiffness of "
+                        "every segment: under "
                         "a tension T a segment stretches by alpha*T. 0 = inextensible, "
                         "1e-6 = rope, 1e-3 = elastic band. Independent of the substeps")
         substeps: IntProperty(
             name="Substeps", default=10, min=1, max=1000, soft_max=100,
-            description="XPBD substeps S per frame [count]; each does one constraint sweep. "
-                        "More substeps = more accurate (less solver stretch), not stiffer")
+            description="XPBD substeps S per frame [count]; each predicts, solves the "
+                        "constraints and updates velocities. More substeps = more accurate "
+                        "motion, not stiffer")
         vertex_mass: FloatProperty(
             name="Vertex Mass", default=0.05, min=1e-6, soft_max=10.0, unit="MASS",
             precision=4,
-            description="Mass of every point [kg]. Pinned points have infinite mass")
+            description="Per Point mode: mass of every point [kg]. Pinned points have "
+                        "infinite mass")
         damping: FloatProperty(
             name="Damping", default=0.1, min=0.0, soft_max=10.0, precision=3,
             description="Velocity damping rate d [1/s]: free motion decays as exp(-d*t), like "
@@ -88,6 +108,65 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         frame_end: IntProperty(
             name="End", default=250,
             description="Last simulated frame [frame]; later frames hold this frame's shape")
+        # Stiffness (blender/stiffness.py turns these into the core Model's arguments).
+        stiffness_mode: EnumProperty(
+            name="Stiffness", default="POINT",
+            items=(("POINT", "Per Point",
+                    "Compliance of every segment [m/N] and mass of every point [kg], as in the "
+                    "seed; resampling the rope changes its stretch and weight"),
+                   ("MATERIAL", "Material",
+                    "Density [kg/m], stretch stiffness EA [N] and bend stiffness EI [N m^2] "
+                    "given per length: the rope behaves the same at any point count")),
+            description="How the rope's mass and stiffness are given")
+        solver: EnumProperty(
+            name="Solver", default="DIRECT",
+            items=(("DIRECT", "Direct",
+                    "Solve all stretch (and bend) constraints of each rope together every "
+                    "substep: a rope is as stiff as its compliance or material says at any "
+                    "substep count and point count, for about the cost of a sweep (default)"),
+                   ("SWEEP", "Gauss-Seidel Sweep",
+                    "Plain XPBD, one sweep over the constraints per substep (the seed's "
+                    "algorithm), for comparison: long stiff ropes stretch like rubber "
+                    "(42 % at 100 points and 10 substeps) unless substeps or iterations "
+                    "are raised. No bending stiffness")),
+            description="How the constraints are solved each substep. Direct is the default "
+                        "because a sweep leaves a stretch growing with the square of the "
+                        "point count")
+        iterations: IntProperty(
+            name="Iterations", default=1, min=1, max=1000, soft_max=50,
+            description="Solver iterations per substep [count]: Newton steps of the direct "
+                        "solve (1 is enough for ropes) or Gauss-Seidel sweeps")
+        use_bending: BoolProperty(
+            name="Bending", default=False,
+            description="Per Point mode: resist bending at every point (Direct solver only)")
+        bending_compliance: FloatProperty(
+            name="Bending Compliance", default=10.0, min=0.0, soft_max=1e4, precision=3,
+            description="Per Point mode: bending compliance alpha_b [1/(N m)] at every point, "
+                        "the inverse bending stiffness of the rope at a joint: 0 = rigid, "
+                        "larger = softer. For a material EI [N m^2] with segments of length "
+                        "l [m], alpha_b = l/EI")
+        linear_density: FloatProperty(
+            name="Density", default=0.065, min=1e-6, soft_max=10.0, precision=4,
+            description="Material mode: mass per length [kg/m] (0.065 = a 10 mm rope, 1.4 = "
+                        "an 8 mm chain). Point masses follow from the segment lengths")
+        inextensible: BoolProperty(
+            name="Inextensible", default=False,
+            description="Material mode: the rope does not stretch at all (infinite stretch "
+                        "stiffness)")
+        stretch_stiffness: FloatProperty(
+            name="Stretch Stiffness", default=3.0e4, min=1e-6, soft_max=1e8, precision=1,
+            description="Material mode: axial stiffness EA [N], the tension that would double "
+                        "a length: under a tension T the rope stretches T/EA per metre "
+                        "(3e4 = a polyester rope, 2e6 = a steel cable)")
+        use_bend_stiffness: BoolProperty(
+            name="Bending", default=True,
+            description="Material mode: the rope resists bending (a cable); off = bends "
+                        "freely (a chain, a string). Direct solver only")
+        bend_stiffness: FloatProperty(
+            name="Bend Stiffness", default=2.0e-3, min=1e-9, soft_max=10.0, precision=5,
+            description="Material mode: bending stiffness EI [N m^2]: a clamped end of length "
+                        "L [m] and weight q [N/m] droops by q L^4/(8 EI) (2e-3 = a 10 mm "
+                        "rope, 0.3 = a 6 mm steel cable)")
 
 
 CLASSES = (XPBD_PG_settings,)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import geometry, pins, rest
+from . import geometry, pins, rest, stiffness
 from .geometry import Layout, RopeError
 
 MIN_SCALE_DET = 1e-12
@@ -63,19 +63,16 @@ def settings_key(obj: Any, scene: Any) -> str:
     s = obj.xpbd
     # Whether the pin group exists is part of the key: deleting it must stop the simulation.
     group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
-    return repr((s.compliance, s.substeps, s.vertex_mass, s.damping, s.pin_group, group,
+    return repr((stiffness.key(s), s.substeps, s.damping, s.pin_group, group,
                  s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
                  frame_dt(scene), geometry.topology_signature(obj)))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
     s = obj.xpbd
-    if not (math.isfinite(s.compliance) and s.compliance >= 0.0):
-        raise RopeError(f"Compliance must be a number >= 0 m/N (got {s.compliance})")
+    stiffness.check(s)
     if s.substeps < 1:
         raise RopeError(f"Substeps must be 1 or more (got {s.substeps})")
-    if not (math.isfinite(s.vertex_mass) and s.vertex_mass > 0.0):
-        raise RopeError(f"Vertex mass must be a number > 0 kg (got {s.vertex_mass})")
     if not (math.isfinite(s.damping) and s.damping >= 0.0):
         raise RopeError(f"Damping must be a number >= 0 1/s (got {s.damping})")
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
@@ -127,10 +124,11 @@ class RopeSim:
         self.pinned_ids = np.flatnonzero(self.pinned)
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
-        inv_mass = np.where(self.pinned, 0.0, 1.0 / settings.vertex_mass)
+        world_rest = pins.transform(world, self.rest_xyz)
+        arguments = stiffness.model_arguments(settings, world_rest, layout.edges, self.pinned)
         try:
-            self.model = core.Model(pins.transform(world, self.rest_xyz), layout.edges, inv_mass,
-                                    settings.compliance, damping=settings.damping)
+            self.model = core.Model(world_rest, layout.edges, damping=settings.damping,
+                                    **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
         self.substeps = int(settings.substeps)
