@@ -24,7 +24,7 @@ def numba_free_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv with this environment's packages (bpy, numpy, ...) linked in, minus numba."""
     venv = tmp_path_factory.mktemp("venv-no-numba")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     target = Path(subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True, capture_output=True, text=True).stdout.strip())

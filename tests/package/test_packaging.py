@@ -7,6 +7,7 @@ own tool, so this is the test that "every package is validated".
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 import zipfile
 from pathlib import Path
@@ -87,7 +88,15 @@ def test_intel_mac_manifest_is_bounded_and_keeps_the_rest() -> None:
 def test_every_platform_builds_and_validates(tmp_path: Path) -> None:
     """All five zips, each validated by ``blender_ext.py validate`` inside ``build``; here:
     the layout Blender needs and only that platform's wheels in each."""
-    zips = packaging.build(output_dir=tmp_path / "dist", stage_root=tmp_path / "stage")
+    try:
+        _check_every_platform(packaging.build(output_dir=tmp_path / "dist",
+                                              stage_root=tmp_path / "stage"))
+    finally:  # 470 MB of zips: don't leave them in pytest's kept temporary folders
+        shutil.rmtree(tmp_path / "dist", ignore_errors=True)
+        shutil.rmtree(tmp_path / "stage", ignore_errors=True)
+
+
+def _check_every_platform(zips: list[Path]) -> None:
     by_platform = {z.name.rsplit("-", 1)[1][:-4].replace("_", "-"): z for z in zips}
     assert sorted(by_platform) == sorted(p for v in packaging.VARIANTS for p in v.platforms)
     for platform, package in by_platform.items():
@@ -135,6 +144,7 @@ def test_split_python_packages_install_only_on_their_blenders(tmp_path: Path) ->
 
     zips = packaging.build(["linux-x64"], output_dir=tmp_path / "dist",
                            stage_root=tmp_path / "stage", split_python=True)
+    shutil.rmtree(tmp_path / "stage")
     names = sorted(z.name for z in zips)
     assert names == ["xpbd_rope-0.1.0-linux_x64-blender4.2-5.0.zip",
                      "xpbd_rope-0.1.0-linux_x64-blender5.1+.zip"]
