@@ -52,7 +52,8 @@ Measured per solver, in one run:
 
 Timing caveat: the wall time counts other load on the machine (two shared cores here), so the
 table also gives the fastest frame ("min ms") and the process's CPU time; compare figures from
-one quiet run. The default run takes about 2-3 minutes here; ``--quick`` about 20 s.
+one quiet run. The default run takes about 2.5 minutes here (4.5 under heavy load);
+``--quick`` about 20 s. Stretch figures are deterministic: they repeat exactly run to run.
 
 Output: a Markdown table on stdout, and ``out/blender_builtin.json`` (one key per mode, so both
 modes' figures live side by side).
