@@ -156,3 +156,17 @@ def test_split_python_packages_install_only_on_their_blenders(tmp_path: Path) ->
     results = {Path(k).name: v for k, v in json.loads(lines[-1][7:]).items()}
     mine = "blender5.1+" if sys.version_info >= (3, 13) else "blender4.2-5.0"
     assert results == {name: mine in name for name in names}, results
+
+
+def test_offline_build_needs_only_the_wheel_cache(tmp_path: Path) -> None:
+    """``--offline`` never calls pip: with an empty cache it says what is missing; with the
+    wheels cached (by the builds above, or fetched here) it builds."""
+    empty = tmp_path / "empty-cache"
+    with pytest.raises(RuntimeError, match="--offline: no cached"):
+        packaging.fetch_wheels(packaging.VARIANTS[0], ["linux-x64"], offline=True, cache=empty)
+    packaging.fetch_wheels(packaging.VARIANTS[0], ["linux-x64"])  # fills the cache if needed
+    zips = packaging.build(["linux-x64"], offline=True, output_dir=tmp_path / "dist",
+                           stage_root=tmp_path / "stage")
+    assert [z.name for z in zips] == ["xpbd_rope-0.1.0-linux_x64.zip"]
+    shutil.rmtree(tmp_path / "dist")
+    shutil.rmtree(tmp_path / "stage")
