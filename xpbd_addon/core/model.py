@@ -87,6 +87,20 @@ class Model:
             None (default) is no bending stiffness, a chain. For a material of bending stiffness
             EI [N m^2] use alpha_b = l / EI, l the mean length of the two segments at the point
             (``core.material`` does this). Acts on chains with the direct solver.
+        radius: the rope's radius r [m] (half its thickness), a scalar or (N,), >= 0. Contacts
+            keep particles r (+ the collider's thickness) from colliders and rope segments
+            r_a + r_b apart. 0 (default): points, and no self-collision.
+        self_collision: push rope segments apart that come closer than r_a + r_b, within a
+            rope and between ropes (``kernels_contact.segment_contacts``). Segments sharing a
+            particle or closer than r_a + r_b along the same rope never collide. Needs
+            radius > 0.
+        self_friction: friction coefficient between rope segments (sticking and sliding).
+        contact_push_speed: the fastest a contact pushes a particle out [m/s] beyond undoing
+            what the particle moved into it during the substep: a rope that starts inside a
+            collider or another rope leaves it at this speed, without gaining velocity.
+        contact_margin: extra search distance of collider contacts [m] beyond the radius and
+            the particle's motion in the frame; also how deep inside a closed collider a
+            particle is still found and pushed out.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
@@ -105,6 +119,11 @@ class Model:
         iterations: int = 1,
         strain_limit: float | None = 0.002,
         bending_compliance: Any = None,
+        radius: Any = 0.0,
+        self_collision: bool = False,
+        self_friction: float = 0.2,
+        contact_push_speed: float = 1.0,
+        contact_margin: float = 0.01,
     ) -> None:
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
@@ -159,6 +178,24 @@ class Model:
                                  f"({self.particle_count},), got {bend.shape}")
             self.particle_bend_compliance = bend
         """Bending compliance at each point [1/(N m)], shape [particle_count], or None"""
+        radius_array = as_float_array(radius, "radius", np.shape(radius), nonnegative=True)
+        if radius_array.ndim == 0:
+            radius_array = np.full(self.particle_count, float(radius_array))
+        elif radius_array.shape != (self.particle_count,):
+            raise ValueError(f"radius: expected a scalar or shape ({self.particle_count},), "
+                             f"got {radius_array.shape}")
+        self.particle_radius = radius_array
+        """Rope radius at each particle [m], shape [particle_count]"""
+        if not isinstance(self_collision, (bool, np.bool_)):
+            raise ValueError(f"self_collision: expected True or False, got {self_collision!r}")
+        self.self_collision = bool(self_collision)
+        """Rope-rope contacts on (needs radius > 0)"""
+        self.self_friction = as_nonnegative_float(self_friction, "self_friction")
+        """Friction coefficient between rope segments"""
+        self.contact_push_speed = as_nonnegative_float(contact_push_speed, "contact_push_speed")
+        """Largest push-out speed of a contact beyond the substep's approach [m/s]"""
+        self.contact_margin = as_nonnegative_float(contact_margin, "contact_margin")
+        """Extra broad-phase reach of collider contacts [m]"""
         self.decomposition = topology.decompose(self.particle_count, self.edge_index)
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
         self._plan = self._make_plan()

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import collision
 from .model import Model, State, _Plan
 from .validation import as_float_array, as_positive_float, as_substeps
 
@@ -17,7 +18,9 @@ PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
+CONTACT_PASSES = 2
 _kernels: tuple[ModuleType, ModuleType] | None = None
+_contact_kernels: tuple[ModuleType, ModuleType] | None = None
 
 
 def kernels() -> tuple[ModuleType, ModuleType]:
@@ -26,11 +29,27 @@ def kernels() -> tuple[ModuleType, ModuleType]:
     global _kernels
     if _kernels is None:
         from . import kernels as sweep
+        from . import kernels_broadphase as broad
+        from . import kernels_contact as contact
         from . import kernels_direct as direct
 
-        _drop_stale_cache((sweep, direct))
+        # all kernel modules at once: they share one stamp (importing compiles nothing)
+        _drop_stale_cache((sweep, direct, contact, broad))
         _kernels = (sweep, direct)
     return _kernels
+
+
+def contact_kernels() -> tuple[ModuleType, ModuleType]:
+    """The contact kernels (narrow phase, broad phase), compiled or loaded from the cache on
+    the first step with colliders or self-collision only."""
+    global _contact_kernels
+    if _contact_kernels is None:
+        kernels()
+        from . import kernels_broadphase as broad
+        from . import kernels_contact as contact
+
+        _contact_kernels = (contact, broad)
+    return _contact_kernels
 
 
 def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
@@ -44,7 +63,7 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
     """
     here = Path(__file__).parent
     digest = hashlib.sha256(b"".join(
-        (here / name).read_bytes() for name in ("topology.py", "kernels.py", "kernels_direct.py")
+        (here / name).read_bytes() for name in _KERNEL_SOURCES
     )).hexdigest()
     try:
         from numba.core.registry import CPUDispatcher
@@ -66,6 +85,8 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
+_KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_contact.py",
+                   "kernels_broadphase.py")
 
 
 def _check_state(model: Model, state: Any) -> None:
@@ -91,6 +112,7 @@ def step(
     *,
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
+    colliders: Any = (),
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
@@ -101,10 +123,17 @@ def step(
     frame; they move there in a straight line over the substeps (rows of free particles are
     ignored). Without it the pinned particles stay put.
 
+    ``colliders``: a sequence of ``collision.Collider`` (triangle meshes, moving from their
+    ``vertices`` to ``vertices_end`` over the frame) and ``collision.Plane`` (grounds). With
+    colliders, or ``model.self_collision``, each substep ends with the contact projection of
+    ``kernels_contact`` (rope-rope, then meshes, then planes) on particles of radius
+    ``model.particle_radius``, and the substeps run one at a time. Without either, nothing
+    of that runs.
+
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere, or
     arrays of the wrong shape; ``state`` is left untouched then.
     """
-    _advance(model, state, dt, substeps, gravity, pin_targets, model._plan)
+    _advance(model, state, dt, substeps, gravity, pin_targets, model._plan, colliders=colliders)
 
 
 def step_sequential(
@@ -115,18 +144,22 @@ def step_sequential(
     *,
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
+    colliders: Any = (),
 ) -> None:
     """``step`` done by the plain sequential sweep alone (no lanes, no threads): the reference
     that the fast path matches bit for bit, kept for tests and benchmarks."""
-    _advance(model, state, dt, substeps, gravity, pin_targets, model._reference_plan)
+    _advance(model, state, dt, substeps, gravity, pin_targets, model._reference_plan,
+             colliders=colliders)
 
 
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
-             pin_targets: Any, plan: _Plan, *, parallel: bool | None = None) -> None:
+             pin_targets: Any, plan: _Plan, *, parallel: bool | None = None,
+             colliders: Any = ()) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     gravity_vector = as_float_array(gravity, "gravity", (3,))
     _check_state(model, state)
+    meshes, planes = collision.as_colliders(colliders)
     pinned = model.pinned
     if pin_targets is None:
         targets = state.x[pinned]
@@ -138,6 +171,12 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     # Pinned particles are kinematic: constant velocity to the target over the frame.
     pin_velocity = (targets - state.x[pinned]) / dt
     state.v[pinned] = pin_velocity
+    if meshes or planes or model.self_collision:
+        _advance_with_contacts(model, state, dt, substeps, gravity_vector, targets, plan,
+                               parallel, meshes, planes, velocity_scale)
+        state.x[pinned] = targets
+        state.v[pinned] = pin_velocity
+        return
 
     if plan.lanes is not None:
         lanes = plan.lanes
@@ -170,3 +209,102 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     # The straight-line pin path lands on the target up to rounding; make it exact.
     state.x[pinned] = targets
     state.v[pinned] = pin_velocity
+
+
+def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
+                           gravity: np.ndarray, targets: np.ndarray, plan: _Plan,
+                           parallel: bool | None, meshes: list, planes: list,
+                           velocity_scale: float) -> None:
+    """The frame with contacts: the rope kernels run one substep per call (the contacts need
+    the positions at every substep end), then rope-rope, mesh and plane contacts move the
+    particles (x += dx, v += dx velocity_scale, see ``kernels_contact``), and only the moved
+    particles go back to the lane buffer. Bit-identical to ``step`` without contacts when no
+    contact occurs (each kernel call continues exactly where the last one stopped)."""
+    k, k_direct = kernels()
+    k_contact, k_broad = contact_kernels()
+    h = dt / substeps
+    x, v = state.x, state.v
+    w = model.particle_inv_mass
+    radius = model.particle_radius
+    free = w > 0.0
+    pin_end = x.copy()
+    pin_end[~free] = targets
+    motion = collision.motion_bound(x, v, free, pin_end, dt, gravity)
+    push_max = model.contact_push_speed * h
+    moved = np.zeros(model.particle_count, dtype=np.uint8)
+    scene = None
+    if meshes:
+        scene = collision.MeshScene(meshes, k_contact)
+        reach = np.where(free, motion + radius + model.contact_margin, 0.0)
+        scene.find_candidates(x, reach, k_broad)
+    plane_rows = collision.plane_table(planes)
+    pairs = np.zeros((0, 2), dtype=np.int64)
+    if model.self_collision and model.edge_count and radius.max() > 0.0:
+        topology_cache = model.__dict__.get("_segment_topology")
+        if topology_cache is None:
+            topology_cache = collision.segment_topology(
+                model.decomposition.chains, model.decomposition.chain_edges, model.edge_count,
+                model.edge_rest_length)
+            model._segment_topology = topology_cache
+        edge_chain, edge_arc = topology_cache
+        reach_self = motion + radius * (1.0 + collision.SELF_MARGIN) + 1e-9
+        ends = x[model.edge_index]
+        extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach_self[
+            model.edge_index].max(axis=1)
+        cell = max(float(np.median(extent)), 1e-4)
+        pairs = k_broad.segment_candidates(x, reach_self, model.edge_index, edge_chain,
+                                           edge_arc, radius, cell,
+                                           float(collision.MAX_BOX_CELLS))
+
+    lanes = plan.lanes
+    if lanes is not None:
+        layout = lanes.layout
+        particle_base = model.__dict__.get("_lane_base")
+        if particle_base is None or len(particle_base) != model.particle_count:
+            particle_base = np.full(model.particle_count, -1, dtype=np.int64)
+            particle_base[layout.particles] = layout.particle_base
+            model._lane_base = particle_base
+        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v)
+        work = len(layout.particles) * substeps
+        use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
+        strain_limit = -1.0 if model.strain_limit is None else model.strain_limit
+    if len(plan.sweep_particles):
+        scratch = np.empty_like(x)
+        multipliers = np.empty(len(plan.sweep_edges))
+    for substep in range(substeps):
+        if lanes is not None:
+            if plan.lane_solver == "direct":
+                run_direct = (k_direct.direct_substeps_parallel if use_threads
+                              else k_direct.direct_substeps)
+                run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
+                           layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                           lanes.block_bending, gravity, h, 1, model.iterations, strain_limit,
+                           velocity_scale)
+            else:
+                run = k.lane_substeps_parallel if use_threads else k.lane_substeps
+                run(lanes.particles, lanes.edges, layout.block_particle_offset,
+                    layout.block_edge_offset, layout.block_length, gravity, h, 1,
+                    velocity_scale)
+            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v)
+        if len(plan.sweep_particles):
+            k.sweep_substeps(x, v, w, plan.sweep_particles, plan.sweep_edges,
+                             plan.sweep_rest_length, plan.sweep_compliance, gravity, h, 1,
+                             model.iterations, velocity_scale, scratch, multipliers)
+        for _ in range(CONTACT_PASSES if len(pairs) else 1):
+          if len(pairs):
+            k_contact.segment_contacts(x, v, w, radius, velocity_scale, model.edge_index, pairs,
+                                       push_max, model.self_friction, moved)
+          if scene is not None and len(scene.candidates):
+            k_contact.collider_contacts(
+                x, v, w, radius, velocity_scale, (substep + 1) / substeps, 1.0 / substeps,
+                scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_edges,
+                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
+                scene.edge_normal, scene.edge_normal_end, scene.params, scene.offsets,
+                scene.candidates, push_max, scene.distance, moved)
+          if len(plane_rows):
+            k_contact.plane_contacts(x, v, w, radius, velocity_scale, plane_rows, push_max,
+                                     moved)
+        if lanes is not None:
+            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v)
+        else:
+            moved[:] = 0

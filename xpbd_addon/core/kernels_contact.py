@@ -1,0 +1,543 @@
+"""numba kernels of the contacts: broad phase (hashed uniform grid), narrow phase, projection.
+
+Contacts are XPBD inequality constraints with zero compliance, solved once per substep after
+the rope's own constraints (Macklin, Müller, Chentanez & Kim, "Unified particle physics for
+real-time applications", SIGGRAPH 2014, sections 4.4 and 6.1):
+
+    collider   C = d(x) - (r + thickness) >= 0      d: signed distance to the surface
+    rope-rope  C = |p(s) - q(t)| - (r_a + r_b) >= 0  p, q closest points of two segments
+
+A violated constraint moves the particle(s) along the contact normal n by -C (mass-weighted
+for rope-rope, the collider being infinitely heavy). Friction is applied at position level
+(Macklin et al. 2014 eq. 24): with dx_t the tangential displacement of the substep relative
+to the collider and d the normal correction just applied,
+
+    |dx_t| < mu_s d:  dx_t is undone (sticking)
+    else:             dx_t is shortened by mu_k d (sliding)
+
+Velocities follow from positions, as in every XPBD step: the rope kernels end a substep with
+v = (x - x_prev) s (s = velocity_scale = exp(-damping h) / h), so a correction dx of x adds
+s dx to v and x_prev = x - v / s is recovered without being stored.
+
+Gentle push-out: a correction is capped at the approach of the substep (how far the particle
+moved into the surface, relative to it) plus ``push_max`` = push speed x h, so a rope that
+starts inside a collider is pushed out at that speed instead of being shot out, while a
+particle hit by a fast collider is moved the full distance.
+
+Broad phase: per frame, every particle gets a reach (how far it can get this frame, plus its
+radius and a margin, from ``solver``) and candidate triangles / segment pairs are those within
+that reach (exact distances at the start of the frame, after a hashed-grid box test), so the
+per-substep work grows with the contacts, not with particles x triangles. Everything runs in
+a fixed order on one thread: same input, same bits.
+
+Every kernel takes all inputs as arguments (``cache=True`` freezes globals); divisions that
+could meet zero are guarded, so degenerate input yields no correction instead of NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .topology import LANES, PARTICLE_V, PARTICLE_X
+
+_JIT = dict(cache=True, error_model="numpy", nogil=True)
+_TINY = 1e-12
+
+
+@njit(**_JIT)
+def _cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(**_JIT)
+def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Closest point q of triangle abc to p (Ericson, "Real-Time Collision Detection" 5.1.5).
+
+    Returns (qx, qy, qz, u, v, w, region): barycentric weights of a, b, c and the feature
+    that holds q: 0 the face, 1/2/3 vertex a/b/c, 4/5/6 edge ab/bc/ca. Degenerate triangles
+    fall back to a vertex or an edge (no division by zero)."""
+    abx, aby, abz = bx - ax, by - ay, bz - az
+    acx, acy, acz = cx - ax, cy - ay, cz - az
+    apx, apy, apz = px - ax, py - ay, pz - az
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    if d1 <= 0.0 and d2 <= 0.0:
+        return ax, ay, az, 1.0, 0.0, 0.0, 1
+    bpx, bpy, bpz = px - bx, py - by, pz - bz
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    if d3 >= 0.0 and d4 <= d3:
+        return bx, by, bz, 0.0, 1.0, 0.0, 2
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        t = d1 / (d1 - d3) if d1 - d3 > 0.0 else 0.0
+        return ax + t * abx, ay + t * aby, az + t * abz, 1.0 - t, t, 0.0, 4
+    cpx, cpy, cpz = px - cx, py - cy, pz - cz
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    if d6 >= 0.0 and d5 <= d6:
+        return cx, cy, cz, 0.0, 0.0, 1.0, 3
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        t = d2 / (d2 - d6) if d2 - d6 > 0.0 else 0.0
+        return ax + t * acx, ay + t * acy, az + t * acz, 1.0 - t, 0.0, t, 6
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
+        denominator = (d4 - d3) + (d5 - d6)
+        t = (d4 - d3) / denominator if denominator > 0.0 else 0.0
+        return (bx + t * (cx - bx), by + t * (cy - by), bz + t * (cz - bz), 0.0, 1.0 - t, t, 5)
+    total = va + vb + vc
+    if not total > 0.0:
+        return ax, ay, az, 1.0, 0.0, 0.0, 1
+    v = vb / total
+    w = vc / total
+    return (ax + abx * v + acx * w, ay + aby * v + acy * w, az + abz * v + acz * w,
+            1.0 - v - w, v, w, 0)
+
+
+@njit(**_JIT)
+def closest_on_segments(p0, p1, q0, q1):
+    """Parameters (s, t) in [0, 1] of the closest points p0 + s (p1 - p0), q0 + t (q1 - q0)
+    of two segments (Ericson 5.1.9); zero-length segments are points."""
+    d1x, d1y, d1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+    d2x, d2y, d2z = q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]
+    rx, ry, rz = p0[0] - q0[0], p0[1] - q0[1], p0[2] - q0[2]
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    if a <= _TINY and e <= _TINY:
+        return 0.0, 0.0
+    if a <= _TINY:
+        return 0.0, min(max(f / e, 0.0), 1.0)
+    c = d1x * rx + d1y * ry + d1z * rz
+    if e <= _TINY:
+        return min(max(-c / a, 0.0), 1.0), 0.0
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    denominator = a * e - b * b
+    s = min(max((b * f - c * e) / denominator, 0.0), 1.0) if denominator > _TINY * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@njit(**_JIT)
+def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Parameter in [0, 1] where the segment y -> x crosses triangle abc (Möller & Trumbore
+    1997), or -1 if it does not."""
+    dx, dy, dz = x[0] - yx, x[1] - yy, x[2] - yz
+    e1x, e1y, e1z = bx - ax, by - ay, bz - az
+    e2x, e2y, e2z = cx - ax, cy - ay, cz - az
+    px, py, pz = _cross(dx, dy, dz, e2x, e2y, e2z)
+    det = e1x * px + e1y * py + e1z * pz
+    if abs(det) <= _TINY * _TINY:
+        return -1.0
+    inverse = 1.0 / det
+    tx, ty, tz = yx - ax, yy - ay, yz - az
+    u = (tx * px + ty * py + tz * pz) * inverse
+    if u < 0.0 or u > 1.0:
+        return -1.0
+    qx, qy, qz = _cross(tx, ty, tz, e1x, e1y, e1z)
+    v = (dx * qx + dy * qy + dz * qz) * inverse
+    if v < 0.0 or u + v > 1.0:
+        return -1.0
+    s = (e2x * qx + e2y * qy + e2z * qz) * inverse
+    return s if 0.0 <= s <= 1.0 else -1.0
+
+
+@njit(**_JIT)
+def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal):
+    """Angle-weighted pseudo-normals (Baerentzen & Aanaes 2005) of the vertices and edges of a
+    triangle soup, written into the zeroed (V, 3) and (E, 3) arrays: a vertex gets the sum of
+    its faces' unit normals weighted by the face angle there, an edge the sum of its two
+    faces' normals. The sign of (p - q) . n at the closest feature q tells inside from outside
+    of a closed mesh, also at edges and corners. Degenerate triangles contribute nothing."""
+    for t in range(triangles.shape[0]):
+        i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+        a, b, c = vertices[i0], vertices[i1], vertices[i2]
+        nx, ny, nz = _cross(b[0] - a[0], b[1] - a[1], b[2] - a[2],
+                            c[0] - a[0], c[1] - a[1], c[2] - a[2])
+        length = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if not length > _TINY * _TINY:
+            continue
+        nx, ny, nz = nx / length, ny / length, nz / length
+        for k in range(3):
+            p = vertices[triangles[t, k]]
+            q = vertices[triangles[t, (k + 1) % 3]]
+            r = vertices[triangles[t, (k + 2) % 3]]
+            ux, uy, uz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
+            wx, wy, wz = r[0] - p[0], r[1] - p[1], r[2] - p[2]
+            cx, cy, cz = _cross(ux, uy, uz, wx, wy, wz)
+            angle = math.atan2(math.sqrt(cx * cx + cy * cy + cz * cz),
+                               ux * wx + uy * wy + uz * wz)
+            vertex = triangles[t, k]
+            vertex_normal[vertex, 0] += angle * nx
+            vertex_normal[vertex, 1] += angle * ny
+            vertex_normal[vertex, 2] += angle * nz
+            edge = triangle_edges[t, k]
+            edge_normal[edge, 0] += nx
+            edge_normal[edge, 1] += ny
+            edge_normal[edge, 2] += nz
+
+
+# ------------------------------------------------------------------ projection (per substep)
+
+
+@njit(**_JIT)
+def _at(vertices, vertices_end, i, s):
+    """Vertex i of a collider at frame fraction s, linearly between start and end."""
+    return (vertices[i, 0] + s * (vertices_end[i, 0] - vertices[i, 0]),
+            vertices[i, 1] + s * (vertices_end[i, 1] - vertices[i, 1]),
+            vertices[i, 2] + s * (vertices_end[i, 2] - vertices[i, 2]))
+
+
+@njit(**_JIT)
+def _unit_at(normal, normal_end, i, s):
+    """Row i of two normal arrays interpolated at s and normalised (zero if it vanishes)."""
+    nx = normal[i, 0] + s * (normal_end[i, 0] - normal[i, 0])
+    ny = normal[i, 1] + s * (normal_end[i, 1] - normal[i, 1])
+    nz = normal[i, 2] + s * (normal_end[i, 2] - normal[i, 2])
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    inverse = 1.0 / length if length > _TINY else 0.0
+    return nx * inverse, ny * inverse, nz * inverse
+
+
+@njit(**_JIT)
+def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_normal,
+                    vertex_normal_end, edge_normal, edge_normal_end):
+    """Pseudo-normal of the closest feature (``closest_on_triangle`` region) at fraction s."""
+    if region == 0:
+        return nx, ny, nz
+    if region <= 3:
+        return _unit_at(vertex_normal, vertex_normal_end, triangles[t, region - 1], s)
+    return _unit_at(edge_normal, edge_normal_end, triangle_edges[t, region - 4], s)
+
+
+@njit(**_JIT)
+def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
+    """Position-level Coulomb friction (Macklin et al. 2014 eq. 24): the correction that
+    undoes (static) or shortens by dynamic * depth (sliding) the tangential part of the
+    relative displacement (dx, dy, dz) of a substep whose normal correction was ``depth``."""
+    along = dx * nx + dy * ny + dz * nz
+    tx, ty, tz = dx - along * nx, dy - along * ny, dz - along * nz
+    slip = math.sqrt(tx * tx + ty * ty + tz * tz)
+    if not slip > 0.0:
+        return 0.0, 0.0, 0.0
+    scale = 1.0 if slip < static * depth else min(dynamic * depth / slip, 1.0)
+    return -scale * tx, -scale * ty, -scale * tz
+
+
+@njit(**_JIT)
+def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, vertices_end,
+                      triangles, triangle_edges, triangle_collider, vertex_normal,
+                      vertex_normal_end, edge_normal, edge_normal_end, collider_params,
+                      offsets, candidates, push_max, distance, moved):
+    """Project every particle out of the collider triangles it may touch, at the end of the
+    substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
+
+    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
+    (N,) [m]; collider geometry as in ``collider_candidates`` plus the pseudo-normals of
+    ``mesh_normals`` at the start and end of the frame; collider_params (C, 4): thickness [m],
+    mu_s, mu_k, closed (1.0) of each collider; offsets/candidates its output; push_max [m] the
+    largest correction beyond the substep's approach; distance (K,) scratch; moved (N,) set to 1
+    where a particle moved. The contact of each particle is, first, a triangle it crossed this
+    substep (its path relative to the triangle, from x_prev to x, goes through it; from outside
+    for a closed mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside
+    a closed mesh, or the far side of a shell, is negative). Then the other triangles it is
+    still within r + thickness of, from outside (concave corners), and friction.
+    """
+    inverse_scale = 1.0 / velocity_scale
+    for i in range(x.shape[0]):
+        k0 = offsets[i]
+        k1 = offsets[i + 1]
+        if k0 == k1 or not w[i] > 0.0:
+            continue
+        r = radius[i]
+        px, py, pz = x[i, 0], x[i, 1], x[i, 2]
+        ox = px - v[i, 0] * inverse_scale  # x_prev of the substep
+        oy = py - v[i, 1] * inverse_scale
+        oz = pz - v[i, 2] * inverse_scale
+        best = -1
+        best_d2 = np.inf
+        best_hit = 2.0
+        hit = -1
+        qx = qy = qz = u0 = u1 = u2 = 0.0
+        region = 0
+        for k in range(k0, k1):
+            t = candidates[k]
+            ax, ay, az = _at(vertices, vertices_end, triangles[t, 0], s1)
+            bx, by, bz = _at(vertices, vertices_end, triangles[t, 1], s1)
+            cx, cy, cz = _at(vertices, vertices_end, triangles[t, 2], s1)
+            nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+            if not nx * nx + ny * ny + nz * nz > _TINY * _TINY * _TINY:
+                distance[k] = np.inf  # collapsed while deforming: no normal, skip it
+                continue
+            fx, fy, fz, b0, b1, b2, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx,
+                                                                  by, bz, cx, cy, cz)
+            d2 = (px - fx) ** 2 + (py - fy) ** 2 + (pz - fz) ** 2
+            distance[k] = math.sqrt(d2)
+            if d2 < best_d2:
+                best, best_d2 = t, d2
+                qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
+            # relative path of this substep: the triangle's motion (its centroid's) removed
+            mx = fraction * ((vertices_end[triangles[t, 0], 0] - vertices[triangles[t, 0], 0])
+                             + (vertices_end[triangles[t, 1], 0] - vertices[triangles[t, 1], 0])
+                             + (vertices_end[triangles[t, 2], 0] - vertices[triangles[t, 2], 0])) / 3.0
+            my = fraction * ((vertices_end[triangles[t, 0], 1] - vertices[triangles[t, 0], 1])
+                             + (vertices_end[triangles[t, 1], 1] - vertices[triangles[t, 1], 1])
+                             + (vertices_end[triangles[t, 2], 1] - vertices[triangles[t, 2], 1])) / 3.0
+            mz = fraction * ((vertices_end[triangles[t, 0], 2] - vertices[triangles[t, 0], 2])
+                             + (vertices_end[triangles[t, 1], 2] - vertices[triangles[t, 1], 2])
+                             + (vertices_end[triangles[t, 2], 2] - vertices[triangles[t, 2], 2])) / 3.0
+            yx, yy, yz = ox + mx, oy + my, oz + mz
+            reach = r + collider_params[triangle_collider[t], 0]
+            if (px - yx) ** 2 + (py - yy) ** 2 + (pz - yz) ** 2 > reach * reach:
+                closed = collider_params[triangle_collider[t], 3] > 0.5
+                if not closed or (yx - ax) * nx + (yy - ay) * ny + (yz - az) * nz > 0.0:
+                    crossing = _segment_crosses(yx, yy, yz, x[i], ax, ay, az, bx, by, bz,
+                                                cx, cy, cz)
+                    if crossing >= 0.0 and crossing < best_hit:
+                        best_hit, hit = crossing, t
+        if best < 0:
+            continue
+        primary = hit if hit >= 0 else best
+        collider = triangle_collider[primary]
+        contact = r + collider_params[collider, 0]
+        closed = collider_params[collider, 3] > 0.5
+        i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
+        ax, ay, az = _at(vertices, vertices_end, i0, s1)
+        bx, by, bz = _at(vertices, vertices_end, i1, s1)
+        cx, cy, cz = _at(vertices, vertices_end, i2, s1)
+        fx, fy, fz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+        length = math.sqrt(fx * fx + fy * fy + fz * fz)
+        fx, fy, fz = fx / length, fy / length, fz / length
+        if hit >= 0:  # move with the triangle's centroid, leave on the side it came from
+            u0 = u1 = u2 = 1.0 / 3.0
+            qx, qy, qz = ax, ay, az
+        mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
+            vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (vertices_end[i2, 0] - vertices[i2, 0]))
+        my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
+            vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (vertices_end[i2, 1] - vertices[i2, 1]))
+        mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
+            vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (vertices_end[i2, 2] - vertices[i2, 2]))
+        yx, yy, yz = ox + mx, oy + my, oz + mz
+        ex, ey, ez = px - qx, py - qy, pz - qz
+        gap = math.sqrt(ex * ex + ey * ey + ez * ez)
+        if hit >= 0 or (not closed and region == 0):
+            side = (yx - qx) * fx + (yy - qy) * fy + (yz - qz) * fz
+            if side == 0.0:
+                side = ex * fx + ey * fy + ez * fz
+            sign = -1.0 if side < 0.0 else 1.0
+            nx, ny, nz = sign * fx, sign * fy, sign * fz
+            signed = ex * nx + ey * ny + ez * nz
+        elif closed:
+            gx, gy, gz = _feature_normal(region, primary, s1, fx, fy, fz, triangles,
+                                         triangle_edges, vertex_normal, vertex_normal_end,
+                                         edge_normal, edge_normal_end)
+            sign = -1.0 if ex * gx + ey * gy + ez * gz < 0.0 else 1.0
+            if gap > _TINY:
+                nx, ny, nz = sign * ex / gap, sign * ey / gap, sign * ez / gap
+            else:
+                nx, ny, nz = gx, gy, gz
+            signed = sign * gap
+        else:  # a shell's rim (edge or corner): round
+            if gap > _TINY:
+                nx, ny, nz = ex / gap, ey / gap, ez / gap
+            else:
+                nx, ny, nz = fx, fy, fz
+            signed = gap
+        if signed >= contact:
+            continue
+        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0)
+        depth = min(contact - signed, approach + push_max)
+        # only the part that undoes this substep's approach changes the velocity: the rest
+        # is a gentle push-out that must not launch the rope
+        kept = min(depth, approach)
+        px += depth * nx
+        py += depth * ny
+        pz += depth * nz
+        vx, vy, vz = kept * nx, kept * ny, kept * nz
+        for k in range(k0, k1):
+            t = candidates[k]
+            if t == primary or not distance[k] < r + collider_params[triangle_collider[t], 0] + depth:
+                continue
+            ax, ay, az = _at(vertices, vertices_end, triangles[t, 0], s1)
+            bx, by, bz = _at(vertices, vertices_end, triangles[t, 1], s1)
+            cx, cy, cz = _at(vertices, vertices_end, triangles[t, 2], s1)
+            gx, gy, gz, _, _, _, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx, by,
+                                                               bz, cx, cy, cz)
+            ex, ey, ez = px - gx, py - gy, pz - gz
+            gap = math.sqrt(ex * ex + ey * ey + ez * ez)
+            reach = r + collider_params[triangle_collider[t], 0]
+            if not (gap > _TINY and gap < reach):
+                continue
+            if collider_params[triangle_collider[t], 3] > 0.5:
+                hx, hy, hz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+                norm = math.sqrt(hx * hx + hy * hy + hz * hz)
+                hx, hy, hz = _feature_normal(feature, t, s1, hx / norm, hy / norm, hz / norm,
+                                             triangles, triangle_edges, vertex_normal,
+                                             vertex_normal_end, edge_normal, edge_normal_end)
+                if ex * hx + ey * hy + ez * hz <= 0.0:
+                    continue  # this face sees the point from inside: not a contact
+            elif ex * (ox - gx) + ey * (oy - gy) + ez * (oz - gz) <= 0.0:
+                continue  # the far side of a shell: the primary contact handles it
+            push = reach - gap
+            px += push * ex / gap
+            py += push * ey / gap
+            pz += push * ez / gap
+            vx += push * ex / gap
+            vy += push * ey / gap
+            vz += push * ez / gap
+            depth += push
+        tx, ty, tz = _friction(px - ox - mx, py - oy - my, pz - oz - mz, nx, ny, nz, depth,
+                               collider_params[collider, 1], collider_params[collider, 2])
+        px += tx
+        py += ty
+        pz += tz
+        v[i, 0] += (vx + tx) * velocity_scale
+        v[i, 1] += (vy + ty) * velocity_scale
+        v[i, 2] += (vz + tz) * velocity_scale
+        x[i, 0], x[i, 1], x[i, 2] = px, py, pz
+        moved[i] = 1
+
+
+@njit(**_JIT)
+def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved):
+    """Keep every free particle above each plane: C = (x - p) . n - (r + thickness) >= 0.
+
+    planes (P, 9): point (3) [m], unit normal (3), thickness [m], mu_s, mu_k. Same push-out
+    cap and friction as ``collider_contacts``; planes are static."""
+    inverse_scale = 1.0 / velocity_scale
+    for i in range(x.shape[0]):
+        if not w[i] > 0.0:
+            continue
+        for p in range(planes.shape[0]):
+            nx, ny, nz = planes[p, 3], planes[p, 4], planes[p, 5]
+            signed = ((x[i, 0] - planes[p, 0]) * nx + (x[i, 1] - planes[p, 1]) * ny
+                      + (x[i, 2] - planes[p, 2]) * nz)
+            contact = radius[i] + planes[p, 6]
+            if signed >= contact:
+                continue
+            dx = v[i, 0] * inverse_scale
+            dy = v[i, 1] * inverse_scale
+            dz = v[i, 2] * inverse_scale
+            approach = max(-(dx * nx + dy * ny + dz * nz), 0.0)
+            depth = min(contact - signed, approach + push_max)
+            kept = min(depth, approach)
+            tx, ty, tz = _friction(dx + depth * nx, dy + depth * ny, dz + depth * nz, nx, ny,
+                                   nz, depth, planes[p, 7], planes[p, 8])
+            x[i, 0] += depth * nx + tx
+            x[i, 1] += depth * ny + ty
+            x[i, 2] += depth * nz + tz
+            v[i, 0] += (kept * nx + tx) * velocity_scale
+            v[i, 1] += (kept * ny + ty) * velocity_scale
+            v[i, 2] += (kept * nz + tz) * velocity_scale
+            moved[i] = 1
+
+
+@njit(**_JIT)
+def _perpendicular(ax, ay, az, bx, by, bz):
+    """A unit vector normal to both a and b (any normal to a if they are parallel)."""
+    nx, ny, nz = _cross(ax, ay, az, bx, by, bz)
+    length = math.sqrt(nx * nx + ny * ny + nz * nz)
+    if not length > _TINY * _TINY:
+        # a against the axis it is least aligned with
+        if abs(ax) <= abs(ay) and abs(ax) <= abs(az):
+            nx, ny, nz = _cross(ax, ay, az, 1.0, 0.0, 0.0)
+        elif abs(ay) <= abs(az):
+            nx, ny, nz = _cross(ax, ay, az, 0.0, 1.0, 0.0)
+        else:
+            nx, ny, nz = _cross(ax, ay, az, 0.0, 0.0, 1.0)
+        length = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if not length > 0.0:
+            return 0.0, 0.0, 1.0
+    return nx / length, ny / length, nz / length
+
+
+@njit(**_JIT)
+def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, friction,
+                     moved):
+    """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
+    order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
+    the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
+    barycentric weights, so
+
+        W = (1 - s)^2 w_a0 + s^2 w_a1 + (1 - t)^2 w_b0 + t^2 w_b1,   dlambda = -C / W,
+        dx_a0 = (1 - s) w_a0 n dlambda, ...,   dx_b1 = -t w_b1 n dlambda.
+
+    Friction (one coefficient for sticking and sliding) acts on the relative tangential
+    displacement of the closest points the same way. Push-out cap and velocity rule as in
+    ``collider_contacts``; coincident segments separate along a fixed perpendicular."""
+    inverse_scale = 1.0 / velocity_scale
+    for k in range(pairs.shape[0]):
+        a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
+        b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
+        s, t = closest_on_segments(x[a0], x[a1], x[b0], x[b1])
+        dx = (x[a0, 0] + s * (x[a1, 0] - x[a0, 0])) - (x[b0, 0] + t * (x[b1, 0] - x[b0, 0]))
+        dy = (x[a0, 1] + s * (x[a1, 1] - x[a0, 1])) - (x[b0, 1] + t * (x[b1, 1] - x[b0, 1]))
+        dz = (x[a0, 2] + s * (x[a1, 2] - x[a0, 2])) - (x[b0, 2] + t * (x[b1, 2] - x[b0, 2]))
+        gap = math.sqrt(dx * dx + dy * dy + dz * dz)
+        contact = (radius[a0] + s * (radius[a1] - radius[a0])
+                   + radius[b0] + t * (radius[b1] - radius[b0]))
+        if gap >= contact:
+            continue
+        c0, c1, c2, c3 = 1.0 - s, s, -(1.0 - t), -t  # gradient weights of the four ends
+        W = c0 * c0 * w[a0] + c1 * c1 * w[a1] + c2 * c2 * w[b0] + c3 * c3 * w[b1]
+        if not W > 0.0:
+            continue
+        if gap > _TINY:
+            nx, ny, nz = dx / gap, dy / gap, dz / gap
+        else:
+            nx, ny, nz = _perpendicular(x[a1, 0] - x[a0, 0], x[a1, 1] - x[a0, 1],
+                                        x[a1, 2] - x[a0, 2], x[b1, 0] - x[b0, 0],
+                                        x[b1, 1] - x[b0, 1], x[b1, 2] - x[b0, 2])
+        # relative displacement of the closest points over the substep
+        rx = ry = rz = 0.0
+        for end, c in ((a0, c0), (a1, c1), (b0, c2), (b1, c3)):
+            rx += c * v[end, 0] * inverse_scale
+            ry += c * v[end, 1] * inverse_scale
+            rz += c * v[end, 2] * inverse_scale
+        approach = max(-(rx * nx + ry * ny + rz * nz), 0.0)
+        depth = min(contact - gap, approach + push_max)
+        kept = min(depth, approach)
+        fx, fy, fz = _friction(rx + depth * nx, ry + depth * ny, rz + depth * nz, nx, ny, nz,
+                               depth, friction, friction)
+        # the move of the four ends per unit of correction of the closest points' gap
+        jx = (depth * nx + fx) / W
+        jy = (depth * ny + fy) / W
+        jz = (depth * nz + fz) / W
+        kx = (kept * nx + fx) / W * velocity_scale
+        ky = (kept * ny + fy) / W * velocity_scale
+        kz = (kept * nz + fz) / W * velocity_scale
+        for end, c in ((a0, c0), (a1, c1), (b0, c2), (b1, c3)):
+            scale = c * w[end]
+            x[end, 0] += scale * jx
+            x[end, 1] += scale * jy
+            x[end, 2] += scale * jz
+            v[end, 0] += scale * kx
+            v[end, 1] += scale * ky
+            v[end, 2] += scale * kz
+            if scale != 0.0:
+                moved[end] = 1
+
+
+@njit(**_JIT)
+def gather_moved(buffer, particle_base, moved, x, v):
+    """Copy x, v of the particles flagged in ``moved`` into the lane buffer (``particle_base``
+    (N,) the buffer index of field 0 of each particle, -1 outside the lanes) and clear the
+    flags: after contacts only the particles they moved need to go back."""
+    for i in range(moved.shape[0]):
+        if moved[i]:
+            moved[i] = 0
+            base = particle_base[i]
+            if base >= 0:
+                for c in range(3):
+                    buffer[base + (PARTICLE_X + c) * LANES] = x[i, c]
+                    buffer[base + (PARTICLE_V + c) * LANES] = v[i, c]
