@@ -25,7 +25,7 @@ import bpy
 from bpy.app.handlers import persistent
 
 from . import dependencies
-from .blender import sim
+from .blender import bake, sim
 from .blender.geometry import RopeError
 
 _replaying = False
@@ -33,8 +33,10 @@ _replaying = False
 
 
 def simulated_objects(scene: Any) -> list[Any]:
-    """Objects of ``scene`` with simulation enabled."""
-    return [obj for obj in scene.objects if obj.xpbd.enabled]
+    """Objects of ``scene`` with simulation enabled, except baked ones (they play their
+    animation) and those a running bake is driving itself."""
+    return [obj for obj in scene.objects if obj.xpbd.enabled and not obj.xpbd.bake.baked
+            and obj.session_uid not in bake.BAKING]
 
 
 def update_scene(scene: Any, depsgraph: Any = None) -> None:

@@ -21,6 +21,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from .bake_operators import XPBD_PG_bake
 from .blender import rest, sim
 
 DEFAULT_COMPLIANCE = 1e-6
@@ -44,6 +45,7 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
 
     if TYPE_CHECKING:
         enabled: bool
+        bake: Any
         compliance: float
         substeps: int
         vertex_mass: float
@@ -64,6 +66,8 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         use_bend_stiffness: bool
         bend_stiffness: float
     else:
+        bake: PointerProperty(type=XPBD_PG_bake, name="Bake",
+                              description="Bake settings and the record of a bake")
         enabled: BoolProperty(
             name="XPBD Rope", default=False, update=_on_enabled,
             description="Simulate this mesh or curve as a rope on frame change. Turning it off "
@@ -169,7 +173,8 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
                         "rope, 0.3 = a 6 mm steel cable)")
 
 
-CLASSES = (XPBD_PG_settings,)
+CLASSES = (XPBD_PG_bake, XPBD_PG_settings)
+"""XPBD_PG_bake first: XPBD_PG_settings points at it."""
 
 
 def register() -> None:

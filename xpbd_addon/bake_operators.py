@@ -1,0 +1,259 @@
+"""Bake operators: ``xpbd.bake`` (active object), ``xpbd.bake_all`` (every simulated, unbaked
+object of the scene), ``xpbd.free_bake``; and the bake settings ``Object.xpbd.bake``.
+
+In the UI a bake runs as a modal operator on a timer: the progress bar of the window manager
+moves, Blender stays responsive, and Esc (or right click) cancels; nothing is written until
+every frame is simulated, so a cancelled bake leaves the objects as they were. In background
+mode (``blender -b``, farms and CI) the operators run to the end in ``execute`` and print a
+progress line about once a second; cancelling there means stopping the process before the
+file is saved (the .blend on disk is untouched).
+
+Headless bake of a whole file, one line:
+
+    blender -b scene.blend --python-expr "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import TYPE_CHECKING, Any
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
+
+from . import dependencies
+from .blender import bake
+from .blender.geometry import RopeError
+
+TARGETS = [
+    ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
+    ("BONES", "Bones", "An armature with a bone chain along each rope and the rope skinned to "
+                       "it (for glTF/FBX export and game engines)"),
+]
+
+
+class XPBD_PG_bake(bpy.types.PropertyGroup):
+    """Bake settings and the record of a bake (``Object.xpbd.bake``)."""
+
+    if TYPE_CHECKING:
+        use_scene_range: bool
+        frame_start: int
+        frame_end: int
+        bone_segments: int
+        baked: bool
+        kind: str
+        baked_first: int
+        baked_last: int
+        action: Any
+        rig: Any
+        skin: Any
+        hid_viewport: bool
+        hid_render: bool
+    else:
+        use_scene_range: BoolProperty(
+            name="Scene Frame Range", default=True,
+            description="Bake the scene's frame range; off: the Start and End below")
+        frame_start: IntProperty(name="Start", default=1,
+                                 description="First baked frame [frame] (the rest shape)")
+        frame_end: IntProperty(name="End", default=250,
+                               description="Last baked frame [frame]")
+        bone_segments: IntProperty(
+            name="Segments per Bone", default=1, min=1, soft_max=20,
+            description="Bake to Bones: rope segments per bone [count]. 1 = a bone on every "
+                        "point (exact); more = fewer bones, points in between blended")
+        baked: BoolProperty(name="Baked", default=False,
+                            description="The rope plays its baked animation; the simulation "
+                                        "leaves it alone until Free Bake")
+        kind: StringProperty(name="Bake Kind", default="",
+                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS or BONES")
+        baked_first: IntProperty(name="Baked Start", default=0)
+        baked_last: IntProperty(name="Baked End", default=0)
+        action: PointerProperty(type=bpy.types.Action, name="Baked Action")
+        rig: PointerProperty(type=bpy.types.Object, name="Baked Armature")
+        skin: PointerProperty(type=bpy.types.Object, name="Baked Skin")
+        hid_viewport: BoolProperty(default=False)
+        hid_render: BoolProperty(default=False)
+
+
+def _objects(context: Any, all_objects: bool) -> list:
+    if all_objects:
+        return [o for o in context.scene.objects if o.xpbd.enabled and not o.xpbd.bake.baked]
+    return [context.active_object] if context.active_object is not None else []
+
+
+class _Bake:
+    """The bake operators' shared body (a mixin: Blender registers annotations of mixins)."""
+
+    bl_options = {"REGISTER", "UNDO"}
+    all_objects_default = False
+
+    if TYPE_CHECKING:
+        target: str
+        all_objects: bool
+    else:
+        target: EnumProperty(name="Bake To", items=TARGETS, default="KEYS")
+        all_objects: BoolProperty(
+            name="All Ropes", default=False, options={"SKIP_SAVE"},
+            description="Bake every simulated object of the scene that is not baked yet")
+
+    _job: bake.BakeJob | None = None
+    _timer: Any = None
+
+    def _start(self, context: Any) -> bake.BakeJob | None:
+        reason = dependencies.load_numba()
+        if reason is not None:
+            self.report({"ERROR"}, reason)
+            return None
+        all_objects = self.all_objects or self.all_objects_default
+        objects = _objects(context, all_objects)
+        if not objects:
+            self.report({"ERROR"}, "No simulated rope to bake" if all_objects else
+                        "No active object to bake")
+            return None
+        segments = max(o.xpbd.bake.bone_segments for o in objects)
+        try:
+            return bake.BakeJob(context, objects, self.target, segments)
+        except RopeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return None
+
+    def _finish(self, job: bake.BakeJob) -> Any:
+        try:
+            messages = job.write()
+        except Exception as exc:  # noqa: BLE001 - report, never leave a half bake
+            traceback.print_exc()
+            job.cancel()
+            self.report({"ERROR"}, f"Bake failed ({type(exc).__name__}: {exc}); nothing "
+                                   "was kept, see the console")
+            return {"CANCELLED"}
+        self.report({"INFO"}, messages[0] if len(messages) == 1 else
+                    f"Baked {len(messages)} ropes")
+        return {"FINISHED"}
+
+    def _fail(self, job: bake.BakeJob, exc: Exception) -> Any:
+        if not isinstance(exc, RopeError):
+            traceback.print_exc()
+        job.cancel()
+        self.report({"ERROR"}, f"Bake stopped at frame {job.frame}: {exc}; nothing was "
+                               "changed")
+        return {"CANCELLED"}
+
+    def execute(self: Any, context: Any) -> Any:
+        job = self._start(context)
+        if job is None:
+            return {"CANCELLED"}
+        try:
+            job.run()
+        except Exception as exc:  # noqa: BLE001
+            return self._fail(job, exc)
+        return self._finish(job)
+
+    def invoke(self, context: Any, event: Any) -> Any:
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        job = self._start(context)
+        if job is None:
+            return {"CANCELLED"}
+        self._job = job
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def _end_modal(self, context: Any) -> None:
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+
+    def modal(self, context: Any, event: Any) -> Any:
+        job = self._job
+        assert job is not None
+        if event.type in {"ESC", "RIGHTMOUSE"}:
+            self._end_modal(context)
+            job.cancel()
+            self.report({"WARNING"}, "Bake cancelled: nothing was changed")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        try:
+            job.advance(budget=0.1)  # short slices keep the UI (and Esc) responsive
+        except Exception as exc:  # noqa: BLE001
+            self._end_modal(context)
+            return self._fail(job, exc)
+        context.window_manager.progress_update(int(100 * job.progress))
+        if not job.done:
+            return {"RUNNING_MODAL"}
+        self._end_modal(context)
+        return self._finish(job)
+
+
+class XPBD_OT_bake(_Bake, bpy.types.Operator):  # type: ignore[misc]
+    """Simulate the bake range of the active rope and turn it into animation that plays
+    without the add-on"""
+
+    bl_idname = "xpbd.bake"
+    bl_label = "Bake Rope"
+
+
+class XPBD_OT_bake_all(_Bake, bpy.types.Operator):  # type: ignore[misc]
+    """Bake every simulated rope of the scene that is not baked yet"""
+
+    bl_idname = "xpbd.bake_all"
+    bl_label = "Bake All Ropes"
+    all_objects_default = True
+
+
+class XPBD_OT_free_bake(bpy.types.Operator):
+    """Remove the bake (exactly what it added) and return to the live simulation"""
+
+    bl_idname = "xpbd.free_bake"
+    bl_label = "Free Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    if TYPE_CHECKING:
+        all_objects: bool
+    else:
+        all_objects: BoolProperty(name="All Ropes", default=False,
+                                  description="Free the bake of every baked rope of the scene")
+
+    def execute(self, context: Any) -> Any:
+        if self.all_objects:
+            objects = [o for o in context.scene.objects if o.xpbd.bake.baked]
+        else:
+            objects = [context.active_object] if context.active_object else []
+        if not objects:
+            self.report({"ERROR"}, "No baked rope to free")
+            return {"CANCELLED"}
+        messages, errors = [], []
+        for obj in objects:
+            try:
+                messages.append(bake.free(obj))
+            except RopeError as exc:
+                errors.append(str(exc))
+        if not messages:
+            self.report({"ERROR"}, "; ".join(errors))
+            return {"CANCELLED"}
+        for error in errors:
+            self.report({"WARNING"}, error)
+        self.report({"INFO"}, messages[0] if len(messages) == 1 else
+                    f"Freed {len(messages)} bakes")
+        # Show the live simulation at the current frame right away.
+        context.scene.frame_set(context.scene.frame_current)
+        return {"FINISHED"}
+
+
+CLASSES = (XPBD_OT_bake, XPBD_OT_bake_all, XPBD_OT_free_bake)
+"""Registered here; XPBD_PG_bake is registered by properties (it is part of Object.xpbd)."""
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

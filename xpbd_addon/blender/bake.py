@@ -1,0 +1,320 @@
+"""Bake: the simulation of a frame range turned into native Blender animation (decision 4).
+
+A ``BakeJob`` simulates every frame of its objects' ranges with the live simulation's own
+machinery (``sim.RopeSim``: the same reset, pin targets and ``step_frame`` as playback, so a
+baked frame equals the played frame), records the positions, and only when every frame is
+done writes the animation. Cancelling half way therefore writes nothing: the objects are as
+they were before the bake.
+
+What a bake writes (``write``), per object:
+
+- curve, "keyframes": one F-Curve per coordinate of every free control point
+  (``splines[s].points[j].co`` / ``bezier_points[j].co``), LINEAR keys on every frame of the
+  range. Bezier handles follow their point with the rest offsets (keyed too), exactly as in
+  live playback; auto handles are not used because Blender does not recompute them for
+  animated points. Pinned points are not keyed: they keep their rest values and move with
+  the object, its parent and its hooks, as live.
+- mesh, "keyframes": shape keys, one per frame ("xpbd <frame>", object space [m], relative
+  to a "Basis" that is the rest shape), each keyed 0 -> 1 -> 0 around its frame, LINEAR.
+  Everything stays inside the .blend (no cache file to ship to a farm) and the modifier
+  stack (armature, hooks on pins) still applies after the keys, as live.
+- "bones": see ``bake_bones``: an armature with a bone chain along each rope, a skinned copy
+  of the rope, bones keyed; the rope object itself is hidden.
+
+Every bake is recorded on ``obj.xpbd.bake`` (what was made, and the visibility it changed), so
+``free`` removes exactly that, puts the rest shape back and hands the object to the live
+simulation again. While ``baked`` is set, the frame handler leaves the object alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import action_compat, pins, sim
+from .geometry import RopeError
+
+BAKING: set[int] = set()
+"""session_uid of the objects a running bake drives; the frame handler skips them."""
+
+SHAPE_KEY_PREFIX = "xpbd "
+"""Name prefix of the per-frame shape keys of a mesh bake."""
+
+
+def bake_range(obj: Any, scene: Any) -> tuple[int, int]:
+    """First and last baked frame [frame]: the scene's range unless the object's bake
+    settings say otherwise."""
+    settings = obj.xpbd.bake
+    if settings.use_scene_range:
+        return int(scene.frame_start), int(scene.frame_end)
+    return int(settings.frame_start), int(settings.frame_end)
+
+
+def check_bakeable(obj: Any, scene: Any, target: str) -> None:
+    """RopeError (worded for the user) if ``obj`` cannot be baked to ``target``
+    ('KEYS' or 'BONES'); nothing is changed."""
+    name = obj.name
+    if obj.type not in ("MESH", "CURVE") or not obj.xpbd.enabled:
+        raise RopeError(f"'{name}' is not simulated: enable XPBD Rope in its Physics tab "
+                        "first")
+    if obj.xpbd.bake.baked:
+        raise RopeError(f"'{name}' is baked already: Free Bake first")
+    if obj.mode == "EDIT":
+        raise RopeError(f"'{name}' is in Edit Mode: leave it first")
+    first, last = bake_range(obj, scene)
+    if last <= first:
+        raise RopeError(f"'{name}': the bake range {first}..{last} is empty: the end frame "
+                        "must come after the start frame")
+    if target == "KEYS" and obj.type == "CURVE":
+        anim = obj.data.animation_data
+        if anim is not None and anim.action is not None:
+            raise RopeError(f"Curve '{obj.data.name}' already has animation (action "
+                            f"'{anim.action.name}'); baking keyframes would replace it. "
+                            "Unlink that action first, or Bake to Bones")
+        if obj.data.shape_keys is not None:
+            raise RopeError(f"Curve '{obj.data.name}' has shape keys, which would hide the "
+                            "baked keyframes")
+    if target == "KEYS" and obj.type == "MESH" and obj.data.users > 1:
+        raise RopeError(f"Mesh '{obj.data.name}' is shared by {obj.data.users} users: the "
+                        "shape keys would change all of them. Make it single user first")
+
+
+@dataclass
+class Recording:
+    """One object being baked and what was recorded for it."""
+
+    obj: Any
+    rope: sim.RopeSim
+    first: int
+    """First baked frame [frame] (the rest shape, as at the simulation's start frame)"""
+    last: int
+    """Last baked frame [frame]"""
+    local: list = field(default_factory=list)
+    """Per frame: object-space positions [m] as playback writes them, float32 [N, 3]"""
+    world: list = field(default_factory=list)
+    """Per frame: world positions [m] of all particles, float64 [N, 3] (bones only)"""
+    previous: sim.Frame | None = None
+
+    def frames(self) -> np.ndarray:
+        return np.arange(self.first, self.last + 1, dtype=np.float64)
+
+
+class BakeJob:
+    """Simulate the frame range of ``objects`` frame by frame (``advance``), then ``write``
+    the animation or ``cancel``. Raises RopeError from the constructor if any object cannot
+    be baked, before anything is changed."""
+
+    def __init__(self, context: Any, objects: list, target: str = "KEYS",
+                 bone_segments: int = 1) -> None:
+        self.scene = context.scene
+        self.target = target
+        self.bone_segments = max(1, int(bone_segments))
+        self.frame_original = int(self.scene.frame_current)
+        self.records: list[Recording] = []
+        if not objects:
+            raise RopeError("No simulated object to bake")
+        for obj in objects:
+            check_bakeable(obj, self.scene, target)
+        if target == "BONES":
+            from . import bake_bones
+
+            for obj in objects:
+                bake_bones.check(obj)
+        for obj in objects:
+            first, last = bake_range(obj, self.scene)
+            # Start from the stored rest shape, as the live simulation does at its start
+            # frame, and build the simulation with its own settings and pins.
+            sim.forget(obj)
+            sim.restore_rest(obj)
+            rope = sim.RopeSim(obj, self.scene, sim.settings_key(obj, self.scene))
+            self.records.append(Recording(obj, rope, first, last))
+        self.first = min(r.first for r in self.records)
+        self.last = max(r.last for r in self.records)
+        self.frame = self.first
+        """Next frame to simulate [frame]"""
+        for record in self.records:
+            BAKING.add(record.obj.session_uid)
+
+    @property
+    def done(self) -> bool:
+        return self.frame > self.last
+
+    @property
+    def progress(self) -> float:
+        """Fraction of the frames simulated, 0..1."""
+        return (self.frame - self.first) / (self.last - self.first + 1)
+
+    def advance(self, budget: float = 0.1) -> None:
+        """Simulate frames for about ``budget`` seconds (at least one frame)."""
+        from . import io_kernels  # numba: loaded by the operator before the job starts
+
+        t_end = time.perf_counter() + budget
+        while not self.done:
+            frame = self.frame
+            self.scene.frame_set(frame)
+            import bpy
+
+            depsgraph = bpy.context.evaluated_depsgraph_get()
+            for record in self.records:
+                if not record.first <= frame <= record.last:
+                    continue
+                obj, rope = record.obj, record.rope
+                world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+                sim.check_matrix(world, obj.name)
+                targets = rope.targets(obj, depsgraph, False)
+                if record.previous is None:
+                    state = rope.reset_frame(world, targets)
+                else:
+                    state = rope.step_frame(record.previous, targets)
+                record.previous = state
+                local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
+                io_kernels.world_to_local(state.x, pins.affine_inverse(world),
+                                          rope.pinned_ids, rope.rest_local, local)
+                record.local.append(local)
+                if self.target == "BONES":
+                    record.world.append(state.x.copy())
+            self.frame += 1
+            if time.perf_counter() >= t_end:
+                break
+
+    def run(self, report_every: float = 1.0) -> None:
+        """Simulate everything, printing a progress line about every ``report_every`` s
+        (background mode: the console is the only progress display)."""
+        shown = time.perf_counter()
+        while not self.done:
+            self.advance(budget=report_every)
+            now = time.perf_counter()
+            if now - shown >= report_every or self.done:
+                shown = now
+                print(f"XPBD Rope: baking frame {self.frame - 1} of {self.first}..{self.last}"
+                      f" ({100.0 * self.progress:.0f} %)", flush=True)
+
+    def _release(self) -> None:
+        for record in self.records:
+            BAKING.discard(record.obj.session_uid)
+            sim.forget(record.obj)
+
+    def cancel(self) -> None:
+        """Drop what was recorded; the objects are as before the bake (the handler shows
+        the original frame again)."""
+        self._release()
+        for record in self.records:
+            sim.restore_rest(record.obj)
+        self.scene.frame_set(self.frame_original)
+
+    def write(self) -> list[str]:
+        """Write the recorded animation (every frame must be done); returns one line per
+        object."""
+        if not self.done:
+            raise RuntimeError("write() before every frame was simulated")
+        messages = []
+        for record in self.records:
+            obj = record.obj
+            sim.restore_rest(obj)
+            settings = obj.xpbd.bake
+            if self.target == "BONES":
+                from . import bake_bones
+
+                bake_bones.write(record, self.bone_segments, self.scene)
+                settings.kind = "BONES"
+            elif obj.type == "CURVE":
+                write_curve_keys(record)
+                settings.kind = "CURVE_KEYS"
+            else:
+                write_shape_keys(record)
+                settings.kind = "SHAPE_KEYS"
+            settings.baked = True
+            settings.baked_first, settings.baked_last = record.first, record.last
+            messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
+                            f"({settings.kind.replace('_', ' ').lower()})")
+        # Only now may the handler see the objects again: it leaves baked ones alone.
+        self._release()
+        self.scene.frame_set(self.frame_original)
+        return messages
+
+
+# --- writers ----------------------------------------------------------------------------------
+
+def write_curve_keys(record: Recording) -> None:
+    """Key every free control point's co (and Bezier handles) on every recorded frame."""
+    obj, rope = record.obj, record.rope
+    frames = record.frames()
+    local = np.stack(record.local)  # [F, N, 3]
+    rest_local = rope.rest_local
+    factory = action_compat.new_action(obj.data, f"{obj.name} XPBD Bake")
+    obj.xpbd.bake.action = factory.action
+    pinned = rope.pinned
+    for s, (start, n, bezier) in enumerate(rope.layout.splines):
+        points = "bezier_points" if bezier else "points"
+        channels = [("co", None)]
+        if bezier:
+            channels += [("handle_left", rest_local[:, 4:7] - rest_local[:, 0:3]),
+                         ("handle_right", rest_local[:, 7:10] - rest_local[:, 0:3])]
+        # One F-Curve per coordinate is what Blender animates; there is no bulk creation.
+        for j in np.flatnonzero(~pinned[start:start + n]):
+            p = start + int(j)
+            for prop, offset in channels:
+                path = f"splines[{s}].{points}[{int(j)}].{prop}"
+                for c in range(3):
+                    values = local[:, p, c] if offset is None else local[:, p, c] + offset[p, c]
+                    action_compat.write_keys(factory.new(path, c), frames, values)
+
+
+def write_shape_keys(record: Recording) -> None:
+    """One shape key per recorded frame, each keyed to 1 on its frame and 0 on the frames
+    next to it (LINEAR: in between, the mix of the two neighbouring frames)."""
+    obj = record.obj
+    frames = record.frames()
+    mesh = obj.data
+    basis = obj.shape_key_add(name="Basis", from_mix=False)
+    basis.data.foreach_set("co", record.rope.rest_local[:, 0:3].ravel())
+    key = mesh.shape_keys
+    names = []
+    for frame, local in zip(frames, record.local, strict=True):
+        block = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}{int(frame)}", from_mix=False)
+        block.data.foreach_set("co", local.ravel())
+        names.append(block.name)
+    factory = action_compat.new_action(key, f"{obj.name} XPBD Bake")
+    obj.xpbd.bake.action = factory.action
+    last = len(frames) - 1
+    for k, name in enumerate(names):
+        # Before the first frame the first key holds (constant extrapolation), after the
+        # last the last one: the rope rests at its start shape and ends at its end shape.
+        ks = [i for i in (k - 1, k, k + 1) if 0 <= i <= last]
+        values = np.array([1.0 if i == k else 0.0 for i in ks])
+        fcurve = factory.new(f'key_blocks["{name}"].value', 0)
+        action_compat.write_keys(fcurve, frames[ks], values)
+
+
+# --- free -------------------------------------------------------------------------------------
+
+def free(obj: Any) -> str:
+    """Remove everything the bake of ``obj`` added, put the exact rest shape back and return
+    the object to the live simulation. RopeError if it is not baked."""
+    settings = obj.xpbd.bake
+    if not settings.baked:
+        raise RopeError(f"'{obj.name}' is not baked")
+    if obj.mode == "EDIT":
+        raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
+    kind = settings.kind
+    action = settings.action
+    if kind == "CURVE_KEYS":
+        action_compat.remove_action(obj.data, action)
+    elif kind == "SHAPE_KEYS":
+        key = obj.data.shape_keys
+        action_compat.remove_action(key, action)
+        if key is not None:
+            obj.shape_key_clear()
+    elif kind == "BONES":
+        from . import bake_bones
+
+        bake_bones.free(obj)
+    settings.action = None
+    settings.baked = False
+    settings.kind = ""
+    sim.forget(obj)
+    sim.restore_rest(obj)
+    return f"Freed the bake of '{obj.name}'"
