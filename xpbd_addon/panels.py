@@ -24,6 +24,26 @@ class _PhysicsPanel:
         # so its error message is visible.
         return obj is not None and (obj.type in {"MESH", "CURVE"} or obj.xpbd.enabled)
 
+    greyed_when_baked = True
+    """A baked rope plays its animation: its settings are shown greyed out and cannot be
+    edited (as Blender's own physics do with a baked cache) until Free Bake."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Wraps every panel's draw once, here, so that panels added later are greyed too.
+        super().__init_subclass__(**kwargs)
+        draw = cls.__dict__.get("draw")
+        if draw is None or not cls.greyed_when_baked:
+            return
+
+        def greyed_draw(self: Any, context: Any) -> None:
+            obj = context.object
+            if obj is not None and obj.xpbd.bake.baked:
+                self.layout.enabled = False
+            draw(self, context)
+
+        greyed_draw.__doc__ = draw.__doc__
+        cls.draw = greyed_draw  # type: ignore[attr-defined]
+
 
 class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "XPBD Rope"
@@ -137,6 +157,46 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 
 
 CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
+
+
+
+class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Bake the simulation to keyframes / shape keys or to bones; Free Bake (bake_operators)."""
+
+    bl_label = "Bake"
+    bl_parent_id = "XPBD_PT_rope"
+    greyed_when_baked = False
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        bake = settings.bake
+        layout.active = settings.enabled
+        if bake.baked:
+            kind = {"CURVE_KEYS": "keyframes", "SHAPE_KEYS": "shape keys",
+                    "BONES": "bones"}.get(bake.kind, bake.kind)
+            layout.label(text=f"Baked to {kind}, frames {bake.baked_first}-{bake.baked_last}",
+                         icon="CHECKMARK")
+            row = layout.row(align=True)
+            row.operator("xpbd.free_bake", text="Free Bake", icon="TRASH")
+            row.operator("xpbd.free_bake", text="Free All").all_objects = True
+            return
+        col = layout.column(align=True)
+        col.prop(bake, "use_scene_range")
+        sub = col.column(align=True)
+        sub.active = not bake.use_scene_range
+        sub.prop(bake, "frame_start", text="Bake Start")
+        sub.prop(bake, "frame_end", text="End")
+        layout.prop(bake, "bone_segments")
+        row = layout.row(align=True)
+        row.operator("xpbd.bake", text="Bake", icon="KEYFRAME").target = "KEYS"
+        row.operator("xpbd.bake", text="Bake to Bones", icon="BONE_DATA").target = "BONES"
+        layout.operator("xpbd.bake_all", text="Bake All Ropes")
+
+
+CLASSES = CLASSES + (XPBD_PT_rope_bake,)
 
 
 def register() -> None:
