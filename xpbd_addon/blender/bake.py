@@ -210,22 +210,31 @@ class BakeJob:
         object."""
         if not self.done:
             raise RuntimeError("write() before every frame was simulated")
-        messages = []
         for record in self.records:
-            obj = record.obj
-            sim.restore_rest(obj)
-            settings = obj.xpbd.bake
+            sim.restore_rest(record.obj)
+        try:
             if self.target == "BONES":
                 from . import bake_bones
 
-                bake_bones.write(record, self.bone_segments, self.scene)
-                settings.kind = "BONES"
-            elif obj.type == "CURVE":
-                write_curve_keys(record)
-                settings.kind = "CURVE_KEYS"
+                bake_bones.write_all(self.records, self.bone_segments, self.scene)
             else:
-                write_shape_keys(record)
-                settings.kind = "SHAPE_KEYS"
+                for record in self.records:
+                    if record.obj.type == "CURVE":
+                        write_curve_keys(record)
+                    else:
+                        write_shape_keys(record)
+        except Exception:
+            # A failure while writing (a bug, or Blender refusing data): remove what was
+            # written so far, so no object is left half baked.
+            for record in self.records:
+                if record.obj.xpbd.bake.kind:
+                    record.obj.xpbd.bake.baked = True
+                    free(record.obj)
+            raise
+        messages = []
+        for record in self.records:
+            obj = record.obj
+            settings = obj.xpbd.bake
             settings.baked = True
             settings.baked_first, settings.baked_last = record.first, record.last
             messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
@@ -244,6 +253,7 @@ def write_curve_keys(record: Recording) -> None:
     frames = record.frames()
     local = np.stack(record.local)  # [F, N, 3]
     rest_local = rope.rest_local
+    obj.xpbd.bake.kind = "CURVE_KEYS"
     factory = action_compat.new_action(obj.data, f"{obj.name} XPBD Bake")
     obj.xpbd.bake.action = factory.action
     pinned = rope.pinned
@@ -269,6 +279,7 @@ def write_shape_keys(record: Recording) -> None:
     obj = record.obj
     frames = record.frames()
     mesh = obj.data
+    obj.xpbd.bake.kind = "SHAPE_KEYS"
     basis = obj.shape_key_add(name="Basis", from_mix=False)
     basis.data.foreach_set("co", record.rope.rest_local[:, 0:3].ravel())
     key = mesh.shape_keys

@@ -108,67 +108,111 @@ def _nearest(points: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return out
 
 
-def write(record: Any, segments: int, scene: Any) -> None:
-    """Create the armature, its keys and the skinned mesh for one recorded object."""
+class _Plan:
+    """The bones of one recorded object: joints, directions, names, skin weights."""
+
+    def __init__(self, record: Any, segments: int) -> None:
+        obj, rope = record.obj, record.rope
+        self.record = record
+        heads, froms, tos = [], [], []
+        self.names: list[str] = []
+        weights = []
+        base = 0
+        for c, chain in enumerate(chains(obj, rope.layout)):
+            j = _joints(chain, segments)
+            a = np.append(j[:-1], j[-2])  # bone i points from a[i] to b[i] along the chain
+            b = np.append(j[1:], j[-1])
+            heads.append(chain[j])
+            froms.append(chain[a])
+            tos.append(chain[b])
+            self.names += [f"rope{c}.{i:03d}" for i in range(len(j))]
+            # Skin weights of every point of the chain: between the joints around it.
+            k = np.arange(len(chain))
+            seg = np.minimum(k // segments, len(j) - 2)
+            lo, hi = j[seg], j[seg + 1]
+            weights.append((chain, base + seg, base + seg + 1, (k - lo) / (hi - lo)))
+            base += len(j)
+        self.weights = [np.concatenate(w) for w in zip(*weights, strict=True)]
+        """Per chain point: particle id, lower bone, upper bone, weight of the upper bone"""
+        world = np.stack(record.world)  # [F, N, 3]
+        head_ids, from_ids, to_ids = (np.concatenate(v) for v in (heads, froms, tos))
+        self.world_first = world[0]
+        self.p = world[:, head_ids]
+        """Joint (bone head) positions [m], world, shape [F, B, 3]"""
+        self.d = _unit(world[:, to_ids] - world[:, from_ids])
+        """Bone directions, unit, shape [F, B, 3]"""
+        self.length = np.maximum(np.linalg.norm(world[0, to_ids] - world[0, from_ids], axis=1),
+                                 MIN_BONE_LENGTH)
+        """Rest bone lengths [m], shape [B]"""
+
+
+def write_all(records: list, segments: int, scene: Any) -> None:
+    """Bake to Bones for every recorded object: skins first (one frame change for all, at
+    the first frame, before any armature exists), then all armatures in one Edit Mode
+    session (each mode switch costs a view-layer update that grows with the scene), then
+    the keys."""
     import bpy
 
-    obj, rope = record.obj, record.rope
-    chain_list = chains(obj, rope.layout)
-    world = np.stack(record.world)  # [F, N, 3]
-    heads, froms, tos, names = [], [], [], []
-    weights_of: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    base = 0
-    for c, chain in enumerate(chain_list):
-        j = _joints(chain, segments)
-        a = np.append(j[:-1], j[-2])  # direction of bone i: from a[i] to b[i] along the chain
-        b = np.append(j[1:], j[-1])
-        heads.append(chain[j])
-        froms.append(chain[a])
-        tos.append(chain[b])
-        names += [f"rope{c}.{i:03d}" for i in range(len(j))]
-        # Skin weights of every point of the chain: between the joints around it.
-        k = np.arange(len(chain))
-        seg = np.minimum(k // segments, len(j) - 2)
-        lo, hi = j[seg], j[seg + 1]
-        frac = (k - lo) / (hi - lo)
-        weights_of.append((chain, base + seg, base + seg + 1, frac))
-        base += len(j)
-    head_ids, from_ids, to_ids = (np.concatenate(v) for v in (heads, froms, tos))
-    p = world[:, head_ids]  # [F, B, 3]
-    d = _unit(world[:, to_ids] - world[:, from_ids])
-    rest_len = np.linalg.norm(world[0, to_ids] - world[0, from_ids], axis=1)
-
-    # Armature with one bone per joint at the first frame's state.
-    armature = bpy.data.armatures.new(f"{obj.name} Rig")
-    rig = bpy.data.objects.new(f"{obj.name} Rig", armature)
-    collection = obj.users_collection[0] if obj.users_collection else scene.collection
-    collection.objects.link(rig)
+    plans = [_Plan(record, segments) for record in records]
+    for plan in plans:
+        plan.record.obj.xpbd.bake.kind = "BONES"
+    meshes = {}
+    for first in sorted({r.first for r in records}):
+        scene.frame_set(first)  # the objects are still left alone by the handler (BAKING)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for record in records:
+            if record.first == first:
+                meshes[record.obj.name] = _skin_mesh(record.obj, depsgraph)
     view_layer = bpy.context.view_layer
     active = view_layer.objects.active
-    view_layer.objects.active = rig
-    bpy.ops.object.mode_set(mode="EDIT")
+    selected = [o for o in view_layer.objects if o.select_get()]
+    rigs = []
+    for plan in plans:
+        obj = plan.record.obj
+        rig = bpy.data.objects.new(f"{obj.name} Rig", bpy.data.armatures.new(f"{obj.name} Rig"))
+        collection = obj.users_collection[0] if obj.users_collection else scene.collection
+        collection.objects.link(rig)
+        obj.xpbd.bake.rig = rig
+        rigs.append(rig)
+    for o in selected:
+        o.select_set(False)
+    for rig in rigs:
+        rig.select_set(True)
+    view_layer.objects.active = rigs[0]
+    bpy.ops.object.mode_set(mode="EDIT")  # every selected armature at once
     try:
-        edit = armature.edit_bones
-        for name in names:  # bones have no bulk constructor; setup only, not per frame
-            edit.new(name)
-        tail = p[0] + d[0] * np.maximum(rest_len, MIN_BONE_LENGTH)[:, None]
-        edit.foreach_set("head", p[0].astype(np.float32).ravel())
-        edit.foreach_set("tail", tail.astype(np.float32).ravel())
+        for plan, rig in zip(plans, rigs, strict=True):
+            edit = rig.data.edit_bones
+            for name in plan.names:  # bones have no bulk constructor; setup, not per frame
+                edit.new(name)
+            tail = plan.p[0] + plan.d[0] * plan.length[:, None]
+            edit.foreach_set("head", plan.p[0].astype(np.float32).ravel())
+            edit.foreach_set("tail", tail.astype(np.float32).ravel())
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
+        for rig in rigs:
+            rig.select_set(False)
+        for o in selected:
+            o.select_set(True)
         view_layer.objects.active = active
-    order = [bone.name for bone in armature.bones]
-    position = {name: i for i, name in enumerate(order)}
-    perm = np.array([position[name] for name in names])
-    flat = np.empty(16 * len(order), dtype=np.float32)
+    for plan, rig in zip(plans, rigs, strict=True):
+        _key(plan, rig)
+        _skin(plan, rig, meshes[plan.record.obj.name])
+
+
+def _key(plan: _Plan, rig: Any) -> None:
+    """Key every bone's location and rotation on every recorded frame."""
+    obj, armature = plan.record.obj, rig.data
+    position = {bone.name: i for i, bone in enumerate(armature.bones)}
+    perm = np.array([position[name] for name in plan.names])
+    flat = np.empty(16 * len(position), dtype=np.float32)
     armature.bones.foreach_get("matrix_local", flat)
     # foreach_get gives Blender's column-major 4x4 matrices: transpose to row-major.
     matrices = flat.reshape(-1, 4, 4).transpose(0, 2, 1)[perm].astype(np.float64)
     rot, head_rest = matrices[:, :3, :3], matrices[:, :3, 3]
-
-    # Pose (bones without parent): head = R_rest loc + h_rest, Y axis = R_rest q(y).
-    loc = np.einsum("bij,fbi->fbj", rot, p - head_rest[None])
-    direction = _unit(np.einsum("bij,fbi->fbj", rot, d))
+    # Pose of a bone without parent: head = R_rest loc + h_rest, its Y axis = R_rest q(y).
+    loc = np.einsum("bij,fbi->fbj", rot, plan.p - head_rest[None])
+    direction = _unit(np.einsum("bij,fbi->fbj", rot, plan.d))
     quat = np.empty(direction.shape[:2] + (4,))
     y = np.zeros_like(direction[0])
     y[:, 1] = 1.0
@@ -176,10 +220,10 @@ def write(record: Any, segments: int, scene: Any) -> None:
     for f in range(1, len(quat)):
         q = _qmul(_min_rotation(direction[f - 1], direction[f]), quat[f - 1])
         quat[f] = q / np.linalg.norm(q, axis=1, keepdims=True)
-
     factory = action_compat.new_action(rig, f"{obj.name} XPBD Bake")
-    frames = record.frames()
-    for i, name in enumerate(names):
+    obj.xpbd.bake.action = factory.action
+    frames = plan.record.frames()
+    for i, name in enumerate(plan.names):
         for c in range(3):
             fcurve = factory.new(f'pose.bones["{name}"].location', c)
             action_compat.write_keys(fcurve, frames, loc[:, i, c])
@@ -187,23 +231,11 @@ def write(record: Any, segments: int, scene: Any) -> None:
             fcurve = factory.new(f'pose.bones["{name}"].rotation_quaternion', c)
             action_compat.write_keys(fcurve, frames, quat[:, i, c])
 
-    skin = _skin(obj, rig, names, weights_of, world[0], record.first, scene)
-    settings = obj.xpbd.bake
-    settings.action = factory.action
-    settings.rig = rig
-    settings.skin = skin
-    settings.hid_viewport, settings.hid_render = obj.hide_viewport, obj.hide_render
-    obj.hide_viewport = True
-    obj.hide_render = True
 
-
-def _skin(obj: Any, rig: Any, names: list[str], weights_of: list, rest_world: np.ndarray,
-          first: int, scene: Any) -> Any:
-    """The rope as a mesh at frame ``first``, in world space, skinned to ``rig``."""
+def _skin_mesh(obj: Any, depsgraph: Any) -> Any:
+    """The rope as it renders at the depsgraph's frame, as a mesh in world space."""
     import bpy
 
-    scene.frame_set(first)  # the object is still left alone by the handler (BAKING)
-    depsgraph = bpy.context.evaluated_depsgraph_get()
     evaluated = obj.evaluated_get(depsgraph)
     mesh = bpy.data.meshes.new_from_object(evaluated, preserve_all_data_layers=False,
                                            depsgraph=depsgraph)
@@ -211,29 +243,34 @@ def _skin(obj: Any, rig: Any, names: list[str], weights_of: list, rest_world: np
     mesh.transform(evaluated.matrix_world)
     if "xpbd_rest" in mesh.attributes:  # the rope's stored rest shape means nothing here
         mesh.attributes.remove(mesh.attributes["xpbd_rest"])
-    for prop in ("xpbd_rest_signature",):
-        if prop in mesh:
-            del mesh[prop]
+    if "xpbd_rest_signature" in mesh:
+        del mesh["xpbd_rest_signature"]
+    return mesh
+
+
+def _skin(plan: _Plan, rig: Any, mesh: Any) -> None:
+    """Parent ``mesh`` to ``rig`` as a skinned object; hide the rope."""
+    import bpy
+
+    obj = plan.record.obj
     skin = bpy.data.objects.new(f"{obj.name} Skin", mesh)
-    (rig.users_collection[0]).objects.link(skin)
+    rig.users_collection[0].objects.link(skin)
+    settings = obj.xpbd.bake
+    settings.skin = skin
     skin.parent = rig
     modifier = skin.modifiers.new("XPBD Rig", "ARMATURE")
     modifier.object = rig
-
-    point_ids = np.concatenate([w[0] for w in weights_of])
-    lower = np.concatenate([w[1] for w in weights_of])
-    upper = np.concatenate([w[2] for w in weights_of])
-    frac = np.concatenate([w[3] for w in weights_of])
+    point_ids, lower, upper, frac = plan.weights
     count = len(mesh.vertices)
     co = np.empty(3 * count, dtype=np.float32)
     mesh.attributes["position"].data.foreach_get("vector", co)
-    nearest = _nearest(co.reshape(-1, 3).astype(np.float64), rest_world[point_ids])
+    nearest = _nearest(co.reshape(-1, 3).astype(np.float64), plan.world_first[point_ids])
     bone = np.concatenate([lower[nearest], upper[nearest]])
     weight = np.concatenate([1.0 - frac[nearest], frac[nearest]])
     vertex = np.concatenate([np.arange(count), np.arange(count)])
     keep = weight > 1e-6
     bone, weight, vertex = bone[keep], weight[keep], vertex[keep]
-    groups = [skin.vertex_groups.new(name=name) for name in names]
+    groups = [skin.vertex_groups.new(name=name) for name in plan.names]
     # vertex_groups have no bulk setter: one add() per (bone, weight) pair of values.
     code = bone * 1_000_003 + np.round(weight * 1e6).astype(np.int64)
     order = np.argsort(code, kind="stable")
@@ -241,7 +278,9 @@ def _skin(obj: Any, rig: Any, names: list[str], weights_of: list, rest_world: np
     for s, e in zip(starts, np.append(starts[1:], len(order)), strict=True):
         ids = order[s:e]
         groups[int(bone[ids[0]])].add(vertex[ids].tolist(), float(weight[ids[0]]), "REPLACE")
-    return skin
+    settings.hid_viewport, settings.hid_render = obj.hide_viewport, obj.hide_render
+    obj.hide_viewport = True
+    obj.hide_render = True
 
 
 def free(obj: Any) -> None:

@@ -1,0 +1,171 @@
+"""Bake figures: 250 frames of 100 ropes x 100 points, next to Blender's own Soft Body bake.
+
+    .venv/bin/python benchmarks/bench_bake.py [--quick] [--frames N]
+
+Runs in the dev venv's bpy (5.0.1), headless. Each case builds a fresh scene (24 fps,
+gravity -9.81 m/s^2, ropes 2 m long laid along +X and released, first point pinned; the
+layout of ``_ropes_bpy.py``), bakes frames 1..N and reports:
+
+- ``simulate``: stepping every frame (``scene.frame_set`` + pin targets + ``core.step``, the
+  live simulation's own path), ``write``: creating the animation data, ``total``: both,
+  the number of F-Curves / shape keys written, and ``play``: the median ms of
+  ``scene.frame_set`` on the baked result (what a farm or the viewport then pays per frame,
+  add-on not involved).
+- Soft Body: Blender's own bake of the same ropes as one edge mesh (``ptcache.bake_all``;
+  the settings of ``blender_builtin.py``: goal on the pin group, edges on), as a reference
+  for what a native bake of this size costs.
+
+Cases: curves as 100 objects (one spline each) and as one object with 100 splines (F-Curve
+creation in one Action grows with the square of its channels: see ``action_compat``),
+bones (100 objects -> 100 armatures of 100 bones), the mesh (one object, 100 chains) to
+shape keys. numba is compiled/loaded by a small warm-up bake first, not timed.
+Output: a Markdown table, and ``out/bench_bake.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import _ropes_bpy as layout  # noqa: E402
+import xpbd_addon  # noqa: E402
+from xpbd_addon import dependencies  # noqa: E402
+from xpbd_addon.blender import bake  # noqa: E402
+
+ROPES, POINTS = 100, 100
+
+
+def _fresh(frames: int) -> object:
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 24, 1.0
+    scene.frame_start, scene.frame_end = 1, frames
+    scene.frame_set(1)
+    return scene
+
+
+def _curves(scene, ropes: int, points: int, objects: bool) -> list:
+    pos = layout.rope_positions(ropes, points, horizontal=True)
+    w = np.ones((points, 1), dtype=np.float32)
+    out = []
+    curve = None
+    for r in range(ropes):
+        if curve is None or objects:
+            curve = bpy.data.curves.new(f"rope{r}", "CURVE")
+            curve.dimensions = "3D"
+            obj = bpy.data.objects.new(f"rope{r}", curve)
+            scene.collection.objects.link(obj)
+            out.append(obj)
+        spline = curve.splines.new("POLY")
+        spline.points.add(points - 1)
+        spline.points.foreach_set("co", np.hstack([pos[r], w]).ravel())
+    for obj in out:
+        obj.xpbd.pin_first = True
+        obj.xpbd.enabled = True
+    return out
+
+
+def _mesh(scene, ropes: int, points: int) -> list:
+    obj = layout.make_edge_mesh_object("ropes", ropes, points, horizontal=True)
+    obj.xpbd.pin_group = layout.PIN_GROUP
+    obj.xpbd.enabled = True
+    return [obj]
+
+
+def _play_ms(scene, frames: int) -> float:
+    times = []
+    for f in np.random.default_rng(1).permutation(np.arange(1, frames + 1))[:40]:
+        t0 = time.perf_counter()
+        scene.frame_set(int(f))
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def bake_case(name: str, frames: int, build, target: str = "KEYS") -> dict:
+    scene = _fresh(frames)
+    objects = build(scene)
+    t0 = time.perf_counter()
+    job = bake.BakeJob(bpy.context, objects, target)
+    job.run(report_every=1e9)
+    t1 = time.perf_counter()
+    job.write()
+    t2 = time.perf_counter()
+    channels = 0
+    for obj in objects:
+        s = obj.xpbd.bake
+        if s.kind == "SHAPE_KEYS":
+            channels += len(obj.data.shape_keys.key_blocks) - 1
+        elif s.action is not None:
+            channels += sum(len(bag.fcurves) for layer in s.action.layers
+                            for strip in layer.strips for bag in strip.channelbags)
+    return {"case": name, "frames": frames, "simulate_s": t1 - t0, "write_s": t2 - t1,
+            "total_s": t2 - t0, "channels": channels, "play_ms": _play_ms(scene, frames)}
+
+
+def soft_body_case(frames: int) -> dict:
+    scene = _fresh(frames)
+    obj = layout.make_edge_mesh_object("ropes", ROPES, POINTS, horizontal=True)
+    mod = obj.modifiers.new("Softbody", "SOFT_BODY")
+    sb = obj.soft_body
+    sb.use_goal, sb.vertex_group_goal, sb.goal_default = True, layout.PIN_GROUP, 1.0
+    mod.point_cache.frame_start, mod.point_cache.frame_end = 1, frames
+    t0 = time.perf_counter()
+    with bpy.context.temp_override(scene=scene, active_object=obj, object=obj):
+        bpy.ops.ptcache.bake_all(bake=True)
+    t1 = time.perf_counter()
+    if not mod.point_cache.is_baked:
+        raise RuntimeError("Soft Body did not bake")
+    return {"case": "Soft Body bake (Blender, 1 edge mesh)", "frames": frames,
+            "simulate_s": t1 - t0, "write_s": 0.0, "total_s": t1 - t0, "channels": 0,
+            "play_ms": _play_ms(scene, frames)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="50 frames instead of 250")
+    parser.add_argument("--frames", type=int, default=None)
+    args = parser.parse_args(argv)
+    frames = args.frames or (50 if args.quick else 250)
+    xpbd_addon.register()
+    reason = dependencies.load_numba()
+    if reason:
+        print(reason)
+        return 1
+    bake_case("warm-up", 5, lambda s: _curves(s, 2, 10, True))  # numba compile/load
+    rows = [
+        bake_case("curves, 100 objects -> point keyframes", frames,
+                  lambda s: _curves(s, ROPES, POINTS, True)),
+        bake_case("curves, 1 object x 100 splines -> point keyframes", frames,
+                  lambda s: _curves(s, ROPES, POINTS, False)),
+        bake_case("curves, 100 objects -> bones (100 armatures)", frames,
+                  lambda s: _curves(s, ROPES, POINTS, True), "BONES"),
+        bake_case("mesh, 1 object x 100 chains -> shape keys", frames,
+                  lambda s: _mesh(s, ROPES, POINTS)),
+        soft_body_case(frames),
+    ]
+    print(f"\n{ROPES} ropes x {POINTS} points, {frames} frames, bpy {bpy.app.version_string}\n")
+    print("| case | simulate s | write s | total s | F-Curves / keys | play ms/frame |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['case']} | {r['simulate_s']:.2f} | {r['write_s']:.2f} | "
+              f"{r['total_s']:.2f} | {r['channels']} | {r['play_ms']:.1f} |")
+    out = REPO / "out" / "bench_bake.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
