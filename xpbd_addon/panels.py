@@ -1,6 +1,6 @@
 """The "XPBD Rope" panel in Properties > Physics, laid out like Blender's physics panels:
-an enable toggle in the header, the solver settings, then Stiffness, Pins and Cache
-sub-panels."""
+an enable toggle in the header, the solver settings, then Stiffness, Collision, Pins and
+Cache sub-panels."""
 
 from __future__ import annotations
 
@@ -115,6 +115,36 @@ class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
             layout.label(text="Bending needs the Direct solver", icon="INFO")
 
 
+class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Rope radius, Collision objects, ground plane, self-collision."""
+
+    bl_label = "Collision"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        col = layout.column()
+        col.prop(settings, "radius")
+        col.prop(settings, "use_collision")
+        col.prop(settings, "use_ground")
+        sub = col.column(align=True)
+        sub.active = settings.use_ground
+        sub.prop(settings, "ground_height")
+        sub.prop(settings, "ground_friction")
+        col.prop(settings, "use_self_collision")
+        sub = col.column()
+        sub.active = settings.use_self_collision
+        sub.prop(settings, "self_friction")
+        entry = sim.REGISTRY.get(obj.session_uid)
+        for note in entry.collider_problems if entry is not None else ():
+            layout.label(text=note, icon="INFO")
+
+
 class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "Pins"
     bl_parent_id = "XPBD_PT_rope"
@@ -156,7 +186,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         row.operator("xpbd.reset", text="Reset All").all_objects = True
 
 
-CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
+CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_collision, XPBD_PT_rope_pins,
+           XPBD_PT_rope_cache)
 
 
 

@@ -65,6 +65,13 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         stretch_stiffness: float
         use_bend_stiffness: bool
         bend_stiffness: float
+        radius: float
+        use_collision: bool
+        use_ground: bool
+        ground_height: float
+        ground_friction: float
+        use_self_collision: bool
+        self_friction: float
     else:
         bake: PointerProperty(type=XPBD_PG_bake, name="Bake",
                               description="Bake settings and the record of a bake")
@@ -171,6 +178,35 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
             description="Material mode: bending stiffness EI [N m^2]: a clamped end of length "
                         "L [m] and weight q [N/m] droops by q L^4/(8 EI) (2e-3 = a 10 mm "
                         "rope, 0.3 = a 6 mm steel cable)")
+        # Collision (blender/colliders.py reads the colliders of each frame).
+        radius: FloatProperty(
+            name="Radius", default=0.005, min=0.0, soft_max=0.1, unit="LENGTH", precision=4,
+            description="Rope radius r [m], half its thickness: contacts keep the rope's "
+                        "points r (+ the collider's Thickness Outer) away from colliders and "
+                        "rope segments 2r apart. 0 = a thin line")
+        use_collision: BoolProperty(
+            name="Collision Objects", default=True,
+            description="Collide with visible mesh objects that have Collision physics; "
+                        "their Thickness Outer [m] and Friction (mu = Friction/100, as "
+                        "Blender's cloth) are used")
+        use_ground: BoolProperty(
+            name="Ground", default=False,
+            description="An infinite ground plane at Height (world z): the rope rests on it")
+        ground_height: FloatProperty(
+            name="Height", default=0.0, unit="LENGTH", precision=3,
+            description="World height z [m] of the ground plane")
+        ground_friction: FloatProperty(
+            name="Friction", default=0.5, min=0.0, soft_max=2.0, precision=2,
+            description="Coulomb friction coefficient mu [-] of the ground (static and "
+                        "dynamic): 0 = ice, 0.5 = rope on wood, 1 = rubber")
+        use_self_collision: BoolProperty(
+            name="Self Collision", default=False,
+            description="Rope segments of this object push each other apart (a rope coils "
+                        "on the floor, two splines can twist around each other). Needs a "
+                        "radius > 0; costs extra time")
+        self_friction: FloatProperty(
+            name="Friction", default=0.2, min=0.0, soft_max=2.0, precision=2,
+            description="Coulomb friction coefficient mu [-] between rope segments")
 
 
 CLASSES = (XPBD_PG_bake, XPBD_PG_settings)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import geometry, pins, rest, stiffness
+from . import colliders, geometry, pins, rest, stiffness
 from .geometry import Layout, RopeError
 
 MIN_SCALE_DET = 1e-12
@@ -43,6 +43,9 @@ class Frame:
     """Particle velocities [m/s] (world space), shape [N, 3], float64"""
     targets: np.ndarray
     """Pin targets [m] at this frame (world space), shape [pinned_count, 3]"""
+    colliders: colliders.Snapshot | None = None
+    """The scene's colliders at this frame, the start of the next frame's collider motion;
+    only kept on the newest cached frame (the only one a frame is simulated from)"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -63,7 +66,9 @@ def settings_key(obj: Any, scene: Any) -> str:
     s = obj.xpbd
     # Whether the pin group exists is part of the key: deleting it must stop the simulation.
     group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
-    return repr((stiffness.key(s), s.substeps, s.damping, s.pin_group, group,
+    contact = (s.radius, s.use_collision, s.use_ground, s.ground_height, s.ground_friction,
+               s.use_self_collision, s.self_friction)
+    return repr((stiffness.key(s), contact, s.substeps, s.damping, s.pin_group, group,
                  s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
                  frame_dt(scene), geometry.topology_signature(obj)))
 
@@ -75,6 +80,12 @@ def _check_settings(obj: Any, scene: Any) -> None:
         raise RopeError(f"Substeps must be 1 or more (got {s.substeps})")
     if not (math.isfinite(s.damping) and s.damping >= 0.0):
         raise RopeError(f"Damping must be a number >= 0 1/s (got {s.damping})")
+    if not (math.isfinite(s.radius) and s.radius >= 0.0):
+        raise RopeError(f"Radius must be a number >= 0 m (got {s.radius})")
+    for name in ("ground_height", "ground_friction", "self_friction"):
+        if not math.isfinite(getattr(s, name)):
+            raise RopeError(f"{name.replace('_', ' ').capitalize()} must be a number "
+                            f"(got {getattr(s, name)})")
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
     if s.frame_end <= s.frame_start:
@@ -128,7 +139,9 @@ class RopeSim:
         arguments = stiffness.model_arguments(settings, world_rest, layout.edges, self.pinned)
         try:
             self.model = core.Model(world_rest, layout.edges, damping=settings.damping,
-                                    **arguments)
+                                    radius=settings.radius,
+                                    self_collision=bool(settings.use_self_collision),
+                                    self_friction=settings.self_friction, **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
         self.substeps = int(settings.substeps)
@@ -137,6 +150,9 @@ class RopeSim:
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
+        self.collider_problems: tuple[str, ...] = ()
+        """Notes on the colliders of the last frame read (skipped or open meshes), for the
+        panel"""
         # Object-space float32 buffer that foreach_set takes: [N, 3] for meshes, [N, 4]
         # (co + NURBS weight, filled once) for curves, so each spline writes a slice of it.
         width = 3 if layout.kind == "MESH" else 4
@@ -158,26 +174,46 @@ class RopeSim:
                             "targets' transforms)")
         return t
 
+    def read_colliders(self, obj: Any, depsgraph: Any,
+                       previous: Frame | None = None) -> colliders.Snapshot:
+        """The scene's colliders (and ground) for this rope at the depsgraph's frame.
+        ``previous``: the frame simulated from, whose collider analysis is reused."""
+        snapshot = colliders.read(depsgraph, obj.xpbd, obj.name,
+                                  previous.colliders if previous is not None else None)
+        self.collider_problems = snapshot.problems
+        return snapshot
+
     # --- frames ----------------------------------------------------------------------------
-    def reset_frame(self, world: np.ndarray, targets: np.ndarray) -> Frame:
-        """The start-frame state: the rest shape placed by ``world``, pins on their targets."""
+    def reset_frame(self, world: np.ndarray, targets: np.ndarray,
+                    snapshot: colliders.Snapshot | None = None) -> Frame:
+        """The start-frame state: the rest shape placed by ``world``, pins on their targets;
+        ``snapshot``: the colliders at the start frame (``read_colliders``)."""
         x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
-        return Frame(x, np.zeros_like(x), targets)
+        return Frame(x, np.zeros_like(x), targets, snapshot)
 
-    def step_frame(self, previous: Frame, targets: np.ndarray) -> Frame:
-        """Simulate one frame from ``previous`` with pins ending on ``targets``."""
+    def step_frame(self, previous: Frame, targets: np.ndarray,
+                   snapshot: colliders.Snapshot | None = None, *,
+                   start: colliders.Snapshot | None = None,
+                   part: tuple[float, float] = (0.0, 1.0)) -> Frame:
+        """Simulate one frame from ``previous`` with pins ending on ``targets`` and colliders
+        ending at ``snapshot`` (None: no colliders), moving from ``start`` (default: the
+        colliders of ``previous``), or over the fraction ``part`` of that motion."""
         state = core.State(previous.x.copy(), previous.v.copy())
         pin_targets = self._pin_targets
         pin_targets[self.pinned_ids] = targets
+        contacts: list[Any] = []
+        if snapshot is not None:
+            contacts = colliders.for_step(start if start is not None else previous.colliders,
+                                          snapshot, *part)
         try:
             core.step(self.model, state, self.dt, self.substeps, gravity=self.gravity,
-                      pin_targets=pin_targets)
+                      pin_targets=pin_targets, colliders=contacts)
         except ValueError as exc:
             raise RopeError(f"The solver refused the input: {exc}") from exc
         if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
             raise RopeError("The simulation produced NaN; nothing was written")
-        return Frame(state.x, state.v, targets)
+        return Frame(state.x, state.v, targets, snapshot)
 
     def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
              keep_cache: bool = False) -> int | None:
@@ -191,7 +227,8 @@ class RopeSim:
         if frame <= self.frame_start:
             if not (keep_cache and self.frame_start in self.cache):
                 targets = self.targets(obj, depsgraph, render)
-                self.cache = {self.frame_start: self.reset_frame(world, targets)}
+                self.cache = {self.frame_start: self.reset_frame(
+                    world, targets, self.read_colliders(obj, depsgraph))}
             self.write_rest(obj)
             return None
         frame = min(frame, self.frame_end)
@@ -200,7 +237,10 @@ class RopeSim:
             last = max(self.cache) if self.cache else None
             if last is None or frame != last + 1:
                 return self.frame_start if last is None else last + 1
-            cached = self.step_frame(self.cache[last], self.targets(obj, depsgraph, render))
+            previous = self.cache[last]
+            cached = self.step_frame(previous, self.targets(obj, depsgraph, render),
+                                     self.read_colliders(obj, depsgraph, previous))
+            previous.colliders = None  # never simulated from again
             self.cache[frame] = cached
         self.write(obj, world, cached.x)
         return None
@@ -213,13 +253,20 @@ class RopeSim:
         end_targets = self.targets(obj, depsgraph, render)
         if not self.cache:
             world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
-            self.cache[self.frame_start] = self.reset_frame(world, end_targets)
+            self.cache[self.frame_start] = self.reset_frame(
+                world, end_targets, self.read_colliders(obj, depsgraph))
         last = max(self.cache)
         start_targets = self.cache[last].targets
+        # Colliders too move linearly from the last cached frame to this one.
+        start = self.cache[last].colliders
+        end = self.read_colliders(obj, depsgraph, self.cache[last])
         for k in range(last + 1, frame + 1):
             s = (k - last) / (frame - last)
+            s_before = (k - 1 - last) / (frame - last)
             targets = (1.0 - s) * start_targets + s * end_targets
-            self.cache[k] = self.step_frame(self.cache[k - 1], targets)
+            self.cache[k] = self.step_frame(self.cache[k - 1], targets, end, start=start,
+                                            part=(s_before, s))
+            self.cache[k - 1].colliders = None
 
     # --- writing ---------------------------------------------------------------------------
     def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:

@@ -1,0 +1,228 @@
+"""Collisions in real Blender (issue 7): ropes rest on the ground plane, on a plane and on a box
+with Blender's Collision physics, a collider swept through a rope at 5 m/s pushes it instead of
+passing through, and a rope swung against a wall at 5 m/s does not tunnel. The colliders are
+read from the evaluated depsgraph every frame."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from xpbd_addon.blender import sim
+
+from . import ropes
+
+R = 0.01  # rope radius [m]
+
+
+def _rope(scene, *, n=40, length=1.0, height=0.3, substeps=10, name="rope", x0=0.0):
+    """A free horizontal poly curve (no pins) at ``height`` [m] along x."""
+    obj = ropes.curve_rope(scene, "POLY", n=n, length=length, name=name)
+    obj.location = (x0, 0.0, height)
+    s = obj.xpbd
+    s.pin_first = False
+    s.radius = R
+    s.substeps = substeps
+    s.damping = 1.0
+    return obj
+
+
+def _collider(obj, thickness=0.0, friction=5.0):
+    """Collision physics on ``obj`` (friction: Blender's 0-80 scale, default 5 = mu 0.05)."""
+    obj.modifiers.new("Collision", "COLLISION")
+    obj.collision.thickness_outer = thickness
+    obj.collision.cloth_friction = friction
+    return obj
+
+
+def _box(scene, location, size, name="box"):
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=location)
+    obj = bpy.context.object
+    obj.name = name
+    obj.scale = size
+    return obj
+
+
+def _box_distance(points, center, half):
+    """Signed distance [m] of ``points`` to an axis-aligned box (negative inside)."""
+    q = np.abs(points - np.asarray(center)) - np.asarray(half)
+    outside = np.linalg.norm(np.maximum(q, 0.0), axis=1)
+    return outside + np.minimum(q.max(axis=1), 0.0)
+
+
+@pytest.mark.parametrize("substeps", [10, 40])
+def test_rope_rests_on_the_ground_plane(scene, substeps):
+    obj = _rope(scene, substeps=substeps)
+    obj.xpbd.use_ground = True
+    obj.xpbd.ground_height = -0.1
+    ropes.play(scene, 1, 36)
+    z = ropes.world_points(obj)[:, 2]
+    assert z.min() > -0.1 + 0.9 * R  # no point deeper than 10 % of the radius
+    assert z.max() < -0.1 + 1.5 * R  # and it came down: it lies on the ground
+
+
+@pytest.mark.parametrize("substeps", [10, 40])
+def test_rope_rests_on_a_plane_collider(scene, substeps):
+    bpy.ops.mesh.primitive_plane_add(size=4.0, location=(0.5, 0.0, 0.0))
+    _collider(bpy.context.object, thickness=0.005)
+    obj = _rope(scene, substeps=substeps)
+    ropes.play(scene, 1, 36)
+    z = ropes.world_points(obj)[:, 2]
+    assert z.min() > R + 0.005 - 0.1 * R
+    assert z.max() < R + 0.005 + 0.5 * R
+    assert sim.status(obj) is None
+
+
+@pytest.mark.parametrize("substeps", [10, 40])
+def test_rope_drapes_over_a_box_collider(scene, substeps):
+    """A 2 m rope dropped across a 1 m box: it lies on the top and hangs down both sides."""
+    center, half = (0.0, 0.0, 0.5), (0.5, 0.5, 0.5)
+    _collider(_box(scene, center, (1.0, 1.0, 1.0)), thickness=0.0)
+    obj = _rope(scene, n=60, length=2.0, height=1.2, substeps=substeps, x0=-1.0)
+    worst = np.inf
+    for frame in range(1, 49):
+        scene.frame_set(frame)
+        points = ropes.world_points(obj)
+        worst = min(worst, _box_distance(points, center, half).min())
+    assert worst > 0.9 * R  # never deeper than 10 % of the radius, at any frame
+    top = points[np.abs(points[:, 0]) < 0.4]
+    assert np.all(np.abs(top[:, 2] - (1.0 + R)) < 0.5 * R)  # resting on the top face
+    assert points[:, 2].min() < 0.8  # and both ends hang down the sides
+    assert points[0, 2] < 0.8 and points[-1, 2] < 0.8
+
+
+def _move_x(obj, x0, speed):
+    """Drive ``obj``'s x location [m] from ``x0`` at frame 1 at a constant ``speed`` [m/s]
+    (a driver: exactly linear, whatever the keyframe interpolation preferences)."""
+    fcurve = obj.driver_add("location", 0)
+    fcurve.driver.type = "SCRIPTED"
+    fcurve.driver.expression = f"{x0} + (frame - 1) * {speed} / 24.0"
+
+
+def _tunnelled(before, after, box_x_before, box_x_after, z_range):
+    """Points that changed side of a moving box's middle plane while staying within its height
+    (passing through it, not around it)."""
+    low, high = z_range
+    inside_band = ((before[:, 2] > low) & (before[:, 2] < high)
+                   & (after[:, 2] > low) & (after[:, 2] < high))
+    flipped = np.sign(before[:, 0] - box_x_before) != np.sign(after[:, 0] - box_x_after)
+    return np.flatnonzero(inside_band & flipped)
+
+
+def test_a_collider_swept_through_a_rope_at_5_m_s_pushes_it(scene):
+    """A box 'hand' 0.1 m thick moving at 5 m/s (0.21 m per frame, twice its thickness) through
+    a rope hanging from a pin: the rope is carried along, never passed through."""
+    half = np.array([0.05, 0.5, 0.1])
+    box = _collider(_box(scene, (-0.5, 0.0, 0.5), 2 * half, name="hand"), thickness=0.0)
+    _move_x(box, -0.5, 5.0)
+    rope = ropes.curve_rope(scene, "POLY", n=50, length=1.0, axis=2, name="hanging")
+    rope.location = (0.0, 0.0, 1.0)
+    rope.xpbd.radius = R
+    rope.xpbd.substeps = 10
+    previous, box_x = ropes.world_points(rope), -0.5
+    pushed = False
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        points = ropes.world_points(rope)
+        x = box.matrix_world.translation.x
+        distance = _box_distance(points, (x, 0.0, 0.5), half)
+        assert distance.min() > 0.9 * R, f"frame {frame}: a point inside the box"
+        assert not len(_tunnelled(previous, points, box_x, x, (0.4, 0.6))), f"frame {frame}"
+        assert ropes.length(points) < 1.1, f"frame {frame}: the rope stretched"
+        pushed |= points[:, 0].max() > 0.2
+        previous, box_x = points, x
+    assert pushed  # the box really met the rope and carried it
+    assert sim.status(rope) is None
+
+
+def test_a_rope_swinging_at_5_m_s_into_a_wall_does_not_tunnel(scene):
+    """A 1.3 m rope released from horizontal swings down (its tip at about 5 m/s at the
+    bottom) into a 10 cm wall below its pivot: the part below the wall's top is stopped, never
+    passes through."""
+    half = np.array([0.05, 1.0, 0.25])
+    center = (-0.3, 0.0, 0.25)
+    _collider(_box(scene, center, 2 * half, name="wall"), thickness=0.0)
+    rope = ropes.curve_rope(scene, "POLY", n=60, length=1.3, name="swinging")
+    rope.location = (0.0, 0.0, 1.5)
+    rope.xpbd.radius = R
+    rope.xpbd.substeps = 10
+    scene.frame_set(1)
+    previous, fastest = ropes.world_points(rope), 0.0
+    for frame in range(2, 37):
+        scene.frame_set(frame)
+        points = ropes.world_points(rope)
+        fastest = max(fastest, np.linalg.norm(points - previous, axis=1).max() * 24.0)
+        assert _box_distance(points, center, half).min() > 0.9 * R, frame
+        assert not len(_tunnelled(previous, points, -0.3, -0.3, (-1.0, 0.5 - R))), frame
+        previous = points
+    assert fastest > 4.5  # [m/s]: it hit the wall at speed
+    low = points[points[:, 2] < 0.5 - R]
+    assert len(low) and np.all(low[:, 0] > -0.3)  # what hangs below the top stayed in front
+
+
+@pytest.mark.xfail(reason="core (WIP): a rope starting inside a closed collider is pushed out "
+                          "but stretches ~60 % and reaches ~30 m/s on the way (measured with "
+                          "the core of d511ae0); the Blender side passes the box as it should",
+                   strict=False)
+def test_a_rope_starting_inside_a_box_is_pushed_out_gently(scene):
+    center, half = (0.5, 0.0, 0.0), (0.3, 0.3, 0.3)
+    _collider(_box(scene, center, (0.6, 0.6, 0.6)))
+    obj = _rope(scene, n=30, length=1.0, height=0.0)  # the middle third inside the box
+    obj.xpbd.use_ground = True
+    obj.xpbd.ground_height = -0.3
+    ropes.play(scene, 1, 48)
+    entry = sim.REGISTRY[obj.session_uid]
+    assert sim.status(obj) is None
+    assert max(np.abs(f.v).max() for f in entry.cache.values()) < 3.0  # [m/s]: no explosion
+    assert _box_distance(ropes.world_points(obj), center, half).min() > 0.9 * R
+
+
+def test_a_bad_collider_is_reported_and_skipped(scene):
+    bpy.ops.mesh.primitive_plane_add(size=4.0, location=(0.5, 0.0, -0.5))
+    broken = _collider(bpy.context.object)
+    broken.name = "broken"
+    co = np.zeros(3 * len(broken.data.vertices), dtype=np.float32)
+    broken.data.vertices.foreach_get("co", co)
+    co[0] = np.nan
+    broken.data.vertices.foreach_set("co", co)
+    broken.data.update()
+    edges = bpy.data.meshes.new("edges")  # no faces: nothing to collide with, ignored
+    edges.from_pydata([(0, 0, -0.2), (1, 0, -0.2)], [(0, 1)], [])
+    _collider(ropes.link(scene, "edges", edges))
+    obj = _rope(scene)
+    obj.xpbd.use_ground = True
+    obj.xpbd.ground_height = -1.0
+    ropes.play(scene, 1, 36)
+    assert sim.status(obj) is None
+    problems = sim.REGISTRY[obj.session_uid].collider_problems
+    assert any("'broken' skipped" in p and "vertices" in p for p in problems), problems
+    z = ropes.world_points(obj)[:, 2]
+    assert np.all(np.isfinite(z)) and z.min() > -1.0 + 0.9 * R  # fell through to the ground
+
+
+def test_collision_switches_and_disabled_modifiers(scene):
+    bpy.ops.mesh.primitive_plane_add(size=4.0, location=(0.5, 0.0, 0.0))
+    floor = _collider(bpy.context.object)
+    off = _rope(scene, name="off")
+    off.xpbd.use_collision = False
+    on = _rope(scene, name="on")
+    ropes.play(scene, 1, 24)
+    assert ropes.world_points(off)[:, 2].min() < -0.5
+    assert ropes.world_points(on)[:, 2].min() > 0.9 * R
+    floor.modifiers["Collision"].show_viewport = False  # like Blender's cloth: not a collider
+    bpy.ops.xpbd.reset(all_objects=True)
+    ropes.play(scene, 1, 24)
+    assert ropes.world_points(on)[:, 2].min() < -0.5
+
+
+@pytest.mark.parametrize("field, value", [("radius", 0.02), ("use_ground", True),
+                                          ("use_self_collision", True),
+                                          ("use_collision", False)])
+def test_changing_a_collision_setting_invalidates_the_cache(scene, field, value):
+    obj = _rope(scene)
+    ropes.play(scene, 1, 10)
+    entry = sim.REGISTRY[obj.session_uid]
+    setattr(obj.xpbd, field, value)
+    scene.frame_set(10)
+    assert sim.REGISTRY[obj.session_uid] is not entry
