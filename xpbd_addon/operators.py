@@ -96,8 +96,8 @@ class XPBD_OT_rope_add(bpy.types.Operator):
                               unit="LENGTH", description="Rest length of the rope [m]")
         thickness: FloatProperty(name="Thickness", default=0.01, min=0.0, soft_max=1.0,
                                  unit="LENGTH",
-                                 description="Radius of the rendered rope [m] (curve bevel "
-                                             "depth)")
+                                 description="Radius of the rope [m]: the curve's bevel "
+                                             "depth and its collision radius")
 
     def execute(self, context: Any) -> Any:
         curve = bpy.data.curves.new("XPBD Rope", "CURVE")
@@ -117,6 +117,7 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         obj.select_set(True)
         context.view_layer.objects.active = obj
         obj.xpbd.pin_first = True
+        obj.xpbd.radius = self.thickness  # contacts at the rendered surface
         obj.xpbd.enabled = True
         return {"FINISHED"}
 

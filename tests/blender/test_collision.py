@@ -226,3 +226,9 @@ def test_changing_a_collision_setting_invalidates_the_cache(scene, field, value)
     setattr(obj.xpbd, field, value)
     scene.frame_set(10)
     assert sim.REGISTRY[obj.session_uid] is not entry
+
+
+def test_added_rope_collides_at_its_rendered_thickness(scene):
+    assert bpy.ops.xpbd.rope_add(thickness=0.02) == {"FINISHED"}
+    obj = bpy.context.active_object
+    assert obj.xpbd.radius == pytest.approx(obj.data.bevel_depth) == pytest.approx(0.02)
