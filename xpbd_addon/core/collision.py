@@ -58,6 +58,7 @@ class _Topology:
     triangle_edges: np.ndarray
     """int64 (T, 3) edge id of (v0, v1), (v1, v2), (v2, v0) of each triangle"""
     edge_count: int
+    vertex_count: int
     closed: bool
     problems: tuple[str, ...]
 
@@ -98,6 +99,9 @@ class Collider:
         """Static friction coefficient mu_s"""
         self.dynamic_friction = as_nonnegative_float(dynamic_friction, "dynamic_friction")
         """Dynamic (kinetic) friction coefficient mu_k"""
+        if _topology is not None and _topology.vertex_count != len(self.vertices):
+            raise ValueError(f"vertices: expected {_topology.vertex_count} vertices (the "
+                             f"mesh's), got {len(self.vertices)}")
         self._topology = _topology if _topology is not None else _analyse(
             self.vertices, _as_triangles(triangles, len(self.vertices)))
 
@@ -211,7 +215,7 @@ def _analyse(vertices: np.ndarray, triangles: np.ndarray) -> _Topology:
     if len(triangles) == 0:
         problems.append("no usable triangles: the collider does nothing")
         empty = np.zeros((0, 3), dtype=np.int64)
-        return _Topology(empty, empty, 0, False, tuple(problems))
+        return _Topology(empty, empty, 0, len(vertices), False, tuple(problems))
     directed = np.stack([triangles, np.roll(triangles, -1, axis=1)], axis=-1).reshape(-1, 2)
     undirected = np.sort(directed, axis=1)
     keys, edge_of, uses = np.unique(undirected, axis=0, return_inverse=True, return_counts=True)
@@ -236,7 +240,7 @@ def _analyse(vertices: np.ndarray, triangles: np.ndarray) -> _Topology:
         problems.append("inconsistent face winding: treated as a two-sided shell")
     return _Topology(np.ascontiguousarray(triangles),
                      np.ascontiguousarray(edge_of.reshape(-1, 3).astype(np.int64)),
-                     int(len(keys)), closed, tuple(problems))
+                     int(len(keys)), len(vertices), closed, tuple(problems))
 
 
 # ------------------------------------------------------------- per-frame contact set-up
@@ -362,3 +366,99 @@ def motion_bound(x: np.ndarray, v: np.ndarray, free: np.ndarray, pin_end: np.nda
     free_motion = MOTION_SAFETY * (speed * dt + 0.5 * float(np.linalg.norm(gravity)) * dt * dt)
     pinned_motion = np.sqrt(np.einsum("ij,ij->i", pin_end - x, pin_end - x))
     return np.where(free, free_motion, pinned_motion)
+
+
+class FrameContacts:
+    """The contacts of one frame: set up from the state at its start (broad phase), then
+    ``project`` at the end of every substep.
+
+    The broad phase assumes each particle stays within its reach of where it was at the
+    start; a rope yanked by a collider or a whip can break that. ``project`` checks it after
+    every substep and redoes the broad phase from the current positions when some particle
+    left its reach (then the candidates again hold every contact that can happen)."""
+
+    def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
+                 dt: float, substeps: int, gravity: np.ndarray, meshes: list[Collider],
+                 planes: list[Plane], velocity_scale: float, kernels: Any,
+                 broad: Any) -> None:
+        self.model, self.kernels, self.broad = model, kernels, broad
+        self.dt, self.substeps, self.gravity = dt, substeps, gravity
+        self.velocity_scale = velocity_scale
+        self.h = dt / substeps
+        self.push_max = model.contact_push_speed * self.h
+        self.free = model.particle_inv_mass > 0.0
+        self.pin_end = pin_end
+        self.moved = np.zeros(model.particle_count, dtype=np.uint8)
+        self.scene = MeshScene(meshes, kernels) if meshes else None
+        self.plane_rows = plane_table(planes)
+        self.pairs = np.zeros((0, 2), dtype=np.int64)
+        radius = model.particle_radius
+        self.self_collision = bool(model.self_collision and model.edge_count
+                                   and radius.max() > 0.0)
+        if self.self_collision:
+            cache = model.__dict__.get("_segment_topology")
+            if cache is None:
+                d = model.decomposition
+                cache = segment_topology(d.chains, d.chain_edges, model.edge_count,
+                                         model.edge_rest_length)
+                model._segment_topology = cache
+            self.edge_chain, self.edge_arc = cache
+        self.refreshes = 0
+        """How often the broad phase was redone within the frame (diagnostics)"""
+        self._find(x, v, dt)
+
+    def _find(self, x: np.ndarray, v: np.ndarray, remaining: float) -> None:
+        """Broad phase from positions x with ``remaining`` [s] of the frame left."""
+        model = self.model
+        radius = model.particle_radius
+        motion = motion_bound(x, v, self.free, self.pin_end, remaining, self.gravity)
+        self.x_ref = x.copy()
+        self.slack = np.full(model.particle_count, np.inf)
+        if self.scene is not None:
+            reach = np.where(self.free, motion + radius + model.contact_margin, 0.0)
+            self.scene.find_candidates(x, reach, self.broad)
+            self.slack = np.where(self.free, reach - radius, np.inf)
+        if self.self_collision:
+            reach_self = motion + radius * (1.0 + SELF_MARGIN) + 1e-9
+            ends = x[model.edge_index]
+            extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach_self[
+                model.edge_index].max(axis=1)
+            cell = max(float(np.median(extent)), 1e-4)
+            self.pairs = self.broad.segment_candidates(
+                x, reach_self, model.edge_index, self.edge_chain, self.edge_arc, radius, cell,
+                float(MAX_BOX_CELLS))
+            self.slack = np.minimum(self.slack, reach_self - radius)
+
+    def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
+        """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3); returns the
+        (N,) uint8 flags of the particles moved (the caller clears them)."""
+        model, k = self.model, self.kernels
+        w, radius = model.particle_inv_mass, model.particle_radius
+        scene = self.scene
+        # Gauss-Seidel over the kinds of contact; rope-rope contacts push particles into
+        # the colliders and back, so with them the loop runs twice (a heap on the ground).
+        for _ in range(CONTACT_PASSES if len(self.pairs) else 1):
+            if len(self.pairs):
+                k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
+                                   self.pairs, self.push_max, model.self_friction, self.moved)
+            if scene is not None and len(scene.candidates):
+                k.collider_contacts(
+                    x, v, w, radius, self.velocity_scale, (substep + 1) / self.substeps,
+                    1.0 / self.substeps, scene.vertices, scene.vertices_end, scene.triangles,
+                    scene.triangle_edges, scene.triangle_collider, scene.vertex_normal,
+                    scene.vertex_normal_end, scene.edge_normal, scene.edge_normal_end,
+                    scene.params, scene.offsets, scene.candidates, self.push_max,
+                    scene.distance, self.moved)
+            if len(self.plane_rows):
+                k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
+                                 self.push_max, self.moved)
+        remaining = self.dt * (self.substeps - substep - 1) / self.substeps
+        if remaining > 0.0 and (scene is not None or self.self_collision) and (
+                self.broad.left_reach(x, self.x_ref, self.slack)):
+            self.refreshes += 1
+            self._find(x, v, remaining)
+        return self.moved
+
+
+CONTACT_PASSES = 2
+"""Passes over all contacts per substep when rope-rope contacts are on."""

@@ -296,3 +296,15 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_
     pairs[:, 0] = first[:count]
     pairs[:, 1] = second[:count]
     return pairs
+
+
+@njit(**_JIT)
+def left_reach(x, x_ref, slack):
+    """True if some particle moved farther than ``slack`` (N,) [m] from ``x_ref``: the
+    candidates found from ``x_ref`` may then miss contacts."""
+    for i in range(x.shape[0]):
+        d2 = ((x[i, 0] - x_ref[i, 0]) ** 2 + (x[i, 1] - x_ref[i, 1]) ** 2
+              + (x[i, 2] - x_ref[i, 2]) ** 2)
+        if d2 > slack[i] * slack[i]:
+            return True
+    return False

@@ -18,7 +18,6 @@ PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
-CONTACT_PASSES = 2
 _kernels: tuple[ModuleType, ModuleType] | None = None
 _contact_kernels: tuple[ModuleType, ModuleType] | None = None
 
@@ -216,51 +215,23 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                            parallel: bool | None, meshes: list, planes: list,
                            velocity_scale: float) -> None:
     """The frame with contacts: the rope kernels run one substep per call (the contacts need
-    the positions at every substep end), then rope-rope, mesh and plane contacts move the
+    the positions at every substep end), then ``collision.FrameContacts.project`` moves the
     particles (x += dx, v += dx velocity_scale, see ``kernels_contact``), and only the moved
-    particles go back to the lane buffer. Bit-identical to ``step`` without contacts when no
-    contact occurs (each kernel call continues exactly where the last one stopped)."""
+    particles go back to the lane buffer. Without any contact this is bit-identical to the
+    frame-at-once path (each kernel call continues exactly where the last one stopped)."""
     k, k_direct = kernels()
     k_contact, k_broad = contact_kernels()
     h = dt / substeps
     x, v = state.x, state.v
-    w = model.particle_inv_mass
-    radius = model.particle_radius
-    free = w > 0.0
     pin_end = x.copy()
-    pin_end[~free] = targets
-    motion = collision.motion_bound(x, v, free, pin_end, dt, gravity)
-    push_max = model.contact_push_speed * h
-    moved = np.zeros(model.particle_count, dtype=np.uint8)
-    scene = None
-    if meshes:
-        scene = collision.MeshScene(meshes, k_contact)
-        reach = np.where(free, motion + radius + model.contact_margin, 0.0)
-        scene.find_candidates(x, reach, k_broad)
-    plane_rows = collision.plane_table(planes)
-    pairs = np.zeros((0, 2), dtype=np.int64)
-    if model.self_collision and model.edge_count and radius.max() > 0.0:
-        topology_cache = model.__dict__.get("_segment_topology")
-        if topology_cache is None:
-            topology_cache = collision.segment_topology(
-                model.decomposition.chains, model.decomposition.chain_edges, model.edge_count,
-                model.edge_rest_length)
-            model._segment_topology = topology_cache
-        edge_chain, edge_arc = topology_cache
-        reach_self = motion + radius * (1.0 + collision.SELF_MARGIN) + 1e-9
-        ends = x[model.edge_index]
-        extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach_self[
-            model.edge_index].max(axis=1)
-        cell = max(float(np.median(extent)), 1e-4)
-        pairs = k_broad.segment_candidates(x, reach_self, model.edge_index, edge_chain,
-                                           edge_arc, radius, cell,
-                                           float(collision.MAX_BOX_CELLS))
-
+    pin_end[model.pinned] = targets
+    contacts = collision.FrameContacts(model, x, v, pin_end, dt, substeps, gravity, meshes,
+                                       planes, velocity_scale, k_contact, k_broad)
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
         particle_base = model.__dict__.get("_lane_base")
-        if particle_base is None or len(particle_base) != model.particle_count:
+        if particle_base is None:
             particle_base = np.full(model.particle_count, -1, dtype=np.int64)
             particle_base[layout.particles] = layout.particle_base
             model._lane_base = particle_base
@@ -287,23 +258,11 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                     velocity_scale)
             k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v)
         if len(plan.sweep_particles):
-            k.sweep_substeps(x, v, w, plan.sweep_particles, plan.sweep_edges,
-                             plan.sweep_rest_length, plan.sweep_compliance, gravity, h, 1,
-                             model.iterations, velocity_scale, scratch, multipliers)
-        for _ in range(CONTACT_PASSES if len(pairs) else 1):
-          if len(pairs):
-            k_contact.segment_contacts(x, v, w, radius, velocity_scale, model.edge_index, pairs,
-                                       push_max, model.self_friction, moved)
-          if scene is not None and len(scene.candidates):
-            k_contact.collider_contacts(
-                x, v, w, radius, velocity_scale, (substep + 1) / substeps, 1.0 / substeps,
-                scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_edges,
-                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
-                scene.edge_normal, scene.edge_normal_end, scene.params, scene.offsets,
-                scene.candidates, push_max, scene.distance, moved)
-          if len(plane_rows):
-            k_contact.plane_contacts(x, v, w, radius, velocity_scale, plane_rows, push_max,
-                                     moved)
+            k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
+                             plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
+                             gravity, h, 1, model.iterations, velocity_scale, scratch,
+                             multipliers)
+        moved = contacts.project(x, v, substep)
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, particle_base, moved, x, v)
         else:
