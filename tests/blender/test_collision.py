@@ -232,3 +232,50 @@ def test_added_rope_collides_at_its_rendered_thickness(scene):
     assert bpy.ops.xpbd.rope_add(thickness=0.02) == {"FINISHED"}
     obj = bpy.context.active_object
     assert obj.xpbd.radius == pytest.approx(obj.data.bevel_depth) == pytest.approx(0.02)
+
+
+@pytest.mark.parametrize("friction, stays", [(0.0, False), (80.0, True)])
+def test_a_rope_over_a_sphere_slides_off_without_friction_and_stays_with_it(scene, friction,
+                                                                             stays):
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.3, segments=32, ring_count=16)
+    _collider(bpy.context.object, friction=friction)  # 80 = mu 0.8
+    obj = _rope(scene, n=50, length=1.2, height=0.33, x0=-0.45)  # off-centre: it could slide
+    obj.xpbd.damping = 0.5
+    ropes.play(scene, 1, 36)
+    top = ropes.world_points(obj)[:, 2].max()
+    assert (top > 0.3) == stays, top
+
+
+def _segment_distances(p, i, j):
+    """Closest distance [m] between segments (p[i], p[i+1]) and (p[j], p[j+1])."""
+    a0, d1, b0, d2 = p[i], p[i + 1] - p[i], p[j], p[j + 1] - p[j]
+    r = a0 - b0
+    a, e = (d1 * d1).sum(1), (d2 * d2).sum(1)
+    b, c, f = (d1 * d2).sum(1), (d1 * r).sum(1), (d2 * r).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = a * e - b * b
+        s = np.where(den > 1e-20, np.clip((b * f - c * e) / den, 0.0, 1.0), 0.0)
+        t = (b * s + f) / e
+        s = np.where(t < 0.0, np.clip(-c / a, 0.0, 1.0),
+                     np.where(t > 1.0, np.clip((b - c) / a, 0.0, 1.0), s))
+    t = np.clip(t, 0.0, 1.0)
+    return np.linalg.norm(a0 + d1 * s[:, None] - b0 - d2 * t[:, None], axis=1)
+
+
+def test_a_rope_falling_in_a_heap_never_passes_through_itself(scene):
+    n = 100
+    obj = ropes.curve_rope(scene, "POLY", n=n, length=2.0, axis=2, name="heap")
+    obj.location = (0.0, 0.0, 2.1)
+    s = obj.xpbd
+    s.pin_first = False
+    s.radius = R
+    s.use_ground = True
+    s.use_self_collision = True
+    s.damping = 0.5
+    i, j = np.triu_indices(n - 1, k=3)  # segments not neighbours along the rope
+    worst = np.inf
+    for frame in range(1, 73):
+        scene.frame_set(frame)
+        worst = min(worst, _segment_distances(ropes.world_points(obj), i, j).min())
+    assert worst > 0.1 * R  # checked pairwise every frame: no segment crossed another
+    assert ropes.world_points(obj)[:, 2].max() < 0.2  # it did fall in a heap
