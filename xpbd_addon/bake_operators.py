@@ -39,6 +39,7 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         use_scene_range: bool
         frame_start: int
         frame_end: int
+        curve_format: str
         bone_segments: int
         baked: bool
         kind: str
@@ -57,6 +58,14 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                                  description="First baked frame [frame] (the rest shape)")
         frame_end: IntProperty(name="End", default=250,
                                description="Last baked frame [frame]")
+        curve_format: EnumProperty(
+            name="Curves To", default="KEYFRAMES",
+            items=[("KEYFRAMES", "Point Keyframes",
+                    "Keyframes on every point (editable in the Graph Editor; 3 F-Curves per "
+                    "point, slow to play back with many points)"),
+                   ("SHAPE_KEYS", "Shape Keys",
+                    "One shape key per frame (fast to bake and to play back, like meshes)")],
+            description="What a curve's Bake writes (meshes always bake to shape keys)")
         bone_segments: IntProperty(
             name="Segments per Bone", default=1, min=1, soft_max=20,
             description="Bake to Bones: rope segments per bone [count]. 1 = a bone on every "

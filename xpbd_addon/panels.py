@@ -220,6 +220,8 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         sub.active = not bake.use_scene_range
         sub.prop(bake, "frame_start", text="Bake Start")
         sub.prop(bake, "frame_end", text="End")
+        if obj.type == "CURVE":
+            layout.prop(bake, "curve_format")
         layout.prop(bake, "bone_segments")
         row = layout.row(align=True)
         row.operator("xpbd.bake", text="Bake", icon="KEYFRAME").target = "KEYS"

@@ -70,6 +70,7 @@ assert bpy.types.Object.bl_rna.properties.get("xpbd") is None
 assert not [h for h in bpy.app.handlers.frame_change_post if "xpbd" in h.__module__]
 scene = bpy.context.scene
 curve, mesh = bpy.data.objects["curve_rope"], bpy.data.objects["mesh_rope"]
+shaped = bpy.data.objects["curve_shape_keys"]
 result = {}
 for f in json.loads(frames):
     scene.frame_set(f)
@@ -84,8 +85,14 @@ for f in json.loads(frames):
     ev.data.attributes["position"].data.foreach_get("vector", buf)
     m = np.array(ev.matrix_world)
     p = buf.reshape(-1, 3).astype(np.float64)
+    # Curve shape keys act in the evaluated curve: a poly curve's mesh has a vertex per point.
+    as_mesh = shaped.evaluated_get(dg).to_mesh()
+    sk = np.empty(3 * len(as_mesh.vertices), dtype=np.float32)
+    as_mesh.attributes["position"].data.foreach_get("vector", sk)
+    shaped.evaluated_get(dg).to_mesh_clear()
     result[f] = {"curve": np.vstack(rows).tolist(), "mesh": buf.reshape(-1, 3).tolist(),
-                 "mesh_world": (p @ m[:3, :3].T + m[:3, 3]).tolist()}
+                 "mesh_world": (p @ m[:3, :3].T + m[:3, 3]).tolist(),
+                 "curve_shape_keys": sk.reshape(-1, 3).tolist()}
 scene.render.engine = "BLENDER_WORKBENCH"
 scene.render.resolution_x = scene.render.resolution_y = 24
 camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
@@ -106,6 +113,9 @@ def test_baked_ropes_play_in_a_fresh_blender_without_the_addon(scene, tmp_path, 
     curve = _hooked_curve(scene, empty)
     mesh = ropes.mesh_rope(scene, axis=1)
     mesh.parent = empty
+    shaped = ropes.curve_rope(scene, "POLY", name="curve_shape_keys", axis=2)
+    shaped.xpbd.bake.curve_format = "SHAPE_KEYS"
+    shaped.parent = empty
     # Live playback first: the bake must give the same frames.
     played = {}
     for frame in range(FIRST, LAST + 1):
@@ -115,6 +125,7 @@ def test_baked_ropes_play_in_a_fresh_blender_without_the_addon(scene, tmp_path, 
     assert bpy.ops.xpbd.bake_all() == {"FINISHED"}
     assert curve.xpbd.bake.baked and mesh.xpbd.bake.baked
     assert mesh.data.shape_keys is not None and curve.data.animation_data.action is not None
+    assert len(shaped.data.shape_keys.key_blocks) == LAST - FIRST + 2
     by_name = {r.obj.name: r for r in recorded}
     blend = tmp_path / "baked.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
@@ -134,6 +145,8 @@ def test_baked_ropes_play_in_a_fresh_blender_without_the_addon(scene, tmp_path, 
                                    err_msg=f"curve frame {f}")
         np.testing.assert_allclose(got["mesh"], by_name["mesh_rope"].local[k], atol=1e-5,
                                    err_msg=f"mesh frame {f}")
+        np.testing.assert_allclose(got["curve_shape_keys"], by_name["curve_shape_keys"].local[k],
+                                   atol=1e-5, err_msg=f"curve shape keys frame {f}")
         if FIRST <= f <= LAST:
             np.testing.assert_allclose(got["mesh_world"], played[f], atol=1e-5)
     # The rope did move: frames differ by far more than the tolerance.
@@ -209,9 +222,18 @@ def test_free_bake_restores_the_rest_shape_and_the_live_simulation(scene):
         scene.frame_set(frame)
         live[frame] = {o.name: ropes.local_points(o).copy() for o in (curve, mesh)}
     n_objects, n_meshes = len(bpy.data.objects), len(bpy.data.meshes)
-    for target in ("KEYS", "BONES"):
+    for target, curve_format in (("KEYS", "KEYFRAMES"), ("KEYS", "SHAPE_KEYS"),
+                                 ("BONES", "KEYFRAMES")):
+        curve.xpbd.bake.curve_format = curve_format
         scene.frame_set(1)
         assert bpy.ops.xpbd.bake_all(target=target) == {"FINISHED"}
+        if curve_format == "SHAPE_KEYS":  # a baked Bezier frame: handles moved with points
+            block = curve.data.shape_keys.key_blocks["xpbd 12"]
+            co = np.array([p.co for p in block.data])
+            left = np.array([p.handle_left for p in block.data])
+            np.testing.assert_allclose(co, live[12]["bez"], atol=1e-6)
+            np.testing.assert_allclose(left - co, handles.reshape(-1, 3) - rest["bez"],
+                                       atol=1e-6)
         scene.frame_set(9)
         assert bpy.ops.xpbd.free_bake(all_objects=True) == {"FINISHED"}
         assert len(bpy.data.objects) == n_objects and len(bpy.data.meshes) == n_meshes

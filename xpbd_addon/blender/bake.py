@@ -8,13 +8,13 @@ they were before the bake.
 
 What a bake writes (``write``), per object:
 
-- curve, "keyframes": one F-Curve per coordinate of every free control point
+- curve, "keyframes" (``curve_format`` KEYFRAMES, the default): one F-Curve per coordinate of every free control point
   (``splines[s].points[j].co`` / ``bezier_points[j].co``), LINEAR keys on every frame of the
   range. Bezier handles follow their point with the rest offsets (keyed too), exactly as in
   live playback; auto handles are not used because Blender does not recompute them for
   animated points. Pinned points are not keyed: they keep their rest values and move with
   the object, its parent and its hooks, as live.
-- mesh, "keyframes": shape keys, one per frame ("xpbd <frame>", object space [m], relative
+- curve with ``curve_format`` SHAPE_KEYS, and mesh: shape keys, one per frame ("xpbd <frame>", object space [m], relative
   to a "Basis" that is the rest shape), each keyed 0 -> 1 -> 0 around its frame, LINEAR.
   Everything stays inside the .blend (no cache file to ship to a farm) and the modifier
   stack (armature, hooks on pins) still applies after the keys, as live.
@@ -77,6 +77,10 @@ def check_bakeable(obj: Any, scene: Any, target: str) -> None:
         if obj.data.shape_keys is not None:
             raise RopeError(f"Curve '{obj.data.name}' has shape keys, which would hide the "
                             "baked keyframes")
+        kinds = {spline.type == "BEZIER" for spline in obj.data.splines}
+        if obj.xpbd.bake.curve_format == "SHAPE_KEYS" and len(kinds) > 1:
+            raise RopeError(f"Curve '{obj.data.name}' mixes Bezier and poly/NURBS splines: "
+                            "bake it to Point Keyframes, or split it")
     if target == "KEYS" and obj.type == "MESH" and obj.data.users > 1:
         raise RopeError(f"Mesh '{obj.data.name}' is shared by {obj.data.users} users: the "
                         "shape keys would change all of them. Make it single user first")
@@ -219,7 +223,8 @@ class BakeJob:
                 bake_bones.write_all(self.records, self.bone_segments, self.scene)
             else:
                 for record in self.records:
-                    if record.obj.type == "CURVE":
+                    if (record.obj.type == "CURVE"
+                            and record.obj.xpbd.bake.curve_format == "KEYFRAMES"):
                         write_curve_keys(record)
                     else:
                         write_shape_keys(record)
@@ -275,18 +280,29 @@ def write_curve_keys(record: Recording) -> None:
 
 def write_shape_keys(record: Recording) -> None:
     """One shape key per recorded frame, each keyed to 1 on its frame and 0 on the frames
-    next to it (LINEAR: in between, the mix of the two neighbouring frames)."""
+    next to it (LINEAR: in between, the mix of the two neighbouring frames). Meshes, and
+    curves whose splines are all Bezier or all poly/NURBS (Bezier key points have handles,
+    set in bulk only when every point has them; ``check_bakeable`` refuses a mix)."""
     obj = record.obj
     frames = record.frames()
-    mesh = obj.data
+    rest_local = record.rope.rest_local
+    bezier = obj.type == "CURVE" and record.rope.layout.splines[0][2]
     obj.xpbd.bake.kind = "SHAPE_KEYS"
     basis = obj.shape_key_add(name="Basis", from_mix=False)
-    basis.data.foreach_set("co", record.rope.rest_local[:, 0:3].ravel())
-    key = mesh.shape_keys
+
+    def fill(block: Any, co: np.ndarray) -> None:
+        block.data.foreach_set("co", np.ascontiguousarray(co, dtype=np.float32).ravel())
+        if bezier:  # handles follow their point with the rest offsets, as live
+            for name, cols in (("handle_left", slice(4, 7)), ("handle_right", slice(7, 10))):
+                handle = co + (rest_local[:, cols] - rest_local[:, 0:3])
+                block.data.foreach_set(name, np.ascontiguousarray(handle, np.float32).ravel())
+
+    fill(basis, rest_local[:, 0:3])
+    key = obj.data.shape_keys
     names = []
     for frame, local in zip(frames, record.local, strict=True):
         block = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}{int(frame)}", from_mix=False)
-        block.data.foreach_set("co", local.ravel())
+        fill(block, local)
         names.append(block.name)
     factory = action_compat.new_action(key, f"{obj.name} XPBD Bake")
     obj.xpbd.bake.action = factory.action
