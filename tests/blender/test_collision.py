@@ -161,11 +161,25 @@ def test_a_rope_swinging_at_5_m_s_into_a_wall_does_not_tunnel(scene):
     assert len(low) and np.all(low[:, 0] > -0.3)  # what hangs below the top stayed in front
 
 
-@pytest.mark.xfail(reason="core (WIP): a rope starting inside a closed collider is pushed out "
-                          "but stretches ~60 % and reaches ~30 m/s on the way (measured with "
-                          "the core of d511ae0); the Blender side passes the box as it should",
+def test_a_rope_starting_just_inside_a_box_is_pushed_out_gently(scene):
+    """Two thirds of the rope start 5 mm deep in the top of a box: they come out at about the
+    core's push-out speed (1 m/s), without flying off (no gravity: only the push moves it)."""
+    scene.use_gravity = False
+    center, half = (0.0, 0.0, 0.0), (0.2, 0.2, 0.2)
+    _collider(_box(scene, center, (0.4, 0.4, 0.4)), friction=0.0)
+    obj = _rope(scene, n=30, length=0.6, height=0.195, x0=-0.2)
+    ropes.play(scene, 1, 24)
+    entry = sim.REGISTRY[obj.session_uid]
+    assert sim.status(obj) is None
+    assert max(np.abs(f.v).max() for f in entry.cache.values()) < 2.0  # [m/s]
+    assert _box_distance(ropes.world_points(obj), center, half).min() > 0.9 * R
+
+
+@pytest.mark.xfail(reason="core: a rope starting deep (0.3 m) inside a closed collider, under "
+                          "gravity, stretches ~60 % and reaches ~30 m/s while it is pushed out "
+                          "(core of 67f516a); the Blender side hands the box over as it should",
                    strict=False)
-def test_a_rope_starting_inside_a_box_is_pushed_out_gently(scene):
+def test_a_rope_starting_deep_inside_a_box_is_pushed_out_gently(scene):
     center, half = (0.5, 0.0, 0.0), (0.3, 0.3, 0.3)
     _collider(_box(scene, center, (0.6, 0.6, 0.6)))
     obj = _rope(scene, n=30, length=1.0, height=0.0)  # the middle third inside the box
