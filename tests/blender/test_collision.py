@@ -293,3 +293,24 @@ def test_a_rope_falling_in_a_heap_never_passes_through_itself(scene):
         worst = min(worst, _segment_distances(ropes.world_points(obj), i, j).min())
     assert worst > 0.1 * R  # checked pairwise every frame: no segment crossed another
     assert ropes.world_points(obj)[:, 2].max() < 0.2  # it did fall in a heap
+
+
+def test_a_bake_collides_as_playback_does(scene):
+    """Collision state is part of the bake: the baked keyframes are the live contact result
+    (a rope draped over a box that moves up through it)."""
+    scene.frame_start, scene.frame_end = 1, 24
+    box = _collider(_box(scene, (0.0, 0.0, 0.0), (0.4, 0.4, 0.4)))
+    fcurve = box.driver_add("location", 2)
+    fcurve.driver.type = "SCRIPTED"
+    fcurve.driver.expression = "(frame - 1) * 0.02"
+    obj = _rope(scene, n=30, length=1.0, height=0.25, x0=-0.5)
+    live = {}
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        live[frame] = ropes.local_points(obj).copy()
+    assert live[24][:, 2].max() > 0.2  # carried up by the box: contacts did act
+    scene.frame_set(1)
+    assert bpy.ops.xpbd.bake(target="KEYS") == {"FINISHED"}
+    for frame in (24, 7, 16):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(ropes.local_points(obj), live[frame], atol=1e-5)

@@ -169,10 +169,13 @@ class BakeJob:
                 world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
                 sim.check_matrix(world, obj.name)
                 targets = rope.targets(obj, depsgraph, False)
+                # Colliders as in playback: this frame's, moving from the previous frame's.
+                snapshot = rope.read_colliders(obj, depsgraph, record.previous)
                 if record.previous is None:
-                    state = rope.reset_frame(world, targets)
+                    state = rope.reset_frame(world, targets, snapshot)
                 else:
-                    state = rope.step_frame(record.previous, targets)
+                    state = rope.step_frame(record.previous, targets, snapshot)
+                    record.previous.colliders = None
                 record.previous = state
                 local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
                 io_kernels.world_to_local(state.x, pins.affine_inverse(world),
