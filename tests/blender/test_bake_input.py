@@ -112,11 +112,11 @@ def test_a_failing_frame_cancels_the_bake_with_a_message(scene, monkeypatch):
     original = bake.sim.RopeSim.step_frame
     calls = []
 
-    def failing(self, previous, targets):
+    def failing(self, previous, targets, *args, **kwargs):
         calls.append(1)
         if len(calls) == 4:
             raise RopeError("The simulation produced NaN; nothing was written")
-        return original(self, previous, targets)
+        return original(self, previous, targets, *args, **kwargs)
 
     monkeypatch.setattr(bake.sim.RopeSim, "step_frame", failing)
     message = _bake_error()
