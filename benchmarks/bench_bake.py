@@ -16,7 +16,9 @@ layout of ``_ropes_bpy.py``), bakes frames 1..N and reports:
   for what a native bake of this size costs.
 
 Cases: curves as 100 objects (one spline each) and as one object with 100 splines (F-Curve
-creation in one Action grows with the square of its channels: see ``action_compat``),
+creation in one Action grows with the square of its channels: see ``action_compat``; the
+core solves the ropes of one object together, so one object simulates much faster), the
+one-object curve to shape keys,
 bones (100 objects -> 100 armatures of 100 bones), the mesh (one object, 100 chains) to
 shape keys. numba is compiled/loaded by a small warm-up bake first, not timed.
 Output: a Markdown table, and ``out/bench_bake.json``.
@@ -93,6 +95,12 @@ def _play_ms(scene, frames: int) -> float:
     return statistics.median(times)
 
 
+def _shape_keyed(objects: list) -> list:
+    for obj in objects:
+        obj.xpbd.bake.curve_format = "SHAPE_KEYS"
+    return objects
+
+
 def bake_case(name: str, frames: int, build, target: str = "KEYS") -> dict:
     scene = _fresh(frames)
     objects = build(scene)
@@ -149,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                   lambda s: _curves(s, ROPES, POINTS, True)),
         bake_case("curves, 1 object x 100 splines -> point keyframes", frames,
                   lambda s: _curves(s, ROPES, POINTS, False)),
+        bake_case("curves, 1 object x 100 splines -> shape keys", frames,
+                  lambda s: _shape_keyed(_curves(s, ROPES, POINTS, False))),
         bake_case("curves, 100 objects -> bones (100 armatures)", frames,
                   lambda s: _curves(s, ROPES, POINTS, True), "BONES"),
         bake_case("mesh, 1 object x 100 chains -> shape keys", frames,
