@@ -38,10 +38,10 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
+import _ropes_bpy as layout  # noqa: E402
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-import _ropes_bpy as layout  # noqa: E402
 import xpbd_addon  # noqa: E402
 from xpbd_addon import dependencies  # noqa: E402
 from xpbd_addon.blender import bake  # noqa: E402

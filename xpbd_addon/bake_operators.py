@@ -8,9 +8,10 @@ mode (``blender -b``, farms and CI) the operators run to the end in ``execute`` 
 progress line about once a second; cancelling there means stopping the process before the
 file is saved (the .blend on disk is untouched).
 
-Headless bake of a whole file, one line:
+Headless bake of a whole file, one line (docs/bake.md):
 
-    blender -b scene.blend --python-expr "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
+    blender -b scene.blend --python-expr \
+        "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class _Bake:
 
     bl_options = {"REGISTER", "UNDO"}
     all_objects_default = False
+
+    if TYPE_CHECKING:
+        def report(self, type: set[str], message: str) -> None: ...
 
     if TYPE_CHECKING:
         target: str

@@ -229,7 +229,7 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         layout.operator("xpbd.bake_all", text="Bake All Ropes")
 
 
-CLASSES = CLASSES + (XPBD_PT_rope_bake,)
+CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]
 
 
 def register() -> None:

@@ -53,7 +53,7 @@ def new_action(id_block: Any, name: str) -> FCurveFactory:
     Action of its own (it would be replaced here)."""
     import bpy
 
-    action = bpy.data.actions.new(name)
+    action: Any = bpy.data.actions.new(name)
     anim = id_block.animation_data or id_block.animation_data_create()
     anim.action = action
     if not has_slots(action):

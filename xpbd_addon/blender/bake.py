@@ -8,16 +8,19 @@ they were before the bake.
 
 What a bake writes (``write``), per object:
 
-- curve, "keyframes" (``curve_format`` KEYFRAMES, the default): one F-Curve per coordinate of every free control point
-  (``splines[s].points[j].co`` / ``bezier_points[j].co``), LINEAR keys on every frame of the
-  range. Bezier handles follow their point with the rest offsets (keyed too), exactly as in
-  live playback; auto handles are not used because Blender does not recompute them for
-  animated points. Pinned points are not keyed: they keep their rest values and move with
-  the object, its parent and its hooks, as live.
-- curve with ``curve_format`` SHAPE_KEYS, and mesh: shape keys, one per frame ("xpbd <frame>", object space [m], relative
-  to a "Basis" that is the rest shape), each keyed 0 -> 1 -> 0 around its frame, LINEAR.
-  Everything stays inside the .blend (no cache file to ship to a farm) and the modifier
-  stack (armature, hooks on pins) still applies after the keys, as live.
+- curve, "keyframes" (``curve_format`` KEYFRAMES, the default): one F-Curve per
+  coordinate of every free control point (``splines[s].points[j].co`` /
+  ``bezier_points[j].co``), LINEAR keys on every frame of the range. Bezier handles follow
+  their point with the rest offsets (keyed too), exactly as in live playback; keyed rather
+  than auto handles, so what plays is what playback showed, whatever Blender does with auto
+  handles of animated points (handle types are left as modelled). Pinned points
+  are not keyed: they keep their rest values and move with the object, its parent and its
+  hooks, as live.
+- curve with ``curve_format`` SHAPE_KEYS, and mesh: shape keys, one per frame
+  ("xpbd <frame>", object space [m], relative to a "Basis" that is the rest shape), each
+  keyed 0 -> 1 -> 0 around its frame, LINEAR. Everything stays inside the .blend (no cache
+  file to ship to a farm) and the modifier stack (armature, hooks on pins) still applies
+  after the keys, as live.
 - "bones": see ``bake_bones``: an armature with a bone chain along each rope, a skinned copy
   of the rope, bones keyed; the rope object itself is hidden.
 

@@ -163,13 +163,14 @@ def write_all(records: list, segments: int, scene: Any) -> None:
         for record in records:
             if record.first == first:
                 meshes[record.obj.name] = _skin_mesh(record.obj, depsgraph)
-    view_layer = bpy.context.view_layer
+    view_layer: Any = bpy.context.view_layer
     active = view_layer.objects.active
     selected = [o for o in view_layer.objects if o.select_get()]
-    rigs = []
+    rigs: list[Any] = []
     for plan in plans:
         obj = plan.record.obj
-        rig = bpy.data.objects.new(f"{obj.name} Rig", bpy.data.armatures.new(f"{obj.name} Rig"))
+        rig: Any = bpy.data.objects.new(f"{obj.name} Rig",
+                                        bpy.data.armatures.new(f"{obj.name} Rig"))
         collection = obj.users_collection[0] if obj.users_collection else scene.collection
         collection.objects.link(rig)
         obj.xpbd.bake.rig = rig
@@ -237,7 +238,7 @@ def _skin_mesh(obj: Any, depsgraph: Any) -> Any:
     import bpy
 
     evaluated = obj.evaluated_get(depsgraph)
-    mesh = bpy.data.meshes.new_from_object(evaluated, preserve_all_data_layers=False,
+    mesh: Any = bpy.data.meshes.new_from_object(evaluated, preserve_all_data_layers=False,
                                            depsgraph=depsgraph)
     mesh.name = f"{obj.name} Skin"
     mesh.transform(evaluated.matrix_world)
@@ -258,7 +259,7 @@ def _skin(plan: _Plan, rig: Any, mesh: Any) -> None:
     settings = obj.xpbd.bake
     settings.skin = skin
     skin.parent = rig
-    modifier = skin.modifiers.new("XPBD Rig", "ARMATURE")
+    modifier: Any = skin.modifiers.new("XPBD Rig", "ARMATURE")
     modifier.object = rig
     point_ids, lower, upper, frac = plan.weights
     count = len(mesh.vertices)
