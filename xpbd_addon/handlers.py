@@ -9,8 +9,9 @@ A jump forward past the cache is replayed frame by frame: the handler calls
 frame each with the pins evaluated at k, exactly as playback would. The result of any frame
 reached in any order is therefore bit-identical to playing from the start. While rendering
 (``depsgraph.mode == 'RENDER'``, where changing the frame from the render thread is not safe)
-the missing frames are simulated with pin targets interpolated linearly instead; bake (next
-release) for render farms that start at an arbitrary frame.
+the missing frames are simulated with pin targets interpolated linearly instead; bake
+(``xpbd.bake``, docs/bake.md) for render farms that start at an arbitrary frame. Baked
+objects, and objects a running bake drives, are left alone here.
 
 The handler never raises into Blender: a problem with one object disables that object (its
 geometry is left untouched) and its message is shown in the panel.
