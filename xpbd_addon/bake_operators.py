@@ -12,6 +12,7 @@ Headless bake of a whole file, one line (docs/bake.md):
 
     blender -b scene.blend --python-expr \
         "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
+    blender -c xpbd_bake scene.blend [--target BONES] [--output baked.blend]
 """
 
 from __future__ import annotations
@@ -258,15 +259,54 @@ class XPBD_OT_free_bake(bpy.types.Operator):
         return {"FINISHED"}
 
 
+CLI_COMMAND = "xpbd_bake"
+"""``blender -c xpbd_bake FILE.blend [--target BONES] [--output OUT.blend]`` (command ids
+must be Python identifiers, so no dash)."""
+
+
+def cli_bake(argv: list[str]) -> int:
+    """The ``xpbd_bake`` command: open a .blend, bake every simulated rope (``bake_all``),
+    save it (over itself, or to ``--output``). Returns the exit status: 0 baked and saved,
+    1 nothing saved (the reason is printed)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog=f"blender -c {CLI_COMMAND}",
+        description="Bake every XPBD rope of a .blend file and save it")
+    parser.add_argument("blend", help="the .blend file to bake")
+    parser.add_argument("--target", choices=[t[0] for t in TARGETS], default="KEYS",
+                        help="KEYS: keyframes / shape keys (default); BONES: armatures")
+    parser.add_argument("--output", help="save here instead of over the input file")
+    args = parser.parse_args(argv)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=args.blend)
+        bpy.ops.xpbd.bake_all(target=args.target)
+    except RuntimeError as exc:  # an ERROR report of the operator, or a file that will not open
+        print(f"XPBD Rope: nothing saved: {exc}")
+        return 1
+    bpy.ops.wm.save_as_mainfile(filepath=args.output or args.blend)
+    return 0
+
+
 CLASSES = (XPBD_OT_bake, XPBD_OT_bake_all, XPBD_OT_free_bake)
 """Registered here; XPBD_PG_bake is registered by properties (it is part of Object.xpbd)."""
 
+_cli_handle: Any = None
+
 
 def register() -> None:
+    global _cli_handle
     for cls in CLASSES:
         bpy.utils.register_class(cls)
+    register_cli = getattr(bpy.utils, "register_cli_command", None)  # Blender 4.2+
+    if register_cli is not None and _cli_handle is None:
+        _cli_handle = register_cli(CLI_COMMAND, cli_bake)
 
 
 def unregister() -> None:
+    global _cli_handle
+    if _cli_handle is not None:
+        bpy.utils.unregister_cli_command(_cli_handle)
+        _cli_handle = None
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

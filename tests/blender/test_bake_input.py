@@ -124,3 +124,28 @@ def test_a_failing_frame_cancels_the_bake_with_a_message(scene, monkeypatch):
     assert "stopped at frame 5" in message and "produced NaN" in message
     _untouched(obj, before)
     assert not bake.BAKING
+
+
+def test_the_cli_command_bakes_a_file_and_saves_it_or_saves_nothing(scene, tmp_path):
+    from xpbd_addon import bake_operators
+
+    scene.frame_start, scene.frame_end = 1, 6
+    ropes.curve_rope(scene)
+    ropes.mesh_rope(scene, axis=1)
+    source, baked = tmp_path / "scene.blend", tmp_path / "baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source))
+    assert bake_operators.cli_bake([str(source), "--output", str(baked)]) == 0
+    bpy.ops.wm.open_mainfile(filepath=str(baked))
+    assert all(o.xpbd.bake.baked for o in bpy.data.objects)
+    # Reopened with the add-on: still baked, left alone, and Free Bake still works.
+    obj = bpy.data.objects["mesh_rope"]
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xpbd.free_bake() == {"FINISHED"} and obj.data.shape_keys is None
+    assert np.array_equal(ropes.local_points(obj), ropes.line(12, axis=1).astype(np.float32))
+    # A file that cannot be baked (everything baked already): exit status 1, not saved.
+    for o in bpy.data.objects:
+        o.xpbd.enabled = False
+    bpy.ops.wm.save_mainfile()
+    stamp = baked.stat().st_mtime_ns
+    assert bake_operators.cli_bake([str(baked)]) == 1
+    assert baked.stat().st_mtime_ns == stamp
