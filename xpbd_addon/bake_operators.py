@@ -280,7 +280,7 @@ def cli_bake(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
-        bpy.ops.xpbd.bake_all(target=args.target)
+        bpy.ops.xpbd.bake_all(target=args.target)  # type: ignore[attr-defined]
     except RuntimeError as exc:  # an ERROR report of the operator, or a file that will not open
         print(f"XPBD Rope: nothing saved: {exc}")
         return 1
