@@ -149,3 +149,16 @@ def test_the_cli_command_bakes_a_file_and_saves_it_or_saves_nothing(scene, tmp_p
     stamp = baked.stat().st_mtime_ns
     assert bake_operators.cli_bake([str(baked)]) == 1
     assert baked.stat().st_mtime_ns == stamp
+
+
+def test_settings_the_simulation_refuses_are_reported_before_anything_is_baked(scene):
+    good = ropes.curve_rope(scene, name="good")
+    bad = ropes.mesh_rope(scene, axis=1)
+    bad.xpbd.pin_group = "missing"
+    scene.frame_start, scene.frame_end = 1, 5
+    ropes.play(scene, 1, 3)
+    shown = ropes.local_points(good).copy()
+    message = str(pytest.raises(RuntimeError, bpy.ops.xpbd.bake_all).value)
+    assert "'mesh_rope'" in message and "missing" in message
+    assert not good.xpbd.bake.baked and len(bpy.data.actions) == 0
+    assert np.array_equal(ropes.local_points(good), shown)

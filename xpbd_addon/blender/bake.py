@@ -130,14 +130,20 @@ class BakeJob:
 
             for obj in objects:
                 bake_bones.check(obj)
-        for obj in objects:
-            first, last = bake_range(obj, self.scene)
-            # Start from the stored rest shape, as the live simulation does at its start
-            # frame, and build the simulation with its own settings and pins.
-            sim.forget(obj)
-            sim.restore_rest(obj)
-            rope = sim.RopeSim(obj, self.scene, sim.settings_key(obj, self.scene))
-            self.records.append(Recording(obj, rope, first, last))
+        try:
+            for obj in objects:
+                first, last = bake_range(obj, self.scene)
+                # Start from the stored rest shape, as the live simulation does at its start
+                # frame, and build the simulation with its own settings and pins.
+                sim.forget(obj)
+                sim.restore_rest(obj)
+                rope = sim.RopeSim(obj, self.scene, sim.settings_key(obj, self.scene))
+                self.records.append(Recording(obj, rope, first, last))
+        except RopeError as exc:
+            # Settings the simulation refuses: show the frame as before (the live
+            # simulation rebuilds what was dropped) and say which object it was.
+            self.scene.frame_set(self.frame_original)
+            raise RopeError(f"'{obj.name}': {exc}") from exc
         self.first = min(r.first for r in self.records)
         self.last = max(r.last for r in self.records)
         self.frame = self.first
