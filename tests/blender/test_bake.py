@@ -176,6 +176,9 @@ for obj in bpy.context.scene.objects:
     obj.select_set(obj.name in (rig, skin))
 bpy.ops.export_scene.gltf(filepath=path, use_selection=True, export_animations=True,
                           export_skins=True, export_frame_range=False)
+addon_utils.enable("io_scene_fbx", default_set=False)
+bpy.ops.export_scene.fbx(filepath=path[:-4] + ".fbx", use_selection=True, bake_anim=True,
+                         add_leaf_bones=False)
 print("exported", flush=True)
 os._exit(0)  # bpy 4.2 crashes in its exit handlers after a glTF export
 """
@@ -189,8 +192,8 @@ def _bone_heads(rig):
     return heads
 
 
-def test_bake_to_bones_exports_to_gltf_and_imports_with_the_same_motion(scene, tmp_path,
-                                                                       recorded, gltf):
+def test_bake_to_bones_exports_to_gltf_and_fbx_and_imports_with_the_same_motion(
+        scene, tmp_path, recorded, gltf):
     last = 24
     _scene_range(scene, FIRST, last)
     empty = _animated_empty(scene)
@@ -233,6 +236,24 @@ def test_bake_to_bones_exports_to_gltf_and_imports_with_the_same_motion(scene, t
         worst = max(worst, float(np.linalg.norm(heads - joints[f - FIRST], axis=1).max()))
     print("gltf worst joint error [m]", worst)
     assert worst < 1e-3, worst
+    # FBX (exported by the same process): the importer gives the same joints back too.
+    import addon_utils
+
+    addon_utils.enable("io_scene_fbx", default_set=False)
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    bpy.ops.import_scene.fbx(filepath=str(path.with_suffix(".fbx")))
+    scene = bpy.context.scene
+    arm = next(o for o in scene.objects if o.type == "ARMATURE")
+    names = [b.name for b in arm.pose.bones]
+    order = [names.index(f"rope0.{i:03d}") for i in range(12)]
+    fbx_worst = 0.0
+    for f in range(FIRST, last + 1):
+        scene.frame_set(f)
+        heads = _bone_heads(arm)[order]
+        fbx_worst = max(fbx_worst, float(np.linalg.norm(heads - joints[f - FIRST],
+                                                        axis=1).max()))
+    print("fbx worst joint error [m]", fbx_worst)
+    assert fbx_worst < 1e-3, fbx_worst
 
 
 def test_free_bake_restores_the_rest_shape_and_the_live_simulation(scene):
