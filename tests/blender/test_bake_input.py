@@ -57,6 +57,12 @@ def test_existing_animation_is_never_replaced(scene):
     message = _bake_error()
     assert "already has animation" in message and action.name in message
     assert obj.data.animation_data.action == action and len(bpy.data.actions) == 1
+    mesh = ropes.mesh_rope(scene)
+    mesh.data.vertices[3].keyframe_insert("co", frame=1)
+    mesh_action = mesh.data.animation_data.action
+    assert "shape keys would hide" in _bake_error()
+    assert mesh.data.shape_keys is None and mesh.data.animation_data.action == mesh_action
+    bpy.context.view_layer.objects.active = obj
     # Bones leave the rope's own data alone: allowed.
     scene.frame_start, scene.frame_end = 1, 5
     assert bpy.ops.xpbd.bake(target="BONES") == {"FINISHED"}

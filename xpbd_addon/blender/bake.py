@@ -84,6 +84,12 @@ def check_bakeable(obj: Any, scene: Any, target: str) -> None:
         if obj.xpbd.bake.curve_format == "SHAPE_KEYS" and len(kinds) > 1:
             raise RopeError(f"Curve '{obj.data.name}' mixes Bezier and poly/NURBS splines: "
                             "bake it to Point Keyframes, or split it")
+    if target == "KEYS" and obj.type == "MESH":
+        anim = obj.data.animation_data
+        if anim is not None and anim.action is not None:
+            raise RopeError(f"Mesh '{obj.data.name}' already has animation (action "
+                            f"'{anim.action.name}'), which the baked shape keys would hide. "
+                            "Unlink that action first, or Bake to Bones")
     if target == "KEYS" and obj.type == "MESH" and obj.data.users > 1:
         raise RopeError(f"Mesh '{obj.data.name}' is shared by {obj.data.users} users: the "
                         "shape keys would change all of them. Make it single user first")
