@@ -314,3 +314,24 @@ def test_a_bake_collides_as_playback_does(scene):
     for frame in (24, 7, 16):
         scene.frame_set(frame)
         np.testing.assert_allclose(ropes.local_points(obj), live[frame], atol=1e-5)
+
+
+def test_collision_panel_draws_the_settings_and_collider_notes(scene):
+    from xpbd_addon import panels
+
+    from .test_stiffness import _Layout
+
+    bpy.ops.mesh.primitive_plane_add(size=4.0)  # an open mesh: noted in the panel
+    _collider(bpy.context.object)
+    obj = _rope(scene)
+    ropes.play(scene, 1, 2)
+    assert any("open mesh" in note for note in sim.REGISTRY[obj.session_uid].collider_problems)
+    log = []
+    labels = []
+    layout = _Layout(log)
+    object.__setattr__(layout, "label", lambda text="", **k: labels.append(text))
+    bpy.context.view_layer.objects.active = obj
+    panels.XPBD_PT_rope_collision.draw(type("P", (), {"layout": layout})(), bpy.context)
+    assert {"radius", "use_collision", "use_ground", "ground_height", "ground_friction",
+            "use_self_collision", "self_friction"} <= set(log)
+    assert any("open mesh" in text for text in labels)
