@@ -1,6 +1,6 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin. The Blender ones need the bpy venv (build.py bench
+Names: core, handler, startup, builtin, collision, bake. The Blender ones need the bpy venv (build.py bench
 uses .venv, which has it); `builtin` also measures Blender 5.3 if `.venv-5.3` exists.
 """
 
@@ -16,6 +16,8 @@ SCRIPTS = {
     "handler": "bench_handler.py",
     "startup": "bench_startup.py",
     "builtin": "blender_builtin.py",
+    "collision": "bench_collision.py",
+    "bake": "bench_bake.py",
 }
 
 

@@ -1,6 +1,7 @@
 """Operators: ``xpbd.reset`` and ``xpbd.rope_add`` (Add > Curve > XPBD Rope).
 
-``xpbd.bake`` and ``xpbd.free_bake`` are reserved for the bake (next release).
+The bake operators (``xpbd.bake``, ``xpbd.bake_all``, ``xpbd.free_bake``) are in
+``bake_operators``.
 """
 
 from __future__ import annotations
