@@ -45,14 +45,18 @@ class BlenderTarget:
     """numba pin: the release the packages bundle for this Blender."""
     llvmlite: str = "0.50.0"
     """llvmlite pin: the one that numba release requires."""
+    exit_breaks: bool = False
+    """The bpy module crashes or hangs at interpreter exit with an add-on's update callbacks
+    still registered (4.2, 4.5): pytest then ends through ``tools.pytest_hard_exit``."""
 
 
 # The newest patch release of each line; 4.2 and 4.5 are LTS. 5.1+ moved to Python 3.13.
 TARGETS: dict[str, BlenderTarget] = {
-    "4.2": BlenderTarget("4.2", "4.2.23", "3.11", "1.26.4"),
+    "4.2": BlenderTarget("4.2", "4.2.23", "3.11", "1.26.4", exit_breaks=True),
     # 4.5 is the last Blender for Intel Macs, whose package bundles numba 0.62.1 (the last
     # with Intel-mac wheels): testing 4.5 with it runs the kernels on that numba too.
-    "4.5": BlenderTarget("4.5", "4.5.15", "3.11", "1.26.4", "0.62.1", "0.45.1"),
+    "4.5": BlenderTarget("4.5", "4.5.15", "3.11", "1.26.4", "0.62.1", "0.45.1",
+                         exit_breaks=True),
     "5.0": BlenderTarget("5.0", "5.0.1", "3.11", "1.26.4"),
     "5.3": BlenderTarget("5.3", "5.3.0", "3.13", "2.3.5"),
 }
@@ -111,7 +115,11 @@ def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]
     print(f"=== Blender {target.name} (bpy {target.bpy}, Python {target.python}, numba "
           f"{target.numba}) ===", flush=True)
     # Tee pytest's output: shown live, and its closing summary line kept for the table.
-    process = subprocess.Popen([str(python), "-m", "pytest", *pytest_args], cwd=ROOT,
+    plugin = ["-p", "tools.pytest_hard_exit"] if target.exit_breaks else []
+    if plugin:
+        print(f"(bpy {target.bpy} breaks at interpreter exit with callbacks registered: pytest "
+              "leaves through tools.pytest_hard_exit once its report is out)", flush=True)
+    process = subprocess.Popen([str(python), "-m", "pytest", *plugin, *pytest_args], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "XPBD_MATRIX_BLENDER": target.name})
     last = ""
