@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +109,9 @@ def venv_for(target: BlenderTarget) -> Path:
                              python)
 
 
+SUMMARY = re.compile(r"\b\d+ (passed|failed|error|errors|skipped|deselected)\b.* in [\d.]+s")
+
+
 def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]:
     """Run pytest in the venv of ``target``; return (exit code, seconds, pytest's last line)."""
     python = venv_for(target)
@@ -126,8 +130,9 @@ def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]
     assert process.stdout is not None
     for line in process.stdout:
         sys.stdout.write(line)
-        if line.strip():
-            last = line.strip()
+        # pytest's closing line, not the noise Blender prints while it exits.
+        if SUMMARY.search(line):
+            last = line.strip().strip("= ")
     code = process.wait()
     return code, time.perf_counter() - start, last
 
