@@ -249,12 +249,9 @@ MAX_BOX_CELLS = 512
 """A particle or segment box covering more grid cells than this (a very fast particle) is
 tested against everything by brute force instead of being listed in each cell."""
 
-MOTION_SAFETY = 1.5
-"""Factor on the estimated motion of a particle within a frame (|v| dt + |g| dt^2 / 2) in its
-broad-phase reach: ropes accelerate within the frame (a falling rope, a whip)."""
-
 SELF_MARGIN = 0.5
-"""Extra reach of rope-rope contacts beyond motion and radius, as a fraction of the radius."""
+"""Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
+from its predicted path before the rope-rope broad phase is redone."""
 
 
 def as_colliders(colliders: Any) -> tuple[list[Collider], list[Plane]]:
@@ -342,12 +339,33 @@ class MeshScene:
         self.offsets = np.zeros(1, dtype=np.int64)
         self.candidates = np.zeros(0, dtype=np.int64)
         self.distance = np.zeros(0)
+        self.moving = any(m.moving for m in meshes)
+        self.positions = self.vertices_end.copy() if self.moving else self.vertices
+        """Vertex positions at the end of the current substep [m], (V, 3)"""
+        motion = self.vertices_end - self.vertices
+        self.frame_motion = motion[self.triangles].mean(axis=1)
+        self.triangle_motion = self.frame_motion
+        """Displacement of each triangle's centroid over one substep [m], (T, 3)"""
 
-    def find_candidates(self, x: np.ndarray, reach: np.ndarray, kernels: Any) -> None:
+    def at(self, fraction: float, substeps: int) -> None:
+        """Move the soup to ``fraction`` of the frame (the end of a substep)."""
+        if self.moving:
+            np.subtract(self.vertices_end, self.vertices, out=self.positions)
+            self.positions *= fraction
+            self.positions += self.vertices
+        if self.triangle_motion is self.frame_motion:
+            self.triangle_motion = self.frame_motion / substeps
+
+    def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
+                        kernels: Any) -> None:
         active = reach > 0.0
-        cell = max(2.0 * float(np.median(reach[active])), 1e-4) if active.any() else 1.0
+        if active.any():
+            extent = (np.abs(x_end - x).max(axis=1) + 2.0 * reach)[active]
+            cell = max(float(np.median(extent)), 1e-4)
+        else:
+            cell = 1.0
         self.offsets, self.candidates = kernels.collider_candidates(
-            x, reach, self.vertices, self.vertices_end, self.triangles,
+            x, x_end, reach, self.vertices, self.vertices_end, self.triangles,
             self.params[self.triangle_collider, 0], cell, float(MAX_BOX_CELLS))
         self.distance = np.empty(len(self.candidates))
 
@@ -358,24 +376,18 @@ def plane_table(planes: list[Plane]) -> np.ndarray:
                      for p in planes]).reshape(-1, 9)
 
 
-def motion_bound(x: np.ndarray, v: np.ndarray, free: np.ndarray, pin_end: np.ndarray,
-                 dt: float, gravity: np.ndarray) -> np.ndarray:
-    """How far each particle may get within the frame [m]: MOTION_SAFETY (|v| dt + |g| dt^2 / 2)
-    for free particles, the straight way to the pin target for pinned ones."""
-    speed = np.sqrt(np.einsum("ij,ij->i", v, v))
-    free_motion = MOTION_SAFETY * (speed * dt + 0.5 * float(np.linalg.norm(gravity)) * dt * dt)
-    pinned_motion = np.sqrt(np.einsum("ij,ij->i", pin_end - x, pin_end - x))
-    return np.where(free, free_motion, pinned_motion)
-
-
 class FrameContacts:
-    """The contacts of one frame: set up from the state at its start (broad phase), then
-    ``project`` at the end of every substep.
+    """The contacts of one frame: broad phase from the state at its start, then ``project``
+    at the end of every substep.
 
-    The broad phase assumes each particle stays within its reach of where it was at the
-    start; a rope yanked by a collider or a whip can break that. ``project`` checks it after
-    every substep and redoes the broad phase from the current positions when some particle
-    left its reach (then the candidates again hold every contact that can happen)."""
+    Candidates are found for each particle's predicted path (free flight x0 + v0 t +
+    g t^2 / 2 over the rest of the frame) plus a margin, so a falling rope needs no bigger
+    search than a resting one. A rope pushed by a collider, caught on something or whipped
+    leaves that path: ``project`` checks after every substep and redoes a broad phase from
+    the current state when some particle strayed farther than its margin (for colliders:
+    ``Model.contact_margin``; rope-rope: ``SELF_MARGIN`` r, measured against the motion all
+    particles share, so a heap settling as a whole does not trigger it). The candidates thus
+    always hold every contact that can happen."""
 
     def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
                  dt: float, substeps: int, gravity: np.ndarray, meshes: list[Collider],
@@ -387,7 +399,7 @@ class FrameContacts:
         self.h = dt / substeps
         self.push_max = model.contact_push_speed * self.h
         self.free = model.particle_inv_mass > 0.0
-        self.pin_end = pin_end
+        self.pin_velocity = (pin_end - x) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = MeshScene(meshes, kernels) if meshes else None
         self.plane_rows = plane_table(planes)
@@ -403,31 +415,46 @@ class FrameContacts:
                                          model.edge_rest_length)
                 model._segment_topology = cache
             self.edge_chain, self.edge_arc = cache
+            self.self_slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
+            self.deviation = np.empty_like(x)
+        self.collider_margin = max(model.contact_margin, MIN_MARGIN)
         self.refreshes = 0
-        """How often the broad phase was redone within the frame (diagnostics)"""
-        self._find(x, v, dt)
-
-    def _find(self, x: np.ndarray, v: np.ndarray, remaining: float) -> None:
-        """Broad phase from positions x with ``remaining`` [s] of the frame left."""
-        model = self.model
-        radius = model.particle_radius
-        motion = motion_bound(x, v, self.free, self.pin_end, remaining, self.gravity)
-        self.x_ref = x.copy()
-        self.slack = np.full(model.particle_count, np.inf)
+        """How often a broad phase was redone within the frame (diagnostics)"""
         if self.scene is not None:
-            reach = np.where(self.free, motion + radius + model.contact_margin, 0.0)
-            self.scene.find_candidates(x, reach, self.broad)
-            self.slack = np.where(self.free, reach - radius, np.inf)
+            self._find_triangles(x, v, 0.0)
         if self.self_collision:
-            reach_self = motion + radius * (1.0 + SELF_MARGIN) + 1e-9
-            ends = x[model.edge_index]
-            extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach_self[
-                model.edge_index].max(axis=1)
-            cell = max(float(np.median(extent)), 1e-4)
-            self.pairs = self.broad.segment_candidates(
-                x, reach_self, model.edge_index, self.edge_chain, self.edge_arc, radius, cell,
-                float(MAX_BOX_CELLS))
-            self.slack = np.minimum(self.slack, reach_self - radius)
+            self._find_pairs(x, v, 0.0)
+
+    def _find_triangles(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
+        """Collider candidates from the state x, v at ``elapsed`` [s] into the frame."""
+        model = self.model
+        remaining = self.dt - elapsed
+        g = self.gravity
+        x_end = x + v * remaining + 0.5 * g * remaining * remaining
+        bulge = 0.125 * float(np.linalg.norm(g)) * remaining * remaining  # parabola vs chord
+        reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
+        self.scene.find_candidates(x, x_end, reach, self.broad)
+        self.triangle_path = (x.copy(), v.copy(), elapsed)
+
+    def _find_pairs(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
+        """Rope-rope candidates from the state x, v at ``elapsed`` [s] into the frame."""
+        model = self.model
+        remaining = self.dt - elapsed
+        free = self.free
+        shared = v[free].mean(axis=0) if free.any() else np.zeros(3)
+        # pinned particles do not fall: relative to the shared free flight they rise
+        velocity = np.where(free[:, None], v, self.pin_velocity)
+        relative = np.sqrt(np.einsum("ij,ij->i", velocity - shared, velocity - shared))
+        rise = np.where(free, 0.0, 0.5 * float(np.linalg.norm(self.gravity)) * remaining ** 2)
+        reach = model.particle_radius + self.self_slack + relative * remaining + rise
+        ends = x[model.edge_index]
+        extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach[
+            model.edge_index].max(axis=1)
+        cell = max(float(np.median(extent)), 1e-4)
+        self.pairs = self.broad.segment_candidates(
+            x, reach, model.edge_index, self.edge_chain, self.edge_arc, model.particle_radius,
+            cell, float(MAX_BOX_CELLS))
+        self.pair_path = (x.copy(), np.where(free[:, None], v, self.pin_velocity), elapsed)
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
         """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3); returns the
@@ -435,6 +462,9 @@ class FrameContacts:
         model, k = self.model, self.kernels
         w, radius = model.particle_inv_mass, model.particle_radius
         scene = self.scene
+        s1 = (substep + 1) / self.substeps
+        if scene is not None:
+            scene.at(s1, self.substeps)
         # Gauss-Seidel over the kinds of contact; rope-rope contacts push particles into
         # the colliders and back, so with them the loop runs twice (a heap on the ground).
         for _ in range(CONTACT_PASSES if len(self.pairs) else 1):
@@ -443,22 +473,36 @@ class FrameContacts:
                                    self.pairs, self.push_max, model.self_friction, self.moved)
             if scene is not None and len(scene.candidates):
                 k.collider_contacts(
-                    x, v, w, radius, self.velocity_scale, (substep + 1) / self.substeps,
-                    1.0 / self.substeps, scene.vertices, scene.vertices_end, scene.triangles,
-                    scene.triangle_edges, scene.triangle_collider, scene.vertex_normal,
-                    scene.vertex_normal_end, scene.edge_normal, scene.edge_normal_end,
-                    scene.params, scene.offsets, scene.candidates, self.push_max,
-                    scene.distance, self.moved)
+                    x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
+                    scene.positions, scene.vertices, scene.vertices_end,
+                    scene.triangle_motion, scene.triangles, scene.triangle_edges,
+                    scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
+                    scene.edge_normal, scene.edge_normal_end, s1, scene.params,
+                    scene.offsets, scene.candidates, self.push_max, scene.distance,
+                    self.moved)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
                                  self.push_max, self.moved)
-        remaining = self.dt * (self.substeps - substep - 1) / self.substeps
-        if remaining > 0.0 and (scene is not None or self.self_collision) and (
-                self.broad.left_reach(x, self.x_ref, self.slack)):
-            self.refreshes += 1
-            self._find(x, v, remaining)
+        if substep + 1 < self.substeps:
+            now = self.dt * s1
+            if scene is not None:
+                x0, v0, t0 = self.triangle_path
+                if self.broad.left_path(x, x0, v0, w, self.gravity, now - t0,
+                                        np.full(len(x), self.collider_margin)):
+                    self.refreshes += 1
+                    self._find_triangles(x, v, now)
+            if self.self_collision:
+                x0, v0, t0 = self.pair_path
+                if self.broad.left_shared_path(x, x0, v0, self.gravity, now - t0,
+                                               self.self_slack, self.deviation):
+                    self.refreshes += 1
+                    self._find_pairs(x, v, now)
         return self.moved
 
 
 CONTACT_PASSES = 2
 """Passes over all contacts per substep when rope-rope contacts are on."""
+
+MIN_MARGIN = 1e-4
+"""Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
+contact held a particle)."""

@@ -113,43 +113,57 @@ def _overlap(lo_a, hi_a, lo_b, hi_b):
 
 
 @njit(**_JIT)
-def _particle_triangle(p, t, marker, x, reach, lo, hi, t_lo, t_hi, a, b, c, slack,
-                       pair_particle, pair_triangle, count):
-    """Keep (p, t) if not seen yet for t, the boxes overlap and dist(x_p, abc) is within
-    reach_p + slack. Returns (pair arrays, count)."""
+def _particle_triangle(p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c, slack,
+                       spacing, pair_particle, pair_triangle, count):
+    """Keep (p, t) if not seen yet for t, the boxes overlap and the particle's predicted path,
+    the chord x -> x_end sampled every ``spacing`` or less, comes within reach_p + slack of
+    the triangle (plus half the sample spacing, which bounds the chord's distance between
+    samples). Returns (pair arrays, count)."""
     if marker[p] == t or reach[p] <= 0.0:
         return pair_particle, pair_triangle, count
     marker[p] = t
     if not _overlap(lo[p], hi[p], t_lo, t_hi):
         return pair_particle, pair_triangle, count
-    qx, qy, qz, _, _, _, _ = closest_on_triangle(x[p, 0], x[p, 1], x[p, 2], a[0], a[1], a[2],
-                                                 b[0], b[1], b[2], c[0], c[1], c[2])
-    dx, dy, dz = x[p, 0] - qx, x[p, 1] - qy, x[p, 2] - qz
-    if dx * dx + dy * dy + dz * dz <= (reach[p] + slack) ** 2:
-        pair_particle, pair_triangle = _append(pair_particle, pair_triangle, count, p, t)
-        count += 1
+    dx, dy, dz = x_end[p, 0] - x[p, 0], x_end[p, 1] - x[p, 1], x_end[p, 2] - x[p, 2]
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    samples = np.int64(math.ceil(length / spacing)) if spacing > 0.0 else 0
+    samples = min(max(samples, 1), 64)
+    limit = reach[p] + slack + 0.5 * length / samples
+    for k in range(samples + 1):
+        f = k / samples
+        px, py, pz = x[p, 0] + f * dx, x[p, 1] + f * dy, x[p, 2] + f * dz
+        qx, qy, qz, _, _, _, _ = closest_on_triangle(px, py, pz, a[0], a[1], a[2], b[0], b[1],
+                                                     b[2], c[0], c[1], c[2])
+        if (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2 <= limit * limit:
+            pair_particle, pair_triangle = _append(pair_particle, pair_triangle, count, p, t)
+            return pair_particle, pair_triangle, count + 1
     return pair_particle, pair_triangle, count
 
 
 @njit(**_JIT)
-def collider_candidates(x, reach, vertices, vertices_end, triangles, triangle_thickness,
-                        cell, max_cells):
-    """Candidate triangles of each particle for one frame.
+def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
+                        triangle_thickness, cell, max_cells):
+    """Candidate triangles of each particle for (the rest of) one frame.
 
-    x (N, 3) [m] particles at the start of the frame; reach (N,) [m] (0 = never collides,
-    e.g. pinned); vertices / vertices_end (V, 3) [m] all colliders at the start and end of
-    the frame; triangles (T, 3); triangle_thickness (T,) [m]; cell [m] the grid cell size;
-    max_cells the most cells a box may cover before it is handled by brute force. A pair is
-    kept if dist(x, triangle at the start) <= reach + thickness + the triangle's largest vertex
-    motion, which bounds their distance at every substep. Returns CSR (offsets (N + 1,),
-    triangle ids), each particle's triangles in increasing order."""
+    x (N, 3) [m] particles now; x_end (N, 3) [m] where their free flight would take them by
+    the end of the frame (the chord of the path); reach (N,) [m] radius + margin + the
+    path's bulge off the chord (0 = never collides, e.g. pinned); vertices / vertices_end
+    (V, 3) [m] all colliders at the start and end of the frame; triangles (T, 3);
+    triangle_thickness (T,) [m]; cell [m] the grid cell size; max_cells the most cells a
+    box may cover before it is handled by brute force. A pair is kept if the chord comes
+    within reach + thickness + the triangle's largest vertex motion of the triangle at the
+    start. As long as a particle stays within its margin of its predicted path (``solver``
+    checks, ``left_path``), every contact it can have is in the list. Returns CSR (offsets
+    (N + 1,), triangle ids), each particle's triangles in increasing order."""
     n = x.shape[0]
     lo = np.empty((n, 3))
     hi = np.empty((n, 3))
+    spacing = np.empty(n)
     for i in range(n):
         for c in range(3):
-            lo[i, c] = x[i, c] - reach[i]
-            hi[i, c] = x[i, c] + reach[i]
+            lo[i, c] = min(x[i, c], x_end[i, c]) - reach[i]
+            hi[i, c] = max(x[i, c], x_end[i, c]) + reach[i]
+        spacing[i] = reach[i]
     inverse_cell = 1.0 / cell
     start, ids, oversize, mask = build_grid(lo, hi, inverse_cell, max_cells)
     marker = np.full(n, -1, dtype=np.int64)
@@ -180,27 +194,28 @@ def collider_candidates(x, reach, vertices, vertices_end, triangles, triangle_th
         b = vertices[triangles[t, 1]]
         c3 = vertices[triangles[t, 2]]
         slack = motion + grow
-        # query box: the triangle's box grown by the largest particle reach would be exact,
-        # but cells already hold every particle box they touch, so the triangle box suffices
+        # cells hold every particle box they touch, so the triangle's own box is the query
         i0, j0, k0, i1, j1, k1, cells = _span(t_lo, t_hi, inverse_cell)
         if cells > max_cells or cells > n:
             for p in range(n):
                 pair_particle, pair_triangle, count = _particle_triangle(
-                    p, t, marker, x, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
-                    pair_particle, pair_triangle, count)
+                    p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
+                    spacing[p], pair_particle, pair_triangle, count)
         else:
             for i in range(i0, i1 + 1):
                 for j in range(j0, j1 + 1):
                     for k in range(k0, k1 + 1):
                         key = _hash(i, j, k, mask)
                         for entry in range(start[key], start[key + 1]):
+                            p = ids[entry]
                             pair_particle, pair_triangle, count = _particle_triangle(
-                                ids[entry], t, marker, x, reach, lo, hi, t_lo, t_hi, a, b,
-                                c3, slack, pair_particle, pair_triangle, count)
+                                p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3,
+                                slack, spacing[p], pair_particle, pair_triangle, count)
             for o in range(oversize.shape[0]):
+                p = oversize[o]
                 pair_particle, pair_triangle, count = _particle_triangle(
-                    oversize[o], t, marker, x, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
-                    pair_particle, pair_triangle, count)
+                    p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
+                    spacing[p], pair_particle, pair_triangle, count)
     offsets = np.zeros(n + 1, dtype=np.int64)
     for k in range(count):
         offsets[pair_particle[k] + 1] += 1
@@ -249,14 +264,15 @@ def _segment_pair(e, f, marker, x, reach, edges, edge_chain, edge_arc, radius, l
 
 @njit(**_JIT)
 def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_cells):
-    """Candidate segment pairs (K, 2), first < second, for rope-rope contacts this frame.
+    """Candidate segment pairs (K, 2), first < second, for rope-rope contacts.
 
-    x (N, 3) [m] at the start of the frame; reach (N,) [m] as for ``collider_candidates``
-    (it includes the radius); edges (M, 2); edge_chain (M,) the chain (rope) of each edge or
-    -1; edge_arc (M, 2) [m] rest arc length along its chain of each edge's two ends (low,
-    high); radius (N,) [m]. Pairs that share a particle, or lie closer than r_a + r_b along
-    the same rope, are never candidates; the others are kept if their distance at the start
-    of the frame is within the sum of their reaches."""
+    x (N, 3) [m] now; reach (N,) [m] radius + margin + how far the particle moves relative
+    to the common motion of all particles (a translation shared by all changes no distance,
+    so a falling scene needs no bigger reach than a resting one); edges (M, 2); edge_chain
+    (M,) the chain (rope) of each edge or -1; edge_arc (M, 2) [m] rest arc length along its
+    chain of each edge's two ends (low, high); radius (N,) [m]. Pairs that share a particle,
+    or lie closer than r_a + r_b along the same rope, are never candidates; the others are
+    kept if their distance now is within the sum of their reaches."""
     m = edges.shape[0]
     lo = np.empty((m, 3))
     hi = np.empty((m, 3))
@@ -299,12 +315,43 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_
 
 
 @njit(**_JIT)
-def left_reach(x, x_ref, slack):
-    """True if some particle moved farther than ``slack`` (N,) [m] from ``x_ref``: the
-    candidates found from ``x_ref`` may then miss contacts."""
+def left_path(x, x0, v0, w, gravity, t, slack):
+    """True if some free particle (w > 0) is farther than ``slack`` (N,) [m] from its free
+    flight x0 + v0 t + g t^2 / 2, the path the candidates were found for."""
+    half_t2 = 0.5 * t * t
     for i in range(x.shape[0]):
-        d2 = ((x[i, 0] - x_ref[i, 0]) ** 2 + (x[i, 1] - x_ref[i, 1]) ** 2
-              + (x[i, 2] - x_ref[i, 2]) ** 2)
+        if not w[i] > 0.0:
+            continue
+        d2 = 0.0
+        for c in range(3):
+            d = x[i, c] - (x0[i, c] + v0[i, c] * t + gravity[c] * half_t2)
+            d2 += d * d
+        if d2 > slack[i] * slack[i]:
+            return True
+    return False
+
+
+@njit(**_JIT)
+def left_shared_path(x, x0, v0, gravity, t, slack, deviation):
+    """True if the particles' deviations from their free flight x0 + v0 t + g t^2 / 2 differ
+    from a common one by more than ``slack`` (N,) [m] somewhere (``deviation`` (N, 3)
+    scratch). Distances between particles change by at most the sum of two such differences,
+    so while this is False the rope-rope candidates stay complete; a heap at rest on the
+    ground deviates from free fall by the same amount everywhere and never triggers it.
+    The common deviation is the midrange of all, which minimises the largest difference."""
+    half_t2 = 0.5 * t * t
+    low = np.full(3, np.inf)
+    high = np.full(3, -np.inf)
+    for i in range(x.shape[0]):
+        for c in range(3):
+            d = x[i, c] - (x0[i, c] + v0[i, c] * t + gravity[c] * half_t2)
+            deviation[i, c] = d
+            low[c] = min(low[c], d)
+            high[c] = max(high[c], d)
+    mx, my, mz = 0.5 * (low[0] + high[0]), 0.5 * (low[1] + high[1]), 0.5 * (low[2] + high[2])
+    for i in range(x.shape[0]):
+        d2 = ((deviation[i, 0] - mx) ** 2 + (deviation[i, 1] - my) ** 2
+              + (deviation[i, 2] - mz) ** 2)
         if d2 > slack[i] * slack[i]:
             return True
     return False

@@ -191,11 +191,8 @@ def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal
 
 
 @njit(**_JIT)
-def _at(vertices, vertices_end, i, s):
-    """Vertex i of a collider at frame fraction s, linearly between start and end."""
-    return (vertices[i, 0] + s * (vertices_end[i, 0] - vertices[i, 0]),
-            vertices[i, 1] + s * (vertices_end[i, 1] - vertices[i, 1]),
-            vertices[i, 2] + s * (vertices_end[i, 2] - vertices[i, 2]))
+def _vertex(positions, i):
+    return positions[i, 0], positions[i, 1], positions[i, 2]
 
 
 @njit(**_JIT)
@@ -235,16 +232,20 @@ def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
 
 
 @njit(**_JIT)
-def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, vertices_end,
-                      triangles, triangle_edges, triangle_collider, vertex_normal,
-                      vertex_normal_end, edge_normal, edge_normal_end, collider_params,
-                      offsets, candidates, push_max, distance, moved):
+def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vertices,
+                      vertices_end, triangle_motion, triangles, triangle_edges,
+                      triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
+                      edge_normal_end, s1, collider_params, offsets, candidates, push_max,
+                      distance, moved):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
     x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
-    (N,) [m]; collider geometry as in ``collider_candidates`` plus the pseudo-normals of
-    ``mesh_normals`` at the start and end of the frame; collider_params (C, 4): thickness [m],
+    (N,) [m]; positions (V, 3) [m] the colliders at s1, vertices / vertices_end at the start
+    and end of the frame, triangle_motion (T, 3) [m] each triangle's centroid displacement
+    over a substep, triangles (T, 3), triangle_edges (T, 3), triangle_collider (T,), the
+    pseudo-normals of ``mesh_normals`` at the start and end of the frame; collider_params
+    (C, 4): thickness [m],
     mu_s, mu_k, closed (1.0) of each collider; offsets/candidates its output; push_max [m] the
     largest correction beyond the substep's approach; distance (K,) scratch; moved (N,) set to 1
     where a particle moved. The contact of each particle is, first, a triangle it crossed this
@@ -272,9 +273,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, v
         region = 0
         for k in range(k0, k1):
             t = candidates[k]
-            ax, ay, az = _at(vertices, vertices_end, triangles[t, 0], s1)
-            bx, by, bz = _at(vertices, vertices_end, triangles[t, 1], s1)
-            cx, cy, cz = _at(vertices, vertices_end, triangles[t, 2], s1)
+            ax, ay, az = _vertex(positions, triangles[t, 0])
+            bx, by, bz = _vertex(positions, triangles[t, 1])
+            cx, cy, cz = _vertex(positions, triangles[t, 2])
             nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
             if not nx * nx + ny * ny + nz * nz > _TINY * _TINY * _TINY:
                 distance[k] = np.inf  # collapsed while deforming: no normal, skip it
@@ -287,16 +288,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, v
                 best, best_d2 = t, d2
                 qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
             # relative path of this substep: the triangle's motion (its centroid's) removed
-            mx = fraction * ((vertices_end[triangles[t, 0], 0] - vertices[triangles[t, 0], 0])
-                             + (vertices_end[triangles[t, 1], 0] - vertices[triangles[t, 1], 0])
-                             + (vertices_end[triangles[t, 2], 0] - vertices[triangles[t, 2], 0])) / 3.0
-            my = fraction * ((vertices_end[triangles[t, 0], 1] - vertices[triangles[t, 0], 1])
-                             + (vertices_end[triangles[t, 1], 1] - vertices[triangles[t, 1], 1])
-                             + (vertices_end[triangles[t, 2], 1] - vertices[triangles[t, 2], 1])) / 3.0
-            mz = fraction * ((vertices_end[triangles[t, 0], 2] - vertices[triangles[t, 0], 2])
-                             + (vertices_end[triangles[t, 1], 2] - vertices[triangles[t, 1], 2])
-                             + (vertices_end[triangles[t, 2], 2] - vertices[triangles[t, 2], 2])) / 3.0
-            yx, yy, yz = ox + mx, oy + my, oz + mz
+            yx = ox + triangle_motion[t, 0]
+            yy = oy + triangle_motion[t, 1]
+            yz = oz + triangle_motion[t, 2]
             reach = r + collider_params[triangle_collider[t], 0]
             if (px - yx) ** 2 + (py - yy) ** 2 + (pz - yz) ** 2 > reach * reach:
                 closed = collider_params[triangle_collider[t], 3] > 0.5
@@ -312,9 +306,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, v
         contact = r + collider_params[collider, 0]
         closed = collider_params[collider, 3] > 0.5
         i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
-        ax, ay, az = _at(vertices, vertices_end, i0, s1)
-        bx, by, bz = _at(vertices, vertices_end, i1, s1)
-        cx, cy, cz = _at(vertices, vertices_end, i2, s1)
+        ax, ay, az = _vertex(positions, i0)
+        bx, by, bz = _vertex(positions, i1)
+        cx, cy, cz = _vertex(positions, i2)
         fx, fy, fz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
         length = math.sqrt(fx * fx + fy * fy + fz * fz)
         fx, fy, fz = fx / length, fy / length, fz / length
@@ -368,9 +362,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, s1, fraction, vertices, v
             t = candidates[k]
             if t == primary or not distance[k] < r + collider_params[triangle_collider[t], 0] + depth:
                 continue
-            ax, ay, az = _at(vertices, vertices_end, triangles[t, 0], s1)
-            bx, by, bz = _at(vertices, vertices_end, triangles[t, 1], s1)
-            cx, cy, cz = _at(vertices, vertices_end, triangles[t, 2], s1)
+            ax, ay, az = _vertex(positions, triangles[t, 0])
+            bx, by, bz = _vertex(positions, triangles[t, 1])
+            cx, cy, cz = _vertex(positions, triangles[t, 2])
             gx, gy, gz, _, _, _, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx, by,
                                                                bz, cx, cy, cz)
             ex, ey, ez = px - gx, py - gy, pz - gz

@@ -1,0 +1,165 @@
+"""Collisions, headless: ms per frame of 100 ropes x 100 points with self-collision and a
+10k-triangle collider, S = 20, 24 fps.
+
+Scenes (the ropes are dropped, timed from release until they have settled):
+
+* terrain: a 4 m x 4 m height field of 10,082 triangles (an open mesh, a shell), the 100
+  ropes (1 m, radius 5 mm) dropped side by side 4 cm apart; they land and settle in the
+  bumps.
+* sphere: a closed icosphere of 10,240 triangles... no: an icosphere of subdivision 4 has
+  5,120, so the sphere is a UV sphere of 10,000 triangles (r = 0.5 m) and the 100 ropes are
+  dropped across it in two crossed layers, 50 along x and 50 along y, so they lie on each
+  other (rope-rope contacts everywhere on top).
+
+Columns: everything on; without self-collision; without the collider (ground plane only);
+no contacts at all (the solver alone, for reference). Also the broad-phase refreshes per
+frame and candidate counts. Prints a Markdown table and writes out/bench_collision.json.
+
+    python -m benchmarks.bench_collision [--quick]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from xpbd_addon.core import Model, step  # noqa: E402
+from xpbd_addon.core import collision as collision_module  # noqa: E402
+from xpbd_addon.core.collision import Collider, Plane  # noqa: E402
+
+SUBSTEPS = 20
+DT = 1.0 / 24.0
+ROPES, POINTS, RADIUS = 100, 100, 0.005
+
+
+def terrain(cells=71, size=4.0):
+    """A height field of 2 cells^2 triangles (cells = 71: 10,082) over [-size/2, size/2]^2."""
+    u = np.linspace(-size / 2, size / 2, cells + 1)
+    x, y = np.meshgrid(u, u, indexing="ij")
+    z = 0.08 * np.sin(3.0 * x) * np.cos(2.0 * y) + 0.04 * np.sin(7.0 * x + 1.0)
+    vertices = np.stack([x, y, z], axis=-1).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(cells), np.arange(cells), indexing="ij")
+    a = (i * (cells + 1) + j).reshape(-1)
+    b, c, d = a + cells + 1, a + cells + 2, a + 1
+    triangles = np.concatenate([np.stack([a, b, c], 1), np.stack([a, c, d], 1)])
+    return vertices, triangles
+
+
+def uv_sphere(rings=50, segments=101, radius=0.5):
+    """A closed UV sphere: 2 segments (rings - 1) triangles (50 x 101: 9,898 ~ 10k)."""
+    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0.0, 2 * np.pi, segments, endpoint=False)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    ring = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], -1).reshape(-1, 3)
+    vertices = radius * np.concatenate([[[0, 0, 1]], ring, [[0, 0, -1]]])
+    top, bottom = 0, len(vertices) - 1
+    k = np.arange(segments)
+    triangles = [np.stack([np.full(segments, top), 1 + k, 1 + (k + 1) % segments], 1)]
+    for r in range(rings - 2):
+        a = 1 + r * segments + k
+        b = 1 + r * segments + (k + 1) % segments
+        triangles += [np.stack([a, a + segments, b], 1), np.stack([b, a + segments, b + segments], 1)]
+    last = 1 + (rings - 2) * segments
+    triangles.append(np.stack([last + k, np.full(segments, bottom), last + (k + 1) % segments], 1))
+    return vertices, np.concatenate(triangles)
+
+
+def ropes(layout: str, self_collision: bool) -> Model:
+    s = np.linspace(-0.5, 0.5, POINTS)
+    x = np.zeros((ROPES, POINTS, 3))
+    if layout == "terrain":
+        x[:, :, 0] = s
+        x[:, :, 1] = (np.arange(ROPES)[:, None] - ROPES / 2) * 0.04
+        x[:, :, 2] = 0.3
+    else:  # two crossed layers over the sphere
+        half = ROPES // 2
+        offsets = (np.arange(half) - half / 2) * 0.012
+        x[:half, :, 0] = s
+        x[:half, :, 1] = offsets[:, None]
+        x[:half, :, 2] = 0.56
+        x[half:, :, 1] = s
+        x[half:, :, 0] = offsets[:, None]
+        x[half:, :, 2] = 0.6
+    base = (np.arange(ROPES) * POINTS)[:, None]
+    edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
+    return Model(x.reshape(-1, 3), edges.reshape(-1, 2), np.full(ROPES * POINTS, 100.0), 1e-7,
+                 radius=RADIUS, self_collision=self_collision, damping=0.2)
+
+
+def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts: bool = True):
+    vertices, triangles = terrain() if layout == "terrain" else uv_sphere()
+    collider = Collider(vertices, triangles)
+    colliders = ([collider] if mesh else []) + [Plane((0, 0, -0.6))]
+    model = ropes(layout, self_collision and contacts)
+    state = model.state()
+    step(model, state, DT, SUBSTEPS, colliders=colliders if contacts else ())  # warm-up
+    times, refreshes, candidates, pairs = [], [], [], []
+    original = collision_module.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        spy.last = self
+
+    collision_module.FrameContacts.__init__ = spy
+    try:
+        for _ in range(frames):
+            start = time.perf_counter()
+            step(model, state, DT, SUBSTEPS, colliders=colliders if contacts else ())
+            times.append(time.perf_counter() - start)
+            last = getattr(spy, "last", None)
+            if contacts and last is not None:
+                refreshes.append(last.refreshes)
+                candidates.append(len(last.scene.candidates) if last.scene else 0)
+                pairs.append(len(last.pairs))
+    finally:
+        collision_module.FrameContacts.__init__ = original
+    assert np.all(np.isfinite(state.x))
+    ms = np.array(times) * 1e3
+    settled = ms[len(ms) // 2:]
+    return {
+        "triangles": int(len(collider.triangles)) if mesh else 0,
+        "ms_mean": float(ms.mean()), "ms_settled": float(settled.mean()),
+        "ms_max": float(ms.max()),
+        "refreshes_per_frame": float(np.mean(refreshes)) if refreshes else 0.0,
+        "candidates_mean": float(np.mean(candidates)) if candidates else 0.0,
+        "segment_pairs_mean": float(np.mean(pairs)) if pairs else 0.0,
+    }
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    frames = 12 if quick else 48
+    rows = {}
+    for layout in ("terrain", "sphere"):
+        rows[layout] = {
+            "all": run(layout, frames, self_collision=True, mesh=True),
+            "no self-collision": run(layout, frames, self_collision=False, mesh=True),
+            "ground plane only": run(layout, frames, self_collision=True, mesh=False),
+            "no contacts": run(layout, frames, self_collision=False, mesh=False, contacts=False),
+        }
+    print(f"\n100 ropes x 100 points (r = {RADIUS} m), S = {SUBSTEPS}, {frames} frames at 24 fps"
+          " from release; ms per frame (mean over all / over the second half, settled; max)\n")
+    print("| scene | contacts | triangles | ms/frame | settled | max | broad-phase redos/frame "
+          "| candidates | segment pairs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for layout, columns in rows.items():
+        for name, r in columns.items():
+            print(f"| {layout} | {name} | {r['triangles']} | {r['ms_mean']:.1f} | "
+                  f"{r['ms_settled']:.1f} | {r['ms_max']:.1f} | {r['refreshes_per_frame']:.1f} | "
+                  f"{r['candidates_mean']:.0f} | {r['segment_pairs_mean']:.0f} |")
+    out = ROOT / "out"
+    out.mkdir(exist_ok=True)
+    (out / "bench_collision.json").write_text(json.dumps(
+        {"ropes": ROPES, "points": POINTS, "radius": RADIUS, "substeps": SUBSTEPS,
+         "frames": frames, "scenes": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
