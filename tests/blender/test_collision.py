@@ -110,11 +110,20 @@ def _tunnelled(before, after, box_x_before, box_x_after, z_range):
     return np.flatnonzero(inside_band & flipped)
 
 
-def test_a_collider_swept_through_a_rope_at_5_m_s_pushes_it(scene):
+@pytest.mark.parametrize("friction", [
+    0.0, 5.0,
+    pytest.param(50.0, marks=pytest.mark.xfail(
+        reason="core: with mu 0.5 the contact friction holds the rope on the moving box harder "
+               "than its stretch constraints (the rope stretches to 4x its length; core of "
+               "723387a)", strict=False)),
+])
+def test_a_collider_swept_through_a_rope_at_5_m_s_pushes_it(scene, friction):
     """A box 'hand' 0.1 m thick moving at 5 m/s (0.21 m per frame, twice its thickness) through
-    a rope hanging from a pin: the rope is carried along, never passed through."""
+    a rope hanging from a pin: the rope is carried along, never passed through, and keeps its
+    length (``friction``: Blender's 0-80 scale)."""
     half = np.array([0.05, 0.5, 0.1])
-    box = _collider(_box(scene, (-0.5, 0.0, 0.5), 2 * half, name="hand"), thickness=0.0)
+    box = _collider(_box(scene, (-0.5, 0.0, 0.5), 2 * half, name="hand"), thickness=0.0,
+                    friction=friction)
     _move_x(box, -0.5, 5.0)
     rope = ropes.curve_rope(scene, "POLY", n=50, length=1.0, axis=2, name="hanging")
     rope.location = (0.0, 0.0, 1.0)
