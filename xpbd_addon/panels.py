@@ -140,6 +140,10 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
         sub = col.column()
         sub.active = settings.use_self_collision
         sub.prop(settings, "self_friction")
+        if settings.radius == 0.0 and (settings.use_self_collision or settings.use_ground
+                                       or settings.use_collision):
+            layout.label(text="Radius 0: points touch colliders, no self-collision",
+                         icon="INFO")
         entry = sim.REGISTRY.get(obj.session_uid)
         for note in entry.collider_problems if entry is not None else ():
             layout.label(text=note, icon="INFO")
