@@ -6,10 +6,12 @@ Scenes (the ropes are dropped, timed from release until they have settled):
 * terrain: a 4 m x 4 m height field of 10,082 triangles (an open mesh, a shell), the 100
   ropes (1 m, radius 5 mm) dropped side by side 4 cm apart; they land and settle in the
   bumps.
-* sphere: a closed icosphere of 10,240 triangles... no: an icosphere of subdivision 4 has
-  5,120, so the sphere is a UV sphere of 10,000 triangles (r = 0.5 m) and the 100 ropes are
-  dropped across it in two crossed layers, 50 along x and 50 along y, so they lie on each
-  other (rope-rope contacts everywhere on top).
+* crossed: the same terrain, the ropes dropped in two crossed layers (50 along x and 50
+  along y, 2 cm apart), so they land on each other: 2,500 crossings, rope-rope contacts
+  everywhere.
+* sphere: a closed UV sphere of 9,898 triangles (r = 0.5 m), the 100 ropes dropped over
+  it side by side 2 cm apart (a closed mesh: signed distances, pseudo-normals); they drape
+  and slide off the sides.
 
 Columns: everything on; without self-collision; without the collider (ground plane only);
 no contacts at all (the solver alone, for reference). Also the broad-phase refreshes per
@@ -78,15 +80,19 @@ def ropes(layout: str, self_collision: bool) -> Model:
         x[:, :, 0] = s
         x[:, :, 1] = (np.arange(ROPES)[:, None] - ROPES / 2) * 0.04
         x[:, :, 2] = 0.3
-    else:  # two crossed layers over the sphere
+    elif layout == "crossed":  # two crossed layers: they land on each other
         half = ROPES // 2
-        offsets = (np.arange(half) - half / 2) * 0.012
+        offsets = (np.arange(half) - half / 2) * 0.02
         x[:half, :, 0] = s
         x[:half, :, 1] = offsets[:, None]
-        x[:half, :, 2] = 0.56
+        x[:half, :, 2] = 0.3
         x[half:, :, 1] = s
         x[half:, :, 0] = offsets[:, None]
-        x[half:, :, 2] = 0.6
+        x[half:, :, 2] = 0.35
+    else:  # side by side over the sphere
+        x[:, :, 0] = s
+        x[:, :, 1] = (np.arange(ROPES)[:, None] - ROPES / 2) * 0.02
+        x[:, :, 2] = 0.55
     base = (np.arange(ROPES) * POINTS)[:, None]
     edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
     return Model(x.reshape(-1, 3), edges.reshape(-1, 2), np.full(ROPES * POINTS, 100.0), 1e-7,
@@ -94,7 +100,7 @@ def ropes(layout: str, self_collision: bool) -> Model:
 
 
 def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts: bool = True):
-    vertices, triangles = terrain() if layout == "terrain" else uv_sphere()
+    vertices, triangles = uv_sphere() if layout == "sphere" else terrain()
     collider = Collider(vertices, triangles)
     colliders = ([collider] if mesh else []) + [Plane((0, 0, -0.6))]
     model = ropes(layout, self_collision and contacts)
@@ -137,7 +143,7 @@ def main() -> None:
     quick = "--quick" in sys.argv
     frames = 12 if quick else 48
     rows = {}
-    for layout in ("terrain", "sphere"):
+    for layout in ("terrain", "crossed", "sphere"):
         rows[layout] = {
             "all": run(layout, frames, self_collision=True, mesh=True),
             "no self-collision": run(layout, frames, self_collision=False, mesh=True),

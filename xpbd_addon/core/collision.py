@@ -380,14 +380,16 @@ class FrameContacts:
     """The contacts of one frame: broad phase from the state at its start, then ``project``
     at the end of every substep.
 
-    Candidates are found for each particle's predicted path (free flight x0 + v0 t +
-    g t^2 / 2 over the rest of the frame) plus a margin, so a falling rope needs no bigger
-    search than a resting one. A rope pushed by a collider, caught on something or whipped
-    leaves that path: ``project`` checks after every substep and redoes a broad phase from
-    the current state when some particle strayed farther than its margin (for colliders:
-    ``Model.contact_margin``; rope-rope: ``SELF_MARGIN`` r, measured against the motion all
-    particles share, so a heap settling as a whole does not trigger it). The candidates thus
-    always hold every contact that can happen."""
+    Collider candidates are found along each particle's predicted path (the chord of its
+    free flight x0 + v0 t + g t^2 / 2 over the rest of the frame) plus a margin, so a falling
+    rope needs no bigger search than a resting one; rope-rope candidates within the motion
+    relative to what all particles share plus a margin. A rope pushed by a collider, caught
+    on something or whipped leaves its path: ``project`` checks after every substep and
+    redoes a broad phase from the current state when some particle strayed farther than the
+    margin from its chord (colliders: ``Model.contact_margin``), or from the shared motion by
+    more than its allowance (rope-rope: ``SELF_MARGIN`` r plus its relative motion). The
+    candidates thus always hold every contact that can happen, and the search is redone
+    only where the prediction failed."""
 
     def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
                  dt: float, substeps: int, gravity: np.ndarray, meshes: list[Collider],
@@ -401,6 +403,7 @@ class FrameContacts:
         self.free = model.particle_inv_mass > 0.0
         self.pin_velocity = (pin_end - x) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
+        self.touched = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = MeshScene(meshes, kernels) if meshes else None
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
@@ -434,7 +437,7 @@ class FrameContacts:
         bulge = 0.125 * float(np.linalg.norm(g)) * remaining * remaining  # parabola vs chord
         reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
         self.scene.find_candidates(x, x_end, reach, self.broad)
-        self.triangle_path = (x.copy(), v.copy(), elapsed)
+        self.triangle_chord = (x.copy(), x_end)
 
     def _find_pairs(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
         """Rope-rope candidates from the state x, v at ``elapsed`` [s] into the frame."""
@@ -445,8 +448,18 @@ class FrameContacts:
         # pinned particles do not fall: relative to the shared free flight they rise
         velocity = np.where(free[:, None], v, self.pin_velocity)
         relative = np.sqrt(np.einsum("ij,ij->i", velocity - shared, velocity - shared))
-        rise = np.where(free, 0.0, 0.5 * float(np.linalg.norm(self.gravity)) * remaining ** 2)
-        reach = model.particle_radius + self.self_slack + relative * remaining + rise
+        # Look ahead over the rest of the frame, or less where ropes move fast against each
+        # other (landing, a whip): then the pairs within 2 r of motion, again after that.
+        fast = float(np.percentile(relative, 90))
+        typical = float(np.median(model.particle_radius))
+        horizon = remaining
+        if fast * remaining > 2.0 * typical:
+            horizon = min(remaining, max(self.h, 2.0 * typical / fast))
+        self.pair_until = elapsed + horizon
+        # pinned particles do not fall with the others
+        rise = np.where(free, 0.0, 0.5 * float(np.linalg.norm(self.gravity)) * horizon ** 2)
+        allowance = self.self_slack + relative * horizon + rise
+        reach = model.particle_radius + allowance
         ends = x[model.edge_index]
         extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach[
             model.edge_index].max(axis=1)
@@ -454,7 +467,7 @@ class FrameContacts:
         self.pairs = self.broad.segment_candidates(
             x, reach, model.edge_index, self.edge_chain, self.edge_arc, model.particle_radius,
             cell, float(MAX_BOX_CELLS))
-        self.pair_path = (x.copy(), np.where(free[:, None], v, self.pin_velocity), elapsed)
+        self.pair_start = (x.copy(), allowance)
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
         """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3); returns the
@@ -465,12 +478,16 @@ class FrameContacts:
         s1 = (substep + 1) / self.substeps
         if scene is not None:
             scene.at(s1, self.substeps)
-        # Gauss-Seidel over the kinds of contact; rope-rope contacts push particles into
-        # the colliders and back, so with them the loop runs twice (a heap on the ground).
-        for _ in range(CONTACT_PASSES if len(self.pairs) else 1):
+        # Gauss-Seidel over the kinds of contact. Rope-rope contacts push particles into the
+        # colliders and the colliders push them back (a heap on the ground), so with them
+        # a second pass follows, the colliders in it only for what the ropes moved again.
+        touched = self.touched
+        passes = CONTACT_PASSES if len(self.pairs) else 1
+        for index in range(passes):
+            selective = index > 0
             if len(self.pairs):
                 k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                                   self.pairs, self.push_max, model.self_friction, self.moved)
+                                   self.pairs, self.push_max, model.self_friction, touched)
             if scene is not None and len(scene.candidates):
                 k.collider_contacts(
                     x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
@@ -479,22 +496,24 @@ class FrameContacts:
                     scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                     scene.edge_normal, scene.edge_normal_end, s1, scene.params,
                     scene.offsets, scene.candidates, self.push_max, scene.distance,
-                    self.moved)
+                    self.moved, touched, selective)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
-                                 self.push_max, self.moved)
+                                 self.push_max, self.moved, touched, selective)
+            if len(self.pairs):
+                np.bitwise_or(self.moved, touched, out=self.moved)
+                touched[:] = 0
         if substep + 1 < self.substeps:
             now = self.dt * s1
             if scene is not None:
-                x0, v0, t0 = self.triangle_path
-                if self.broad.left_path(x, x0, v0, w, self.gravity, now - t0,
-                                        np.full(len(x), self.collider_margin)):
+                x0, x_end = self.triangle_chord
+                if self.broad.left_chord(x, x0, x_end, w, self.collider_margin):
                     self.refreshes += 1
                     self._find_triangles(x, v, now)
             if self.self_collision:
-                x0, v0, t0 = self.pair_path
-                if self.broad.left_shared_path(x, x0, v0, self.gravity, now - t0,
-                                               self.self_slack, self.deviation):
+                x0, allowance = self.pair_start
+                if now >= self.pair_until - 1e-12 * self.dt or self.broad.left_shared_motion(
+                        x, x0, allowance, self.deviation):
                     self.refreshes += 1
                     self._find_pairs(x, v, now)
         return self.moved

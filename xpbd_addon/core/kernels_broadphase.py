@@ -92,52 +92,19 @@ def build_grid(lo, hi, inverse_cell, max_cells):
 
 
 @njit(**_JIT)
-def _append(first, second, count, a, b):
-    """Append the pair (a, b) at ``count`` to two growable arrays; returns them (maybe
-    reallocated, doubling)."""
-    if count == first.shape[0]:
-        grown_first = np.empty(2 * count + 64, dtype=np.int64)
-        grown_second = np.empty(2 * count + 64, dtype=np.int64)
-        grown_first[:count] = first[:count]
-        grown_second[:count] = second[:count]
-        first, second = grown_first, grown_second
-    first[count] = a
-    second[count] = b
-    return first, second
-
-
-@njit(**_JIT)
-def _overlap(lo_a, hi_a, lo_b, hi_b):
-    return (lo_a[0] <= hi_b[0] and lo_b[0] <= hi_a[0] and lo_a[1] <= hi_b[1]
-            and lo_b[1] <= hi_a[1] and lo_a[2] <= hi_b[2] and lo_b[2] <= hi_a[2])
-
-
-@njit(**_JIT)
-def _particle_triangle(p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c, slack,
-                       spacing, pair_particle, pair_triangle, count):
-    """Keep (p, t) if not seen yet for t, the boxes overlap and the particle's predicted path,
-    the chord x -> x_end sampled every ``spacing`` or less, comes within reach_p + slack of
-    the triangle (plus half the sample spacing, which bounds the chord's distance between
-    samples). Returns (pair arrays, count)."""
-    if marker[p] == t or reach[p] <= 0.0:
-        return pair_particle, pair_triangle, count
-    marker[p] = t
-    if not _overlap(lo[p], hi[p], t_lo, t_hi):
-        return pair_particle, pair_triangle, count
-    dx, dy, dz = x_end[p, 0] - x[p, 0], x_end[p, 1] - x[p, 1], x_end[p, 2] - x[p, 2]
-    length = math.sqrt(dx * dx + dy * dy + dz * dz)
-    samples = np.int64(math.ceil(length / spacing)) if spacing > 0.0 else 0
-    samples = min(max(samples, 1), 64)
-    limit = reach[p] + slack + 0.5 * length / samples
+def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
+    """True if the chord (x0 + f d, f in [0, 1]), sampled at ``samples`` + 1 points, comes
+    within ``limit`` of triangle (i0, i1, i2) of ``vertices``."""
     for k in range(samples + 1):
         f = k / samples
-        px, py, pz = x[p, 0] + f * dx, x[p, 1] + f * dy, x[p, 2] + f * dz
-        qx, qy, qz, _, _, _, _ = closest_on_triangle(px, py, pz, a[0], a[1], a[2], b[0], b[1],
-                                                     b[2], c[0], c[1], c[2])
+        px, py, pz = x0 + f * dx, y0 + f * dy, z0 + f * dz
+        qx, qy, qz, _, _, _, _ = closest_on_triangle(
+            px, py, pz, vertices[i0, 0], vertices[i0, 1], vertices[i0, 2], vertices[i1, 0],
+            vertices[i1, 1], vertices[i1, 2], vertices[i2, 0], vertices[i2, 1],
+            vertices[i2, 2])
         if (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2 <= limit * limit:
-            pair_particle, pair_triangle = _append(pair_particle, pair_triangle, count, p, t)
-            return pair_particle, pair_triangle, count + 1
-    return pair_particle, pair_triangle, count
+            return True
+    return False
 
 
 @njit(**_JIT)
@@ -150,116 +117,96 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
     path's bulge off the chord (0 = never collides, e.g. pinned); vertices / vertices_end
     (V, 3) [m] all colliders at the start and end of the frame; triangles (T, 3);
     triangle_thickness (T,) [m]; cell [m] the grid cell size; max_cells the most cells a
-    box may cover before it is handled by brute force. A pair is kept if the chord comes
-    within reach + thickness + the triangle's largest vertex motion of the triangle at the
-    start. As long as a particle stays within its margin of its predicted path (``solver``
-    checks, ``left_path``), every contact it can have is in the list. Returns CSR (offsets
-    (N + 1,), triangle ids), each particle's triangles in increasing order."""
+    box may cover before it is handled by brute force (a huge ground triangle). The swept
+    triangles go into the grid, each particle queries the cells of its path's box, and a pair
+    is kept if the chord, sampled every ``reach`` or less, comes within reach + thickness +
+    the triangle's largest vertex motion + half the sample spacing of the triangle at the
+    start of the frame. As long as a particle stays within its margin of its predicted path
+    (``left_chord``), every contact it can have is in the list. Returns CSR (offsets (N + 1,),
+    triangle ids)."""
     n = x.shape[0]
-    lo = np.empty((n, 3))
-    hi = np.empty((n, 3))
-    spacing = np.empty(n)
-    for i in range(n):
-        for c in range(3):
-            lo[i, c] = min(x[i, c], x_end[i, c]) - reach[i]
-            hi[i, c] = max(x[i, c], x_end[i, c]) + reach[i]
-        spacing[i] = reach[i]
-    inverse_cell = 1.0 / cell
-    start, ids, oversize, mask = build_grid(lo, hi, inverse_cell, max_cells)
-    marker = np.full(n, -1, dtype=np.int64)
-    pair_particle = np.empty(64, dtype=np.int64)
-    pair_triangle = np.empty(64, dtype=np.int64)
-    count = 0
-    t_lo = np.empty(3)
-    t_hi = np.empty(3)
-    for t in range(triangles.shape[0]):
+    m = triangles.shape[0]
+    t_lo = np.empty((m, 3))
+    t_hi = np.empty((m, 3))
+    slack = np.empty(m)
+    for t in range(m):
         motion = 0.0
-        t_lo[:] = np.inf
-        t_hi[:] = -np.inf
+        for c in range(3):
+            t_lo[t, c] = np.inf
+            t_hi[t, c] = -np.inf
         for k in range(3):
             vertex = triangles[t, k]
             m2 = 0.0
             for c in range(3):
                 p0 = vertices[vertex, c]
                 p1 = vertices_end[vertex, c]
-                t_lo[c] = min(t_lo[c], p0, p1)
-                t_hi[c] = max(t_hi[c], p0, p1)
+                t_lo[t, c] = min(t_lo[t, c], p0, p1)
+                t_hi[t, c] = max(t_hi[t, c], p0, p1)
                 m2 += (p1 - p0) * (p1 - p0)
             motion = max(motion, math.sqrt(m2))
         grow = triangle_thickness[t]
         for c in range(3):
-            t_lo[c] -= grow
-            t_hi[c] += grow
-        a = vertices[triangles[t, 0]]
-        b = vertices[triangles[t, 1]]
-        c3 = vertices[triangles[t, 2]]
-        slack = motion + grow
-        # cells hold every particle box they touch, so the triangle's own box is the query
-        i0, j0, k0, i1, j1, k1, cells = _span(t_lo, t_hi, inverse_cell)
-        if cells > max_cells or cells > n:
-            for p in range(n):
-                pair_particle, pair_triangle, count = _particle_triangle(
-                    p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
-                    spacing[p], pair_particle, pair_triangle, count)
-        else:
-            for i in range(i0, i1 + 1):
-                for j in range(j0, j1 + 1):
-                    for k in range(k0, k1 + 1):
-                        key = _hash(i, j, k, mask)
-                        for entry in range(start[key], start[key + 1]):
-                            p = ids[entry]
-                            pair_particle, pair_triangle, count = _particle_triangle(
-                                p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3,
-                                slack, spacing[p], pair_particle, pair_triangle, count)
-            for o in range(oversize.shape[0]):
-                p = oversize[o]
-                pair_particle, pair_triangle, count = _particle_triangle(
-                    p, t, marker, x, x_end, reach, lo, hi, t_lo, t_hi, a, b, c3, slack,
-                    spacing[p], pair_particle, pair_triangle, count)
+            t_lo[t, c] -= grow
+            t_hi[t, c] += grow
+        slack[t] = motion + grow
+    inverse_cell = 1.0 / cell
+    start, ids, oversize, mask = build_grid(t_lo, t_hi, inverse_cell, max_cells)
+    marker = np.full(m, -1, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
-    for k in range(count):
-        offsets[pair_particle[k] + 1] += 1
-    for i in range(n):
-        offsets[i + 1] += offsets[i]
-    cursor = offsets[:-1].copy()
-    candidates = np.empty(count, dtype=np.int64)
-    for k in range(count):  # a stable counting sort keeps each particle's triangles in order
-        p = pair_particle[k]
-        candidates[cursor[p]] = pair_triangle[k]
-        cursor[p] += 1
-    return offsets, candidates
-
-
-@njit(**_JIT)
-def _segment_pair(e, f, marker, x, reach, edges, edge_chain, edge_arc, radius, lo, hi,
-                  first, second, count):
-    """Keep segment pair (e, f), e < f, unless seen, adjacent, or out of reach."""
-    if f <= e or marker[f] == e:
-        return first, second, count
-    marker[f] = e
-    a0, a1 = edges[e, 0], edges[e, 1]
-    b0, b1 = edges[f, 0], edges[f, 1]
-    if a0 == b0 or a0 == b1 or a1 == b0 or a1 == b1:
-        return first, second, count
-    radius_sum = max(radius[a0], radius[a1]) + max(radius[b0], radius[b1])
-    if edge_chain[e] >= 0 and edge_chain[e] == edge_chain[f]:
-        # neighbours along one rope: at rest they are ``gap`` apart, and a gap under 2 r
-        # would be a contact of the straight rope with itself
-        gap = max(edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1])
-        if gap <= radius_sum:
-            return first, second, count
-    if not _overlap(lo[e], hi[e], lo[f], hi[f]):
-        return first, second, count
-    s, t = closest_on_segments(x[a0], x[a1], x[b0], x[b1])
-    d2 = 0.0
-    for c in range(3):
-        d = (x[a0, c] + s * (x[a1, c] - x[a0, c])) - (x[b0, c] + t * (x[b1, c] - x[b0, c]))
-        d2 += d * d
-    reach_sum = max(reach[a0], reach[a1]) + max(reach[b0], reach[b1])
-    if d2 <= reach_sum * reach_sum:
-        first, second = _append(first, second, count, e, f)
-        count += 1
-    return first, second, count
+    candidates = np.empty(max(4 * n, 64), dtype=np.int64)
+    count = 0
+    p_lo = np.empty(3)
+    p_hi = np.empty(3)
+    for p in range(n):
+        offsets[p] = count
+        r = reach[p]
+        if not r > 0.0:
+            continue
+        for c in range(3):
+            p_lo[c] = min(x[p, c], x_end[p, c]) - r
+            p_hi[c] = max(x[p, c], x_end[p, c]) + r
+        x0, y0, z0 = x[p, 0], x[p, 1], x[p, 2]
+        dx, dy, dz = x_end[p, 0] - x0, x_end[p, 1] - y0, x_end[p, 2] - z0
+        length = math.sqrt(dx * dx + dy * dy + dz * dz)
+        samples = min(max(np.int64(math.ceil(length / r)), 1), 64)
+        base = r + 0.5 * length / samples
+        i0, j0, k0, i1, j1, k1, cells = _span(p_lo, p_hi, inverse_cell)
+        brute = cells > max_cells
+        scan = m if brute else np.int64(cells)
+        for s in range(scan + oversize.shape[0]):
+            if s >= scan:
+                first, last = s - scan, s - scan + 1
+            elif brute:
+                first, last = s, s + 1
+            else:
+                dj = k1 - k0 + 1
+                di = (j1 - j0 + 1) * dj
+                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                first, last = start[key], start[key + 1]
+            for entry in range(first, last):
+                if s >= scan:
+                    t = oversize[entry]
+                elif brute:
+                    t = entry
+                else:
+                    t = ids[entry]
+                if marker[t] == p:
+                    continue
+                marker[t] = p
+                if not (p_lo[0] <= t_hi[t, 0] and t_lo[t, 0] <= p_hi[0]
+                        and p_lo[1] <= t_hi[t, 1] and t_lo[t, 1] <= p_hi[1]
+                        and p_lo[2] <= t_hi[t, 2] and t_lo[t, 2] <= p_hi[2]):
+                    continue
+                if _chord_near(x0, y0, z0, dx, dy, dz, samples, base + slack[t], vertices,
+                               triangles[t, 0], triangles[t, 1], triangles[t, 2]):
+                    if count == candidates.shape[0]:
+                        grown = np.empty(2 * count, dtype=np.int64)
+                        grown[:count] = candidates
+                        candidates = grown
+                    candidates[count] = t
+                    count += 1
+    offsets[n] = count
+    return offsets, candidates[:count].copy()
 
 
 @njit(**_JIT)
@@ -267,91 +214,125 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_
     """Candidate segment pairs (K, 2), first < second, for rope-rope contacts.
 
     x (N, 3) [m] now; reach (N,) [m] radius + margin + how far the particle moves relative
-    to the common motion of all particles (a translation shared by all changes no distance,
-    so a falling scene needs no bigger reach than a resting one); edges (M, 2); edge_chain
-    (M,) the chain (rope) of each edge or -1; edge_arc (M, 2) [m] rest arc length along its
-    chain of each edge's two ends (low, high); radius (N,) [m]. Pairs that share a particle,
-    or lie closer than r_a + r_b along the same rope, are never candidates; the others are
-    kept if their distance now is within the sum of their reaches."""
+    to the motion all particles share (a common translation changes no distance, so a
+    falling scene needs no bigger reach than a resting one); edges (M, 2); edge_chain (M,)
+    the chain (rope) of each edge or -1; edge_arc (M, 2) [m] rest arc length along its chain
+    of each edge's two ends (low, high); radius (N,) [m]. Pairs that share a particle, or lie
+    closer than r_a + r_b along the same rope (they would touch when it is straight), are
+    never candidates; the others are kept if their distance now is within the sum of their
+    reaches."""
     m = edges.shape[0]
     lo = np.empty((m, 3))
     hi = np.empty((m, 3))
+    segment_reach = np.empty(m)
+    segment_radius = np.empty(m)
     for e in range(m):
         a, b = edges[e, 0], edges[e, 1]
-        grow = max(reach[a], reach[b])
+        segment_reach[e] = max(reach[a], reach[b])
+        segment_radius[e] = max(radius[a], radius[b])
         for c in range(3):
-            lo[e, c] = min(x[a, c], x[b, c]) - grow
-            hi[e, c] = max(x[a, c], x[b, c]) + grow
+            lo[e, c] = min(x[a, c], x[b, c]) - segment_reach[e]
+            hi[e, c] = max(x[a, c], x[b, c]) + segment_reach[e]
     inverse_cell = 1.0 / cell
     start, ids, oversize, mask = build_grid(lo, hi, inverse_cell, max_cells)
     marker = np.full(m, -1, dtype=np.int64)
-    first = np.empty(64, dtype=np.int64)
-    second = np.empty(64, dtype=np.int64)
+    pairs = np.empty((max(2 * m, 64), 2), dtype=np.int64)
     count = 0
     for e in range(m):
+        a0, a1 = edges[e, 0], edges[e, 1]
         i0, j0, k0, i1, j1, k1, cells = _span(lo[e], hi[e], inverse_cell)
-        if cells > max_cells:
-            for f in range(e + 1, m):
-                first, second, count = _segment_pair(e, f, marker, x, reach, edges,
-                                                     edge_chain, edge_arc, radius, lo, hi,
-                                                     first, second, count)
-            continue
-        for i in range(i0, i1 + 1):
-            for j in range(j0, j1 + 1):
-                for k in range(k0, k1 + 1):
-                    key = _hash(i, j, k, mask)
-                    for entry in range(start[key], start[key + 1]):
-                        first, second, count = _segment_pair(
-                            e, ids[entry], marker, x, reach, edges, edge_chain, edge_arc,
-                            radius, lo, hi, first, second, count)
-        for o in range(oversize.shape[0]):
-            first, second, count = _segment_pair(e, oversize[o], marker, x, reach, edges,
-                                                 edge_chain, edge_arc, radius, lo, hi, first,
-                                                 second, count)
-    pairs = np.empty((count, 2), dtype=np.int64)
-    pairs[:, 0] = first[:count]
-    pairs[:, 1] = second[:count]
-    return pairs
+        brute = cells > max_cells
+        scan = m if brute else np.int64(cells)
+        for s in range(scan + oversize.shape[0]):
+            if s >= scan:
+                first, last = s - scan, s - scan + 1
+            elif brute:
+                first, last = s, s + 1
+            else:
+                dj = k1 - k0 + 1
+                di = (j1 - j0 + 1) * dj
+                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                first, last = start[key], start[key + 1]
+            for entry in range(first, last):
+                if s >= scan:
+                    f = oversize[entry]
+                elif brute:
+                    f = entry
+                else:
+                    f = ids[entry]
+                if f <= e or marker[f] == e:
+                    continue
+                marker[f] = e
+                b0, b1 = edges[f, 0], edges[f, 1]
+                if a0 == b0 or a0 == b1 or a1 == b0 or a1 == b1:
+                    continue
+                if not (lo[e, 0] <= hi[f, 0] and lo[f, 0] <= hi[e, 0] and lo[e, 1] <= hi[f, 1]
+                        and lo[f, 1] <= hi[e, 1] and lo[e, 2] <= hi[f, 2]
+                        and lo[f, 2] <= hi[e, 2]):
+                    continue
+                if edge_chain[e] >= 0 and edge_chain[e] == edge_chain[f]:
+                    gap = max(edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1])
+                    if gap <= segment_radius[e] + segment_radius[f]:
+                        continue
+                u, t = closest_on_segments(x, a0, a1, b0, b1)
+                d2 = 0.0
+                for c in range(3):
+                    d = ((x[a0, c] + u * (x[a1, c] - x[a0, c]))
+                         - (x[b0, c] + t * (x[b1, c] - x[b0, c])))
+                    d2 += d * d
+                limit = segment_reach[e] + segment_reach[f]
+                if d2 <= limit * limit:
+                    if count == pairs.shape[0]:
+                        grown = np.empty((2 * count, 2), dtype=np.int64)
+                        grown[:count] = pairs
+                        pairs = grown
+                    pairs[count, 0] = e
+                    pairs[count, 1] = f
+                    count += 1
+    return pairs[:count].copy()
 
 
 @njit(**_JIT)
-def left_path(x, x0, v0, w, gravity, t, slack):
-    """True if some free particle (w > 0) is farther than ``slack`` (N,) [m] from its free
-    flight x0 + v0 t + g t^2 / 2, the path the candidates were found for."""
-    half_t2 = 0.5 * t * t
+def left_chord(x, x0, x_end, w, slack):
+    """True if some free particle (w > 0) is farther than ``slack`` [m] from the chord
+    x0 -> x_end its collider candidates were found for (``collider_candidates``): only then
+    may the candidates miss a contact. A particle held by a contact stays near the chord's
+    start and never triggers it."""
     for i in range(x.shape[0]):
         if not w[i] > 0.0:
             continue
-        d2 = 0.0
-        for c in range(3):
-            d = x[i, c] - (x0[i, c] + v0[i, c] * t + gravity[c] * half_t2)
-            d2 += d * d
-        if d2 > slack[i] * slack[i]:
+        dx, dy, dz = x_end[i, 0] - x0[i, 0], x_end[i, 1] - x0[i, 1], x_end[i, 2] - x0[i, 2]
+        rx, ry, rz = x[i, 0] - x0[i, 0], x[i, 1] - x0[i, 1], x[i, 2] - x0[i, 2]
+        length2 = dx * dx + dy * dy + dz * dz
+        f = (rx * dx + ry * dy + rz * dz) / length2 if length2 > 0.0 else 0.0
+        f = min(max(f, 0.0), 1.0)
+        d2 = (rx - f * dx) ** 2 + (ry - f * dy) ** 2 + (rz - f * dz) ** 2
+        if d2 > slack * slack:
             return True
     return False
 
 
 @njit(**_JIT)
-def left_shared_path(x, x0, v0, gravity, t, slack, deviation):
-    """True if the particles' deviations from their free flight x0 + v0 t + g t^2 / 2 differ
-    from a common one by more than ``slack`` (N,) [m] somewhere (``deviation`` (N, 3)
-    scratch). Distances between particles change by at most the sum of two such differences,
-    so while this is False the rope-rope candidates stay complete; a heap at rest on the
-    ground deviates from free fall by the same amount everywhere and never triggers it.
-    The common deviation is the midrange of all, which minimises the largest difference."""
-    half_t2 = 0.5 * t * t
+def left_shared_motion(x, x0, allowance, displacement):
+    """True if some particle's displacement since x0 differs from a displacement shared by
+    all by more than its ``allowance`` (N,) [m] (``displacement`` (N, 3) scratch). Two
+    particles' distance changes by at most the sum of their differences, so while this is
+    False the rope-rope candidates (``segment_candidates``, found with reach = radius +
+    allowance) hold every contact. A heap settling as a whole moves alike everywhere and
+    does not trigger it. The shared displacement is the midrange, which minimises the
+    largest difference."""
     low = np.full(3, np.inf)
     high = np.full(3, -np.inf)
     for i in range(x.shape[0]):
         for c in range(3):
-            d = x[i, c] - (x0[i, c] + v0[i, c] * t + gravity[c] * half_t2)
-            deviation[i, c] = d
+            d = x[i, c] - x0[i, c]
+            displacement[i, c] = d
             low[c] = min(low[c], d)
             high[c] = max(high[c], d)
     mx, my, mz = 0.5 * (low[0] + high[0]), 0.5 * (low[1] + high[1]), 0.5 * (low[2] + high[2])
     for i in range(x.shape[0]):
-        d2 = ((deviation[i, 0] - mx) ** 2 + (deviation[i, 1] - my) ** 2
-              + (deviation[i, 2] - mz) ** 2)
-        if d2 > slack[i] * slack[i]:
+        d2 = ((displacement[i, 0] - mx) ** 2 + (displacement[i, 1] - my) ** 2
+              + (displacement[i, 2] - mz) ** 2)
+        if d2 > allowance[i] * allowance[i]:
             return True
     return False

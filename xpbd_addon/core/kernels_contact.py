@@ -99,12 +99,13 @@ def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @njit(**_JIT)
-def closest_on_segments(p0, p1, q0, q1):
-    """Parameters (s, t) in [0, 1] of the closest points p0 + s (p1 - p0), q0 + t (q1 - q0)
-    of two segments (Ericson 5.1.9); zero-length segments are points."""
-    d1x, d1y, d1z = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
-    d2x, d2y, d2z = q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]
-    rx, ry, rz = p0[0] - q0[0], p0[1] - q0[1], p0[2] - q0[2]
+def closest_on_segments(x, a0, a1, b0, b1):
+    """Parameters (s, t) in [0, 1] of the closest points x_a0 + s (x_a1 - x_a0) and
+    x_b0 + t (x_b1 - x_b0) of two segments between rows of x (Ericson 5.1.9); zero-length
+    segments are points. Indexes x directly: array views per call cost more than the maths."""
+    d1x, d1y, d1z = x[a1, 0] - x[a0, 0], x[a1, 1] - x[a0, 1], x[a1, 2] - x[a0, 2]
+    d2x, d2y, d2z = x[b1, 0] - x[b0, 0], x[b1, 1] - x[b0, 1], x[b1, 2] - x[b0, 2]
+    rx, ry, rz = x[a0, 0] - x[b0, 0], x[a0, 1] - x[b0, 1], x[a0, 2] - x[b0, 2]
     a = d1x * d1x + d1y * d1y + d1z * d1z
     e = d2x * d2x + d2y * d2y + d2z * d2z
     f = d2x * rx + d2y * ry + d2z * rz
@@ -236,7 +237,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
                       vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, offsets, candidates, push_max,
-                      distance, moved):
+                      distance, moved, only, selective):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
@@ -248,7 +249,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
     (C, 4): thickness [m],
     mu_s, mu_k, closed (1.0) of each collider; offsets/candidates its output; push_max [m] the
     largest correction beyond the substep's approach; distance (K,) scratch; moved (N,) set to 1
-    where a particle moved. The contact of each particle is, first, a triangle it crossed this
+    where a particle moved; with ``selective``, only particles flagged in ``only`` (N,) are
+    looked at. The contact of each particle is, first, a triangle it crossed this
     substep (its path relative to the triangle, from x_prev to x, goes through it; from outside
     for a closed mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside
     a closed mesh, or the far side of a shell, is negative). Then the other triangles it is
@@ -258,7 +260,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
     for i in range(x.shape[0]):
         k0 = offsets[i]
         k1 = offsets[i + 1]
-        if k0 == k1 or not w[i] > 0.0:
+        if k0 == k1 or not w[i] > 0.0 or (selective and only[i] == 0):
             continue
         r = radius[i]
         px, py, pz = x[i, 0], x[i, 1], x[i, 2]
@@ -403,14 +405,15 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
 
 
 @njit(**_JIT)
-def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved):
+def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, only,
+                   selective):
     """Keep every free particle above each plane: C = (x - p) . n - (r + thickness) >= 0.
 
     planes (P, 9): point (3) [m], unit normal (3), thickness [m], mu_s, mu_k. Same push-out
-    cap and friction as ``collider_contacts``; planes are static."""
+    cap, friction and ``only`` as ``collider_contacts``; planes are static."""
     inverse_scale = 1.0 / velocity_scale
     for i in range(x.shape[0]):
-        if not w[i] > 0.0:
+        if not w[i] > 0.0 or (selective and only[i] == 0):
             continue
         for p in range(planes.shape[0]):
             nx, ny, nz = planes[p, 3], planes[p, 4], planes[p, 5]
@@ -473,7 +476,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
-        s, t = closest_on_segments(x[a0], x[a1], x[b0], x[b1])
+        s, t = closest_on_segments(x, a0, a1, b0, b1)
         dx = (x[a0, 0] + s * (x[a1, 0] - x[a0, 0])) - (x[b0, 0] + t * (x[b1, 0] - x[b0, 0]))
         dy = (x[a0, 1] + s * (x[a1, 1] - x[a0, 1])) - (x[b0, 1] + t * (x[b1, 1] - x[b0, 1]))
         dz = (x[a0, 2] + s * (x[a1, 2] - x[a0, 2])) - (x[b0, 2] + t * (x[b1, 2] - x[b0, 2]))

@@ -123,7 +123,7 @@ class Model:
         self_collision: bool = False,
         self_friction: float = 0.2,
         contact_push_speed: float = 1.0,
-        contact_margin: float = 0.01,
+        contact_margin: float = 0.005,
     ) -> None:
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
