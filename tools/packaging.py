@@ -281,9 +281,14 @@ def build(platforms: list[str] | None = None, *, offline: bool = False,
     return built
 
 
-def _outputs(output_dir: Path, platforms: list[str]) -> list[Path]:
+def package_stem() -> str:
+    """``<id>-<version>`` from the manifest: how every zip's name begins."""
     manifest = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))
-    stem = f"{manifest['id']}-{manifest['version']}"
+    return f"{manifest['id']}-{manifest['version']}"
+
+
+def _outputs(output_dir: Path, platforms: list[str]) -> list[Path]:
+    stem = package_stem()
     # The tool names split packages `<id>-<version>-<platform with _ for ->.zip`.
     paths = [output_dir / f"{stem}-{p.replace('-', '_')}.zip" for p in platforms]
     return [path for path in paths if path.exists()]

@@ -35,7 +35,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     zips = packaging.build(["linux-x64"], output_dir=out,
                            stage_root=tmp_path_factory.mktemp("stage"))
-    assert [z.name for z in zips] == ["xpbd_rope-0.1.0-linux_x64.zip"]
+    assert [z.name for z in zips] == [f"{packaging.package_stem()}-linux_x64.zip"]
     return zips[0]
 
 

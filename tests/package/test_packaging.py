@@ -146,8 +146,8 @@ def test_split_python_packages_install_only_on_their_blenders(tmp_path: Path) ->
                            stage_root=tmp_path / "stage", split_python=True)
     shutil.rmtree(tmp_path / "stage")
     names = sorted(z.name for z in zips)
-    assert names == ["xpbd_rope-0.1.0-linux_x64-blender4.2-5.0.zip",
-                     "xpbd_rope-0.1.0-linux_x64-blender5.1+.zip"]
+    assert names == [f"{packaging.package_stem()}-linux_x64-blender4.2-5.0.zip",
+                     f"{packaging.package_stem()}-linux_x64-blender5.1+.zip"]
     done = subprocess.run([sys.executable, "-c", INSTALL, *map(str, sorted(zips))],
                           env=blender_env(tmp_path / "user"), capture_output=True, text=True,
                           timeout=300)
@@ -167,6 +167,6 @@ def test_offline_build_needs_only_the_wheel_cache(tmp_path: Path) -> None:
     packaging.fetch_wheels(packaging.VARIANTS[0], ["linux-x64"])  # fills the cache if needed
     zips = packaging.build(["linux-x64"], offline=True, output_dir=tmp_path / "dist",
                            stage_root=tmp_path / "stage")
-    assert [z.name for z in zips] == ["xpbd_rope-0.1.0-linux_x64.zip"]
+    assert [z.name for z in zips] == [f"{packaging.package_stem()}-linux_x64.zip"]
     shutil.rmtree(tmp_path / "dist")
     shutil.rmtree(tmp_path / "stage")
