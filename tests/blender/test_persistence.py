@@ -26,7 +26,10 @@ ropes.play(scene, 1, 31)
 at31 = {{o.name: ropes.local_points(o).tolist() for o in (mesh, curve)}}
 scene.frame_set(30)
 bpy.ops.wm.save_as_mainfile(filepath={blend!r})
-print("RESULT" + json.dumps({{"rest": rest, "at31": at31}}))
+print("RESULT" + json.dumps({{"rest": rest, "at31": at31}}), flush=True)
+# bpy 4.2 segfaults and 4.5 hangs at interpreter exit while a property with an update=
+# callback is still registered: leave Blender clean.
+xpbd_addon.unregister()
 """
 
 REOPEN = """
@@ -47,7 +50,10 @@ for n in names:
     bpy.context.view_layer.objects.active = bpy.data.objects[n]
     bpy.ops.xpbd.reset()
 out["reset"] = {{n: ropes.local_points(bpy.data.objects[n]).tolist() for n in names}}
-print("RESULT" + json.dumps(out))
+print("RESULT" + json.dumps(out), flush=True)
+# bpy 4.2 segfaults and 4.5 hangs at interpreter exit while a property with an update=
+# callback is still registered: leave Blender clean.
+xpbd_addon.unregister()
 """
 
 
