@@ -67,7 +67,8 @@ def uv_sphere(rings=50, segments=101, radius=0.5):
     for r in range(rings - 2):
         a = 1 + r * segments + k
         b = 1 + r * segments + (k + 1) % segments
-        triangles += [np.stack([a, a + segments, b], 1), np.stack([b, a + segments, b + segments], 1)]
+        triangles += [np.stack([a, a + segments, b], 1),
+                      np.stack([b, a + segments, b + segments], 1)]
     last = 1 + (rings - 2) * segments
     triangles.append(np.stack([last + k, np.full(segments, bottom), last + (k + 1) % segments], 1))
     return vertices, np.concatenate(triangles)

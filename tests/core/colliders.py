@@ -33,7 +33,7 @@ def icosphere(subdivisions=2, radius=1.0, center=(0.0, 0.0, 0.0)):
     for _ in range(subdivisions):
         cache = {}
 
-        def middle(i, j):
+        def middle(i, j, cache=cache):
             key = (min(i, j), max(i, j))
             if key not in cache:
                 p = v[i] + v[j]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from xpbd_addon.core import Model, step
-from xpbd_addon.core.collision import Collider, Plane
+from xpbd_addon.core.collision import SELF_SKIP, Collider, Plane
 
 from .colliders import box, rope, segment_distance
 
@@ -129,12 +129,13 @@ def heap_rope(points=150, radius=0.01, **options):
 
 
 def closest_pairs(model, x, radius):
-    """Distances of all segment pairs that may touch (not neighbours along the rope), for
-    the pairs whose midpoints are close (the rest cannot be within 2 r)."""
+    """Distances of all segment pairs that may touch (not neighbours along the rope: farther
+    apart along it than ``collision.SELF_SKIP`` 2 r), for the pairs whose midpoints are close
+    (the rest cannot be within 2 r)."""
     e = model.edge_index
     arc = np.concatenate([[0.0], np.cumsum(model.edge_rest_length)])
     i, j = np.triu_indices(len(e), k=1)
-    keep = arc[j] - arc[i + 1] > 2 * radius
+    keep = arc[j] - arc[i + 1] > SELF_SKIP * 2 * radius
     i, j = i[keep], j[keep]
     mid = 0.5 * (x[e[:, 0]] + x[e[:, 1]])
     near = np.linalg.norm(mid[i] - mid[j], axis=1) < model.edge_rest_length.max() + 2 * radius

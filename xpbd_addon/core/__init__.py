@@ -1,8 +1,10 @@
 """XPBD solver core: numpy and numba only, never bpy (so it runs and is tested in plain Python).
 
-    model = Model(positions, edges, inv_mass, compliance, rest_length=None, damping=0.0)
+    model = Model(positions, edges, inv_mass, compliance, rest_length=None, damping=0.0,
+                  radius=0.0, self_collision=False)
     state = model.state()
-    step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None)
+    step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None,
+         colliders=(Collider(vertices, triangles, vertices_end=None), Plane(point, normal)))
 
 numba is imported on the first ``step``. To put its cache somewhere else (Blender does, into
 the extension's user folder), call ``configure_numba(cache_dir)`` before that.
@@ -13,10 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
+from .collision import Collider, Plane
 from .model import Model, State
 from .solver import step
 
-__all__ = ["Model", "State", "step", "configure_numba", "numba_loaded"]
+__all__ = ["Collider", "Model", "Plane", "State", "step", "configure_numba", "numba_loaded"]
 
 
 def numba_loaded() -> bool:

@@ -131,7 +131,7 @@ class Collider:
     def moving(self) -> bool:
         return self.vertices_end is not self.vertices
 
-    def moved(self, vertices: Any, vertices_end: Any = None) -> "Collider":
+    def moved(self, vertices: Any, vertices_end: Any = None) -> Collider:
         """The same mesh (topology and settings) at new positions: the next frame of an animated
         collider, without analysing the triangles again (that is the costly part)."""
         return Collider(vertices, None, vertices_end=vertices_end, thickness=self.thickness,
@@ -249,6 +249,12 @@ MAX_BOX_CELLS = 512
 """A particle or segment box covering more grid cells than this (a very fast particle) is
 tested against everything by brute force instead of being listed in each cell."""
 
+SELF_SKIP = 1.5
+"""Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
+rope would touch itself there, and only a kink sharper than a rope can bend brings them
+together (the pairs i, i + 2 of a rope sampled every 2 r, which at rest cost as much as all
+real contacts)."""
+
 SELF_MARGIN = 0.5
 """Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
 from its predicted path before the rope-rope broad phase is redone."""
@@ -296,7 +302,8 @@ def segment_topology(chains: list[np.ndarray], chain_edges: list[np.ndarray],
     return edge_chain, edge_arc
 
 
-def _normals(collider: Collider, vertices: np.ndarray, kernels: Any) -> tuple[np.ndarray, np.ndarray]:
+def _normals(collider: Collider, vertices: np.ndarray,
+             kernels: Any) -> tuple[np.ndarray, np.ndarray]:
     vertex_normal = np.zeros_like(vertices)
     edge_normal = np.zeros((collider._topology.edge_count, 3))
     kernels.mesh_normals(vertices, collider.triangles, collider._topology.triangle_edges,
@@ -323,13 +330,15 @@ class MeshScene:
         edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
         self.vertices = np.concatenate([m.vertices for m in meshes])
         self.vertices_end = np.concatenate([m.vertices_end for m in meshes])
-        self.triangles = np.concatenate([m.triangles + o for m, o in zip(meshes, vertex_offset)])
+        self.triangles = np.concatenate(
+            [m.triangles + o for m, o in zip(meshes, vertex_offset, strict=False)])
         self.triangle_edges = np.concatenate(
-            [m._topology.triangle_edges + o for m, o in zip(meshes, edge_offset)])
+            [m._topology.triangle_edges + o for m, o in zip(meshes, edge_offset, strict=False)])
         self.triangle_collider = np.concatenate(
             [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
         start = [_cached_normals(m, False, kernels) for m in meshes]
-        end = [_cached_normals(m, True, kernels) if m.moving else s for m, s in zip(meshes, start)]
+        end = [_cached_normals(m, True, kernels) if m.moving else s
+               for m, s in zip(meshes, start, strict=True)]
         self.vertex_normal = np.concatenate([s[0] for s in start])
         self.edge_normal = np.concatenate([s[1] for s in start])
         self.vertex_normal_end = np.concatenate([e[0] for e in end])
@@ -340,8 +349,14 @@ class MeshScene:
         self.candidates = np.zeros(0, dtype=np.int64)
         self.distance = np.zeros(0)
         self.moving = any(m.moving for m in meshes)
-        self.positions = self.vertices_end.copy() if self.moving else self.vertices
-        """Vertex positions at the end of the current substep [m], (V, 3)"""
+        count = len(self.triangles)
+        self.corners_start = self.vertices[self.triangles].reshape(count, 9)
+        self.corners_end = self.vertices_end[self.triangles].reshape(count, 9)
+        self.corners = self.corners_end.copy() if self.moving else self.corners_start
+        """Triangle corners at the end of the current substep [m], (T, 9)"""
+        extent = np.ptp(self.corners_start.reshape(count, 3, 3), axis=1).max(axis=1)
+        self.triangle_size = float(np.median(extent)) if count else 0.0
+        """Typical triangle extent [m], the smallest sensible grid cell"""
         motion = self.vertices_end - self.vertices
         self.frame_motion = motion[self.triangles].mean(axis=1)
         self.triangle_motion = self.frame_motion
@@ -350,9 +365,9 @@ class MeshScene:
     def at(self, fraction: float, substeps: int) -> None:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
         if self.moving:
-            np.subtract(self.vertices_end, self.vertices, out=self.positions)
-            self.positions *= fraction
-            self.positions += self.vertices
+            np.subtract(self.corners_end, self.corners_start, out=self.corners)
+            self.corners *= fraction
+            self.corners += self.corners_start
         if self.triangle_motion is self.frame_motion:
             self.triangle_motion = self.frame_motion / substeps
 
@@ -360,8 +375,9 @@ class MeshScene:
                         kernels: Any) -> None:
         active = reach > 0.0
         if active.any():
+            # cells no smaller than a triangle: each then sits in a few cells only
             extent = (np.abs(x_end - x).max(axis=1) + 2.0 * reach)[active]
-            cell = max(float(np.median(extent)), 1e-4)
+            cell = max(float(np.median(extent)), self.triangle_size, 1e-4)
         else:
             cell = 1.0
         self.offsets, self.candidates = kernels.collider_candidates(
@@ -436,6 +452,7 @@ class FrameContacts:
         x_end = x + v * remaining + 0.5 * g * remaining * remaining
         bulge = 0.125 * float(np.linalg.norm(g)) * remaining * remaining  # parabola vs chord
         reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
+        assert self.scene is not None
         self.scene.find_candidates(x, x_end, reach, self.broad)
         self.triangle_chord = (x.copy(), x_end)
 
@@ -465,8 +482,8 @@ class FrameContacts:
             model.edge_index].max(axis=1)
         cell = max(float(np.median(extent)), 1e-4)
         self.pairs = self.broad.segment_candidates(
-            x, reach, model.edge_index, self.edge_chain, self.edge_arc, model.particle_radius,
-            cell, float(MAX_BOX_CELLS))
+            x, reach, model.edge_index, self.edge_chain, self.edge_arc,
+            SELF_SKIP * model.particle_radius, cell, float(MAX_BOX_CELLS))
         self.pair_start = (x.copy(), allowance)
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
@@ -491,7 +508,7 @@ class FrameContacts:
             if scene is not None and len(scene.candidates):
                 k.collider_contacts(
                     x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
-                    scene.positions, scene.vertices, scene.vertices_end,
+                    scene.corners, scene.vertices, scene.vertices_end,
                     scene.triangle_motion, scene.triangles, scene.triangle_edges,
                     scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                     scene.edge_normal, scene.edge_normal_end, s1, scene.params,

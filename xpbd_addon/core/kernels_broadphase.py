@@ -210,17 +210,17 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
 
 
 @njit(**_JIT)
-def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_cells):
+def segment_candidates(x, reach, edges, edge_chain, edge_arc, skip_radius, cell, max_cells):
     """Candidate segment pairs (K, 2), first < second, for rope-rope contacts.
 
     x (N, 3) [m] now; reach (N,) [m] radius + margin + how far the particle moves relative
     to the motion all particles share (a common translation changes no distance, so a
     falling scene needs no bigger reach than a resting one); edges (M, 2); edge_chain (M,)
     the chain (rope) of each edge or -1; edge_arc (M, 2) [m] rest arc length along its chain
-    of each edge's two ends (low, high); radius (N,) [m]. Pairs that share a particle, or lie
-    closer than r_a + r_b along the same rope (they would touch when it is straight), are
-    never candidates; the others are kept if their distance now is within the sum of their
-    reaches."""
+    of each edge's two ends (low, high); skip_radius (N,) [m]. Pairs that share a particle,
+    or lie closer than the sum of their skip radii along the same rope (at least r_a + r_b:
+    they would touch when it is straight), are never candidates; the others are kept if
+    their distance now is within the sum of their reaches."""
     m = edges.shape[0]
     lo = np.empty((m, 3))
     hi = np.empty((m, 3))
@@ -229,7 +229,7 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, radius, cell, max_
     for e in range(m):
         a, b = edges[e, 0], edges[e, 1]
         segment_reach[e] = max(reach[a], reach[b])
-        segment_radius[e] = max(radius[a], radius[b])
+        segment_radius[e] = max(skip_radius[a], skip_radius[b])
         for c in range(3):
             lo[e, c] = min(x[a, c], x[b, c]) - segment_reach[e]
             hi[e, c] = max(x[a, c], x[b, c]) + segment_reach[e]

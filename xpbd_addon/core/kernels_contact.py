@@ -192,8 +192,10 @@ def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal
 
 
 @njit(**_JIT)
-def _vertex(positions, i):
-    return positions[i, 0], positions[i, 1], positions[i, 2]
+def _corners(corners, t):
+    """The three corners of triangle t from the (T, 9) table of ``collider_contacts``."""
+    return (corners[t, 0], corners[t, 1], corners[t, 2], corners[t, 3], corners[t, 4],
+            corners[t, 5], corners[t, 6], corners[t, 7], corners[t, 8])
 
 
 @njit(**_JIT)
@@ -233,7 +235,7 @@ def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
 
 
 @njit(**_JIT)
-def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vertices,
+def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertices,
                       vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, offsets, candidates, push_max,
@@ -242,7 +244,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
     x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
-    (N,) [m]; positions (V, 3) [m] the colliders at s1, vertices / vertices_end at the start
+    (N,) [m]; corners (T, 9) [m] the triangles' corners at s1 (contiguous: the hot loop
+    reads one row per candidate instead of gathering three vertices), vertices / vertices_end
+    at the start
     and end of the frame, triangle_motion (T, 3) [m] each triangle's centroid displacement
     over a substep, triangles (T, 3), triangle_edges (T, 3), triangle_collider (T,), the
     pseudo-normals of ``mesh_normals`` at the start and end of the frame; collider_params
@@ -275,9 +279,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
         region = 0
         for k in range(k0, k1):
             t = candidates[k]
-            ax, ay, az = _vertex(positions, triangles[t, 0])
-            bx, by, bz = _vertex(positions, triangles[t, 1])
-            cx, cy, cz = _vertex(positions, triangles[t, 2])
+            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
             nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
             if not nx * nx + ny * ny + nz * nz > _TINY * _TINY * _TINY:
                 distance[k] = np.inf  # collapsed while deforming: no normal, skip it
@@ -308,9 +310,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
         contact = r + collider_params[collider, 0]
         closed = collider_params[collider, 3] > 0.5
         i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
-        ax, ay, az = _vertex(positions, i0)
-        bx, by, bz = _vertex(positions, i1)
-        cx, cy, cz = _vertex(positions, i2)
+        ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, primary)
         fx, fy, fz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
         length = math.sqrt(fx * fx + fy * fy + fz * fz)
         fx, fy, fz = fx / length, fy / length, fz / length
@@ -362,11 +362,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, positions, vert
         vx, vy, vz = kept * nx, kept * ny, kept * nz
         for k in range(k0, k1):
             t = candidates[k]
-            if t == primary or not distance[k] < r + collider_params[triangle_collider[t], 0] + depth:
+            shell = r + collider_params[triangle_collider[t], 0]
+            if t == primary or not distance[k] < shell + depth:
                 continue
-            ax, ay, az = _vertex(positions, triangles[t, 0])
-            bx, by, bz = _vertex(positions, triangles[t, 1])
-            cx, cy, cz = _vertex(positions, triangles[t, 2])
+            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
             gx, gy, gz, _, _, _, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx, by,
                                                                bz, cx, cy, cz)
             ex, ey, ez = px - gx, py - gy, pz - gz

@@ -234,7 +234,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         if particle_base is None:
             particle_base = np.full(model.particle_count, -1, dtype=np.int64)
             particle_base[layout.particles] = layout.particle_base
-            model._lane_base = particle_base
+            model.__dict__["_lane_base"] = particle_base  # a cache, derived from the plan
         k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v)
         work = len(layout.particles) * substeps
         use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
