@@ -361,6 +361,8 @@ class MeshScene:
         self.frame_motion = motion[self.triangles].mean(axis=1)
         self.triangle_motion = self.frame_motion
         """Displacement of each triangle's centroid over one substep [m], (T, 3)"""
+        self.max_motion = 0.0
+        """Largest of those [m]"""
 
     def at(self, fraction: float, substeps: int) -> None:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
@@ -370,6 +372,8 @@ class MeshScene:
             self.corners += self.corners_start
         if self.triangle_motion is self.frame_motion:
             self.triangle_motion = self.frame_motion / substeps
+            self.max_motion = float(np.sqrt(np.einsum(
+                "ij,ij->i", self.triangle_motion, self.triangle_motion).max(initial=0.0)))
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                         kernels: Any) -> None:
@@ -457,30 +461,13 @@ class FrameContacts:
         self.triangle_chord = (x.copy(), x_end)
 
     def _find_pairs(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
-        """Rope-rope candidates from the state x, v at ``elapsed`` [s] into the frame."""
+        """Rope-rope candidates from the state x, v at ``elapsed`` [s] into the frame, for
+        the horizon ``kernels_broadphase.segment_reach`` picks."""
         model = self.model
-        remaining = self.dt - elapsed
-        free = self.free
-        shared = v[free].mean(axis=0) if free.any() else np.zeros(3)
-        # pinned particles do not fall: relative to the shared free flight they rise
-        velocity = np.where(free[:, None], v, self.pin_velocity)
-        relative = np.sqrt(np.einsum("ij,ij->i", velocity - shared, velocity - shared))
-        # Look ahead over the rest of the frame, or less where ropes move fast against each
-        # other (landing, a whip): then the pairs within 2 r of motion, again after that.
-        fast = float(np.percentile(relative, 90))
-        typical = float(np.median(model.particle_radius))
-        horizon = remaining
-        if fast * remaining > 2.0 * typical:
-            horizon = min(remaining, max(self.h, 2.0 * typical / fast))
+        reach, allowance, cell, horizon = self.broad.segment_reach(
+            x, v, model.particle_inv_mass, self.pin_velocity, model.particle_radius,
+            self.self_slack, self.gravity, self.dt - elapsed, self.h, model.edge_index)
         self.pair_until = elapsed + horizon
-        # pinned particles do not fall with the others
-        rise = np.where(free, 0.0, 0.5 * float(np.linalg.norm(self.gravity)) * horizon ** 2)
-        allowance = self.self_slack + relative * horizon + rise
-        reach = model.particle_radius + allowance
-        ends = x[model.edge_index]
-        extent = (ends.max(axis=1) - ends.min(axis=1)).max(axis=1) + 2.0 * reach[
-            model.edge_index].max(axis=1)
-        cell = max(float(np.median(extent)), 1e-4)
         self.pairs = self.broad.segment_candidates(
             x, reach, model.edge_index, self.edge_chain, self.edge_arc,
             SELF_SKIP * model.particle_radius, cell, float(MAX_BOX_CELLS))
@@ -513,7 +500,7 @@ class FrameContacts:
                     scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                     scene.edge_normal, scene.edge_normal_end, s1, scene.params,
                     scene.offsets, scene.candidates, self.push_max, scene.distance,
-                    self.moved, touched, selective)
+                    self.moved, touched, selective, scene.max_motion)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
                                  self.push_max, self.moved, touched, selective)

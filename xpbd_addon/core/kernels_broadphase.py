@@ -336,3 +336,53 @@ def left_shared_motion(x, x0, allowance, displacement):
         if d2 > allowance[i] * allowance[i]:
             return True
     return False
+
+
+@njit(**_JIT)
+def segment_reach(x, v, w, pin_velocity, radius, slack, gravity, remaining, h, edges):
+    """Reach of each particle for ``segment_candidates`` over the next stretch of the frame.
+
+    The stretch (horizon) is the rest of the frame, shortened where ropes move fast against
+    each other (landing, a whip) so that the 90th percentile of relative motion stays within
+    2 r, but never below one substep h [s]: the broad phase is then redone after it.
+    allowance = slack + |v - v_shared| horizon (+ g horizon^2 / 2 for pinned particles,
+    which do not fall with the others), reach = radius + allowance. Returns (reach,
+    allowance, grid cell [m], horizon [s])."""
+    n = x.shape[0]
+    shared = np.zeros(3)
+    free = 0
+    for i in range(n):
+        if w[i] > 0.0:
+            free += 1
+            for c in range(3):
+                shared[c] += v[i, c]
+    if free:
+        shared /= free
+    relative = np.empty(n)
+    for i in range(n):
+        d2 = 0.0
+        for c in range(3):
+            velocity = v[i, c] if w[i] > 0.0 else pin_velocity[i, c]
+            d2 += (velocity - shared[c]) ** 2
+        relative[i] = math.sqrt(d2)
+    fast = np.percentile(relative, 90.0) if n else 0.0
+    typical = np.median(radius) if n else 0.0
+    horizon = remaining
+    if fast * remaining > 2.0 * typical:
+        horizon = min(remaining, max(h, 2.0 * typical / fast))
+    rise = 0.5 * math.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2) * horizon ** 2
+    allowance = np.empty(n)
+    reach = np.empty(n)
+    for i in range(n):
+        allowance[i] = slack[i] + relative[i] * horizon + (0.0 if w[i] > 0.0 else rise)
+        reach[i] = radius[i] + allowance[i]
+    m = edges.shape[0]
+    extent = np.empty(m)
+    for e in range(m):
+        a, b = edges[e, 0], edges[e, 1]
+        longest = 0.0
+        for c in range(3):
+            longest = max(longest, abs(x[a, c] - x[b, c]))
+        extent[e] = longest + 2.0 * max(reach[a], reach[b])
+    cell = max(np.median(extent), 1e-4) if m else 1.0
+    return reach, allowance, cell, horizon

@@ -239,7 +239,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
                       vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, offsets, candidates, push_max,
-                      distance, moved, only, selective):
+                      distance, moved, only, selective, max_motion):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
@@ -254,7 +254,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
     mu_s, mu_k, closed (1.0) of each collider; offsets/candidates its output; push_max [m] the
     largest correction beyond the substep's approach; distance (K,) scratch; moved (N,) set to 1
     where a particle moved; with ``selective``, only particles flagged in ``only`` (N,) are
-    looked at. The contact of each particle is, first, a triangle it crossed this
+    looked at; max_motion [m] the largest entry of |triangle_motion|. The contact of each particle is, first, a triangle it crossed this
     substep (its path relative to the triangle, from x_prev to x, goes through it; from outside
     for a closed mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside
     a closed mesh, or the far side of a shell, is negative). Then the other triangles it is
@@ -271,6 +271,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
         ox = px - v[i, 0] * inverse_scale  # x_prev of the substep
         oy = py - v[i, 1] * inverse_scale
         oz = pz - v[i, 2] * inverse_scale
+        # a path relative to a triangle longer than r (which could jump a shell) needs the
+        # particle's own motion plus the fastest triangle's to exceed r
+        moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
+        may_cross = math.sqrt(moved2) + max_motion > r
         best = -1
         best_d2 = np.inf
         best_hit = 2.0
@@ -292,6 +296,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
                 best, best_d2 = t, d2
                 qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
             # relative path of this substep: the triangle's motion (its centroid's) removed
+            if not may_cross:
+                continue
             yx = ox + triangle_motion[t, 0]
             yy = oy + triangle_motion[t, 1]
             yz = oz + triangle_motion[t, 2]
