@@ -250,15 +250,17 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
     and end of the frame, triangle_motion (T, 3) [m] each triangle's centroid displacement
     over a substep, triangles (T, 3), triangle_edges (T, 3), triangle_collider (T,), the
     pseudo-normals of ``mesh_normals`` at the start and end of the frame; collider_params
-    (C, 4): thickness [m],
-    mu_s, mu_k, closed (1.0) of each collider; offsets/candidates its output; push_max [m] the
-    largest correction beyond the substep's approach; distance (K,) scratch; moved (N,) set to 1
-    where a particle moved; with ``selective``, only particles flagged in ``only`` (N,) are
-    looked at; max_motion [m] the largest entry of |triangle_motion|. The contact of each particle is, first, a triangle it crossed this
-    substep (its path relative to the triangle, from x_prev to x, goes through it; from outside
-    for a closed mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside
-    a closed mesh, or the far side of a shell, is negative). Then the other triangles it is
-    still within r + thickness of, from outside (concave corners), and friction.
+    (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of each collider; offsets/candidates
+    from ``collider_candidates``; push_max [m] the largest correction beyond the substep's
+    approach; distance (K,) scratch; moved (N,) set to 1 where a particle moved; with
+    ``selective``, only particles flagged in ``only`` (N,) are looked at; max_motion [m]
+    the largest |triangle_motion|.
+
+    The contact of each particle is, first, a triangle it crossed this substep (its path
+    relative to the triangle, from x_prev to x, goes through it; from outside for a closed
+    mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside a closed
+    mesh, or the far side of a shell, is negative). Then the other triangles it is still
+    within r + thickness of, from outside (concave corners), and friction.
     """
     inverse_scale = 1.0 / velocity_scale
     for i in range(x.shape[0]):
