@@ -24,8 +24,13 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from . import dependencies
-from .blender import bake
-from .blender.geometry import RopeError
+
+# blender.bake (numpy) is imported in the operators' bodies: registering the add-on must not
+# load numpy, which Blender 4.2 does not load at start (issue 5: start-up budget).
+from .blender.errors import RopeError
+
+if TYPE_CHECKING:
+    from .blender import bake
 
 TARGETS = [
     ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
@@ -110,10 +115,16 @@ class _Bake:
             name="All Ropes", default=False, options={"SKIP_SAVE"},
             description="Bake every simulated object of the scene that is not baked yet")
 
-    _job: bake.BakeJob | None = None
+    if TYPE_CHECKING:
+        # Only for type checkers: Blender evaluates the class annotations of operators when
+        # it registers them, and ``bake`` is not imported then.
+        _job: bake.BakeJob | None
+    _job = None
     _timer: Any = None
 
     def _start(self, context: Any) -> bake.BakeJob | None:
+        from .blender import bake
+
         reason = dependencies.load_numba()
         if reason is not None:
             self.report({"ERROR"}, reason)
@@ -234,6 +245,8 @@ class XPBD_OT_free_bake(bpy.types.Operator):
                                   description="Free the bake of every baked rope of the scene")
 
     def execute(self, context: Any) -> Any:
+        from .blender import bake
+
         if self.all_objects:
             objects = [o for o in context.scene.objects if o.xpbd.bake.baked]
         else:

@@ -19,6 +19,7 @@ geometry is left untouched) and its message is shown in the panel.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from typing import Any
 
@@ -26,8 +27,14 @@ import bpy
 from bpy.app.handlers import persistent
 
 from . import dependencies
-from .blender import bake, sim
-from .blender.geometry import RopeError
+
+# blender.sim and blender.bake (numpy) are imported when there is a rope to simulate, not at
+# registration: Blender 4.2 does not load numpy at start (issue 5: start-up budget), and a
+# file without ropes never needs them. RopeError comes from a numpy-free module.
+from .blender.errors import RopeError
+
+_SIM = f"{__package__}.blender.sim"
+"""Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -36,8 +43,12 @@ _replaying = False
 def simulated_objects(scene: Any) -> list[Any]:
     """Objects of ``scene`` with simulation enabled, except baked ones (they play their
     animation) and those a running bake is driving itself."""
-    return [obj for obj in scene.objects if obj.xpbd.enabled and not obj.xpbd.bake.baked
-            and obj.session_uid not in bake.BAKING]
+    objects = [obj for obj in scene.objects if obj.xpbd.enabled and not obj.xpbd.bake.baked]
+    if not objects:
+        return objects
+    from .blender import bake
+
+    return [obj for obj in objects if obj.session_uid not in bake.BAKING]
 
 
 def update_scene(scene: Any, depsgraph: Any = None) -> None:
@@ -48,6 +59,10 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     render = depsgraph.mode == "RENDER"
     frame = scene.frame_current
     objects = simulated_objects(scene)
+    if not objects and _SIM not in sys.modules:
+        return  # no rope ever simulated in this process: nothing to prune
+    from .blender import sim
+
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
         return
@@ -102,6 +117,8 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
 def _fail(obj: Any, exc: Exception) -> None:
     """Stop simulating ``obj``: a RopeError is the user's message; anything else is a bug,
     reported once with its traceback and shown in the panel."""
+    from .blender import sim
+
     if isinstance(exc, RopeError):
         sim.fail(obj, str(exc))
         return
@@ -123,7 +140,13 @@ def on_frame_change_post(scene: Any, depsgraph: Any = None) -> None:
 @persistent
 def on_load_pre(*_args: Any) -> None:
     """A new file is loading: forget all simulations (they rebuild from the stored rest)."""
-    sim.clear()
+    _clear_simulations()
+
+
+def _clear_simulations() -> None:
+    sim = sys.modules.get(_SIM)
+    if sim is not None:  # else none was ever made, and importing it would load numpy
+        sim.clear()
 
 
 HANDLERS = (
@@ -151,4 +174,4 @@ def unregister() -> None:
     for handler_list, function in HANDLERS:
         for existing in [f for f in handler_list if _ours(f, function)]:
             handler_list.remove(existing)
-    sim.clear()
+    _clear_simulations()

@@ -9,17 +9,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, FloatProperty, IntProperty
 
-from .blender import geometry, rest, sim
-from .blender.geometry import RopeError
+# numpy and the modules using it (blender.geometry, rest, sim) are imported inside the
+# functions: registering the add-on must not load numpy, which Blender 4.2 does not load at
+# start (issue 5: start-up budget). RopeError comes from a numpy-free module.
+from .blender.errors import RopeError
 
 
 def reset_object(obj: Any, *, use_current: bool = False) -> str:
     """Restore ``obj``'s rest shape exactly and drop its cache. If its topology changed since
     the rest shape was stored, or ``use_current`` is set, the current shape becomes the rest
     shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
+    from .blender import geometry, rest, sim
+
     if obj.mode == "EDIT":
         raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
     layout = geometry.build_layout(obj)
@@ -101,6 +104,8 @@ class XPBD_OT_rope_add(bpy.types.Operator):
                                              "depth and its collision radius")
 
     def execute(self, context: Any) -> Any:
+        import numpy as np
+
         curve = bpy.data.curves.new("XPBD Rope", "CURVE")
         curve.dimensions = "3D"
         curve.bevel_depth = self.thickness

@@ -9,7 +9,9 @@ from typing import Any
 import bpy
 
 from . import dependencies
-from .blender import sim
+
+# blender.sim (numpy) is imported inside draw(), which runs only when a panel is shown:
+# registering the add-on must not load numpy (Blender 4.2 does not at start; issue 5).
 
 
 class _PhysicsPanel:
@@ -55,6 +57,8 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     def draw(self, context: Any) -> None:
         layout: Any = self.layout
         layout.use_property_split = True
+        from .blender import sim
+
         obj = context.object
         settings = obj.xpbd
         message = dependencies.numba_problem() or (sim.status(obj) if settings.enabled
@@ -144,6 +148,8 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
                                        or settings.use_collision):
             layout.label(text="Radius 0: points touch colliders, no self-collision",
                          icon="INFO")
+        from .blender import sim
+
         entry = sim.REGISTRY.get(obj.session_uid)
         for note in entry.collider_problems if entry is not None else ():
             layout.label(text=note, icon="INFO")
@@ -182,6 +188,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         col = layout.column(align=True)
         col.prop(settings, "frame_start", text="Simulation Start")
         col.prop(settings, "frame_end", text="End")
+        from .blender import sim
+
         entry = sim.REGISTRY.get(obj.session_uid)
         cached = len(entry.cache) if entry is not None else 0
         layout.label(text=f"{cached} frames in memory")

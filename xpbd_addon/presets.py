@@ -13,19 +13,40 @@ from typing import TYPE_CHECKING, Any
 import bpy
 from bpy.props import EnumProperty
 
-from .core.material import PRESETS, RopeMaterial
+if TYPE_CHECKING:
+    from .core.material import RopeMaterial
 
-PRESET_ITEMS = tuple(
-    (name.upper().replace(" ", "_"), name.title(),
-     f"{name.title()}: {m.linear_density:g} kg/m, "
-     + ("inextensible" if m.stretch_stiffness is None else f"EA {m.stretch_stiffness:g} N")
-     + ", " + ("bends freely" if m.bend_stiffness is None else f"EI {m.bend_stiffness:g} N m^2"))
-    for name, m in PRESETS.items())
-"""Enum items of the presets: identifier 'STEEL_CABLE', label 'Steel Cable', description with
-the preset's values and units."""
+_items: tuple[tuple[str, str, str], ...] = ()
+_by_identifier: dict[str, RopeMaterial] = {}
 
-_BY_IDENTIFIER = {item[0]: PRESETS[name] for item, name in zip(PRESET_ITEMS, PRESETS,
-                                                                 strict=True)}
+
+def preset_items() -> tuple[tuple[str, str, str], ...]:
+    """Enum items of the presets: identifier 'STEEL_CABLE', label 'Steel Cable', description
+    with the preset's values and units.
+
+    Built on first use, not at import: ``core.material`` imports numpy, which registering the
+    add-on must not load (Blender 4.2 does not at start; issue 5's start-up budget). So the
+    operator's enum takes its items from a callback. Kept in a module global because Blender
+    needs the strings of callback items to stay alive."""
+    global _items
+    if not _items:
+        from .core.material import PRESETS
+
+        _items = tuple(
+            (name.upper().replace(" ", "_"), name.title(),
+             f"{name.title()}: {m.linear_density:g} kg/m, "
+             + ("inextensible" if m.stretch_stiffness is None
+                else f"EA {m.stretch_stiffness:g} N")
+             + ", " + ("bends freely" if m.bend_stiffness is None
+                       else f"EI {m.bend_stiffness:g} N m^2"))
+            for name, m in PRESETS.items())
+        _by_identifier.update({item[0]: PRESETS[name]
+                               for item, name in zip(_items, PRESETS, strict=True)})
+    return _items
+
+
+def _enum_items(_self: Any, _context: Any) -> tuple[tuple[str, str, str], ...]:
+    return preset_items()
 
 
 def apply_material(settings: Any, material: RopeMaterial) -> None:
@@ -52,7 +73,7 @@ class XPBD_OT_material_preset(bpy.types.Operator):
     if TYPE_CHECKING:
         preset: str
     else:
-        preset: EnumProperty(name="Preset", items=PRESET_ITEMS,
+        preset: EnumProperty(name="Preset", items=_enum_items,
                              description="Material to copy into the Stiffness settings")
 
     @classmethod
@@ -61,8 +82,8 @@ class XPBD_OT_material_preset(bpy.types.Operator):
 
     def execute(self, context: Any) -> Any:
         obj = context.object
-        apply_material(obj.xpbd, _BY_IDENTIFIER[self.preset])
-        label = next(item[1] for item in PRESET_ITEMS if item[0] == self.preset)
+        label = next(item[1] for item in preset_items() if item[0] == self.preset)
+        apply_material(obj.xpbd, _by_identifier[self.preset])
         self.report({"INFO"}, f"'{obj.name}': {label} material")
         return {"FINISHED"}
 
@@ -72,7 +93,7 @@ class XPBD_MT_material_presets(bpy.types.Menu):
 
     def draw(self, context: Any) -> None:
         layout: Any = self.layout
-        for identifier, label, _description in PRESET_ITEMS:
+        for identifier, label, _description in preset_items():
             layout.operator(XPBD_OT_material_preset.bl_idname, text=label).preset = identifier
 
 

@@ -22,7 +22,6 @@ from bpy.props import (
 )
 
 from .bake_operators import XPBD_PG_bake
-from .blender import rest, sim
 
 DEFAULT_COMPLIANCE = 1e-6
 """Default alpha [m/N]: a 1 m segment under 1 N of tension stretches 1 um, a rope, not an
@@ -30,6 +29,10 @@ elastic band; at 0.05 kg per point a 100-point rope stretches well under 1 %."""
 
 
 def _on_enabled(self: Any, context: Any) -> None:
+    # Imported here, not at the top: they load numpy, which registering must not (Blender 4.2
+    # has not loaded it at start; issue 5's start-up budget).
+    from .blender import rest, sim
+
     obj = self.id_data
     if self.enabled:
         sim.forget(obj)  # retry an object that failed before

@@ -17,16 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from .errors import RopeError  # lives there (numpy-free); re-exported for the blender modules
+
 SPLINE_TYPE_CODE = {"POLY": 0, "BEZIER": 1, "NURBS": 4}
 """Blender's own codes of spline types (what ``foreach_get('type')`` returns), used in
 topology signatures and stored rest shapes."""
 
 CURVE_REST_STRIDE = 10
 """Floats per curve point in a stored rest shape: co xyz, w, handle_left xyz, handle_right xyz."""
-
-
-class RopeError(Exception):
-    """Why an object cannot be simulated, worded for the user (shown in the panel)."""
 
 
 @dataclass

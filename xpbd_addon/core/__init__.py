@@ -12,14 +12,36 @@ the extension's user folder), call ``configure_numba(cache_dir)`` before that.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
-from .collision import Collider, Plane
-from .model import Model, State
-from .solver import step
+if TYPE_CHECKING:
+    from .collision import Collider, Plane
+    from .model import Model, State
+    from .solver import step
 
 __all__ = ["Collider", "Model", "Plane", "State", "step", "configure_numba", "numba_loaded"]
+
+_LAZY = {"Collider": ".collision", "Plane": ".collision", "Model": ".model", "State": ".model",
+         "step": ".solver"}
+"""Public names imported on first use (PEP 562): they need numpy, and the add-on's
+``register()`` imports this package for ``configure_numba`` at Blender start, where Blender
+4.2 has not loaded numpy yet (50-90 ms). ``from xpbd_addon.core import Model`` still works."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def numba_loaded() -> bool:
