@@ -122,12 +122,15 @@ def step(
     frame; they move there in a straight line over the substeps (rows of free particles are
     ignored). Without it the pinned particles stay put.
 
-    ``colliders``: a sequence of ``collision.Collider`` (triangle meshes, moving from their
-    ``vertices`` to ``vertices_end`` over the frame) and ``collision.Plane`` (grounds). With
-    colliders, or ``model.self_collision``, each substep ends with the contact projection of
-    ``kernels_contact`` (rope-rope, then meshes, then planes) on particles of radius
-    ``model.particle_radius``, and the substeps run one at a time. Without either, nothing
-    of that runs.
+    ``colliders``: a sequence of ``collision.Collider`` (triangle meshes, moving linearly
+    from their ``vertices`` to ``vertices_end`` over the frame) and ``collision.Plane``
+    (grounds), or a single one; colliders without usable triangles are ignored. With
+    colliders, or ``model.self_collision`` and a radius > 0, each substep ends with the
+    contact projection of ``kernels_contact`` (rope-rope, then meshes, then planes; see
+    ``collision.FrameContacts``) on particles of radius ``model.particle_radius``, and the
+    substeps run one at a time. Without either, nothing of that runs (the frame is computed
+    as before collisions existed). Contacts keep no state between frames: the state x, v is
+    all a cache needs.
 
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere, or
     arrays of the wrong shape; ``state`` is left untouched then.
@@ -170,7 +173,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     # Pinned particles are kinematic: constant velocity to the target over the frame.
     pin_velocity = (targets - state.x[pinned]) / dt
     state.v[pinned] = pin_velocity
-    if meshes or planes or model.self_collision:
+    if meshes or planes or (model.self_collision and model.particle_radius.max(initial=0.0) > 0.0):
         _advance_with_contacts(model, state, dt, substeps, gravity_vector, targets, plan,
                                parallel, meshes, planes, velocity_scale)
         state.x[pinned] = targets
