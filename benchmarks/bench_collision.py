@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from xpbd_addon.core import Model, step  # noqa: E402
-from xpbd_addon.core import collision as collision_module  # noqa: E402
+from xpbd_addon.core import contacts as contacts_module  # noqa: E402
 from xpbd_addon.core.collision import Collider, Plane  # noqa: E402
 
 SUBSTEPS = 20
@@ -108,13 +108,13 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
     state = model.state()
     step(model, state, DT, SUBSTEPS, colliders=colliders if contacts else ())  # warm-up
     times, refreshes, candidates, pairs = [], [], [], []
-    original = collision_module.FrameContacts.__init__
+    original = contacts_module.FrameContacts.__init__
 
     def spy(self, *args, **kwargs):
         original(self, *args, **kwargs)
         spy.last = self
 
-    collision_module.FrameContacts.__init__ = spy
+    contacts_module.FrameContacts.__init__ = spy
     try:
         for _ in range(frames):
             start = time.perf_counter()
@@ -126,7 +126,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
                 candidates.append(len(last.scene.candidates) if last.scene else 0)
                 pairs.append(len(last.pairs))
     finally:
-        collision_module.FrameContacts.__init__ = original
+        contacts_module.FrameContacts.__init__ = original
     assert np.all(np.isfinite(state.x))
     ms = np.array(times) * 1e3
     settled = ms[len(ms) // 2:]

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from xpbd_addon.core import Model, step
-from xpbd_addon.core.collision import SELF_SKIP, Collider, Plane
+from xpbd_addon.core.collision import Collider, Plane
+from xpbd_addon.core.contacts import SELF_SKIP
 
 from .colliders import box, rope, segment_distance
 
@@ -130,7 +131,7 @@ def heap_rope(points=150, radius=0.01, **options):
 
 def closest_pairs(model, x, radius):
     """Distances of all segment pairs that may touch (not neighbours along the rope: farther
-    apart along it than ``collision.SELF_SKIP`` 2 r), for the pairs whose midpoints are close
+    apart along it than ``contacts.SELF_SKIP`` 2 r), for the pairs whose midpoints are close
     (the rest cannot be within 2 r)."""
     e = model.edge_index
     arc = np.concatenate([[0.0], np.cumsum(model.edge_rest_length)])

@@ -1,13 +1,14 @@
 """numba broad phase of the contacts: which triangles and which segment pairs to test.
 
-Run once per frame (the narrow phase in ``kernels_contact`` runs every substep on what this
-finds). Every particle has a reach r_i [m], a bound on how far it gets this frame plus its
-radius and a margin (``solver`` computes it); triangles are swept over the frame (their
-start and end positions). Boxes go into a hashed uniform grid; pairs whose boxes overlap are
-then kept only if their exact distance at the start of the frame is within reach, so what the
-substeps see is close to the contacts that can really happen. Cost: O(particles + triangles +
-box overlaps), not particles x triangles. Results come out in a fixed order (by triangle, then
-sorted stably by particle; segment pairs by first segment), so runs are bit-identical.
+Run at the start of a frame, and again only when a particle strays from what was predicted
+(``contacts.FrameContacts``); the narrow phase in ``kernels_contact`` runs every substep on
+what this finds. Collider triangles are swept over the frame (start and end positions) and
+put in a hashed uniform grid; each particle queries the cells along the chord of its
+predicted free flight, grown by radius + margin, and keeps the triangles that chord comes
+within reach of. Rope segments go into the same kind of grid with a reach of radius +
+margin + motion relative to what all particles share. Cost: O(particles + triangles + box
+overlaps), not particles x triangles. Everything runs in a fixed order on one thread, so
+runs are bit-identical.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .kernels_contact import closest_on_segments, closest_on_triangle
+from .kernels_geometry import closest_on_segments, closest_on_triangle
 
 _JIT = dict(cache=True, error_model="numpy", nogil=True)
 

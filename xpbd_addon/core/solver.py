@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import collision
+from . import collision, contacts
 from .model import Model, State, _Plan
 from .validation import as_float_array, as_positive_float, as_substeps
 
@@ -31,9 +31,10 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_broadphase as broad
         from . import kernels_contact as contact
         from . import kernels_direct as direct
+        from . import kernels_geometry as geometry
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, contact, broad))
+        _drop_stale_cache((sweep, direct, geometry, contact, broad))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -84,8 +85,8 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_contact.py",
-                   "kernels_broadphase.py")
+_KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_geometry.py",
+                   "kernels_contact.py", "kernels_broadphase.py")
 
 
 def _check_state(model: Model, state: Any) -> None:
@@ -127,7 +128,7 @@ def step(
     (grounds), or a single one; colliders without usable triangles are ignored. With
     colliders, or ``model.self_collision`` and a radius > 0, each substep ends with the
     contact projection of ``kernels_contact`` (rope-rope, then meshes, then planes; see
-    ``collision.FrameContacts``) on particles of radius ``model.particle_radius``, and the
+    ``contacts.FrameContacts``) on particles of radius ``model.particle_radius``, and the
     substeps run one at a time. Without either, nothing of that runs (the frame is computed
     as before collisions existed). Contacts keep no state between frames: the state x, v is
     all a cache needs.
@@ -218,7 +219,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                            parallel: bool | None, meshes: list, planes: list,
                            velocity_scale: float) -> None:
     """The frame with contacts: the rope kernels run one substep per call (the contacts need
-    the positions at every substep end), then ``collision.FrameContacts.project`` moves the
+    the positions at every substep end), then ``contacts.FrameContacts.project`` moves the
     particles (x += dx, v += dx velocity_scale, see ``kernels_contact``), and only the moved
     particles go back to the lane buffer. Without any contact this is bit-identical to the
     frame-at-once path (each kernel call continues exactly where the last one stopped)."""
@@ -228,8 +229,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     x, v = state.x, state.v
     pin_end = x.copy()
     pin_end[model.pinned] = targets
-    contacts = collision.FrameContacts(model, x, v, pin_end, dt, substeps, gravity, meshes,
-                                       planes, velocity_scale, k_contact, k_broad)
+    frame = contacts.FrameContacts(model, x, v, pin_end, dt, substeps, gravity, meshes,
+                                  planes, velocity_scale, k_contact, k_broad)
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
@@ -265,7 +266,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
                              gravity, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
-        moved = contacts.project(x, v, substep)
+        moved = frame.project(x, v, substep)
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, particle_base, moved, x, v)
         else:

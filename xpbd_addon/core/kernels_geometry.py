@@ -1,0 +1,157 @@
+"""numba geometry of the contacts: closest points, segment-triangle crossings, pseudo-normals.
+
+Small stateless functions (Ericson, "Real-Time Collision Detection", 2004; Möller & Trumbore
+1997; Baerentzen & Aanaes 2005) shared by the broad phase and the contact projection. They
+return scalars and never divide by zero: degenerate triangles and segments fall back to a
+vertex or a point.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+_JIT = dict(cache=True, error_model="numpy", nogil=True)
+_TINY = 1e-12
+
+
+@njit(**_JIT)
+def _cross(ax, ay, az, bx, by, bz):
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+
+
+@njit(**_JIT)
+def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Closest point q of triangle abc to p (Ericson, "Real-Time Collision Detection" 5.1.5).
+
+    Returns (qx, qy, qz, u, v, w, region): barycentric weights of a, b, c and the feature
+    that holds q: 0 the face, 1/2/3 vertex a/b/c, 4/5/6 edge ab/bc/ca. Degenerate triangles
+    fall back to a vertex or an edge (no division by zero)."""
+    abx, aby, abz = bx - ax, by - ay, bz - az
+    acx, acy, acz = cx - ax, cy - ay, cz - az
+    apx, apy, apz = px - ax, py - ay, pz - az
+    d1 = abx * apx + aby * apy + abz * apz
+    d2 = acx * apx + acy * apy + acz * apz
+    if d1 <= 0.0 and d2 <= 0.0:
+        return ax, ay, az, 1.0, 0.0, 0.0, 1
+    bpx, bpy, bpz = px - bx, py - by, pz - bz
+    d3 = abx * bpx + aby * bpy + abz * bpz
+    d4 = acx * bpx + acy * bpy + acz * bpz
+    if d3 >= 0.0 and d4 <= d3:
+        return bx, by, bz, 0.0, 1.0, 0.0, 2
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        t = d1 / (d1 - d3) if d1 - d3 > 0.0 else 0.0
+        return ax + t * abx, ay + t * aby, az + t * abz, 1.0 - t, t, 0.0, 4
+    cpx, cpy, cpz = px - cx, py - cy, pz - cz
+    d5 = abx * cpx + aby * cpy + abz * cpz
+    d6 = acx * cpx + acy * cpy + acz * cpz
+    if d6 >= 0.0 and d5 <= d6:
+        return cx, cy, cz, 0.0, 0.0, 1.0, 3
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        t = d2 / (d2 - d6) if d2 - d6 > 0.0 else 0.0
+        return ax + t * acx, ay + t * acy, az + t * acz, 1.0 - t, 0.0, t, 6
+    va = d3 * d6 - d5 * d4
+    if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
+        denominator = (d4 - d3) + (d5 - d6)
+        t = (d4 - d3) / denominator if denominator > 0.0 else 0.0
+        return (bx + t * (cx - bx), by + t * (cy - by), bz + t * (cz - bz), 0.0, 1.0 - t, t, 5)
+    total = va + vb + vc
+    if not total > 0.0:
+        return ax, ay, az, 1.0, 0.0, 0.0, 1
+    v = vb / total
+    w = vc / total
+    return (ax + abx * v + acx * w, ay + aby * v + acy * w, az + abz * v + acz * w,
+            1.0 - v - w, v, w, 0)
+
+
+@njit(**_JIT)
+def closest_on_segments(x, a0, a1, b0, b1):
+    """Parameters (s, t) in [0, 1] of the closest points x_a0 + s (x_a1 - x_a0) and
+    x_b0 + t (x_b1 - x_b0) of two segments between rows of x (Ericson 5.1.9); zero-length
+    segments are points. Indexes x directly: array views per call cost more than the maths."""
+    d1x, d1y, d1z = x[a1, 0] - x[a0, 0], x[a1, 1] - x[a0, 1], x[a1, 2] - x[a0, 2]
+    d2x, d2y, d2z = x[b1, 0] - x[b0, 0], x[b1, 1] - x[b0, 1], x[b1, 2] - x[b0, 2]
+    rx, ry, rz = x[a0, 0] - x[b0, 0], x[a0, 1] - x[b0, 1], x[a0, 2] - x[b0, 2]
+    a = d1x * d1x + d1y * d1y + d1z * d1z
+    e = d2x * d2x + d2y * d2y + d2z * d2z
+    f = d2x * rx + d2y * ry + d2z * rz
+    if a <= _TINY and e <= _TINY:
+        return 0.0, 0.0
+    if a <= _TINY:
+        return 0.0, min(max(f / e, 0.0), 1.0)
+    c = d1x * rx + d1y * ry + d1z * rz
+    if e <= _TINY:
+        return min(max(-c / a, 0.0), 1.0), 0.0
+    b = d1x * d2x + d1y * d2y + d1z * d2z
+    denominator = a * e - b * b
+    s = min(max((b * f - c * e) / denominator, 0.0), 1.0) if denominator > _TINY * a * e else 0.0
+    t = (b * s + f) / e
+    if t < 0.0:
+        t = 0.0
+        s = min(max(-c / a, 0.0), 1.0)
+    elif t > 1.0:
+        t = 1.0
+        s = min(max((b - c) / a, 0.0), 1.0)
+    return s, t
+
+
+@njit(**_JIT)
+def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
+    """Parameter in [0, 1] where the segment y -> x crosses triangle abc (Möller & Trumbore
+    1997), or -1 if it does not."""
+    dx, dy, dz = x[0] - yx, x[1] - yy, x[2] - yz
+    e1x, e1y, e1z = bx - ax, by - ay, bz - az
+    e2x, e2y, e2z = cx - ax, cy - ay, cz - az
+    px, py, pz = _cross(dx, dy, dz, e2x, e2y, e2z)
+    det = e1x * px + e1y * py + e1z * pz
+    if abs(det) <= _TINY * _TINY:
+        return -1.0
+    inverse = 1.0 / det
+    tx, ty, tz = yx - ax, yy - ay, yz - az
+    u = (tx * px + ty * py + tz * pz) * inverse
+    if u < 0.0 or u > 1.0:
+        return -1.0
+    qx, qy, qz = _cross(tx, ty, tz, e1x, e1y, e1z)
+    v = (dx * qx + dy * qy + dz * qz) * inverse
+    if v < 0.0 or u + v > 1.0:
+        return -1.0
+    s = (e2x * qx + e2y * qy + e2z * qz) * inverse
+    return s if 0.0 <= s <= 1.0 else -1.0
+
+
+@njit(**_JIT)
+def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal):
+    """Angle-weighted pseudo-normals (Baerentzen & Aanaes 2005) of the vertices and edges of a
+    triangle soup, written into the zeroed (V, 3) and (E, 3) arrays: a vertex gets the sum of
+    its faces' unit normals weighted by the face angle there, an edge the sum of its two
+    faces' normals. The sign of (p - q) . n at the closest feature q tells inside from outside
+    of a closed mesh, also at edges and corners. Degenerate triangles contribute nothing."""
+    for t in range(triangles.shape[0]):
+        i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+        a, b, c = vertices[i0], vertices[i1], vertices[i2]
+        nx, ny, nz = _cross(b[0] - a[0], b[1] - a[1], b[2] - a[2],
+                            c[0] - a[0], c[1] - a[1], c[2] - a[2])
+        length = math.sqrt(nx * nx + ny * ny + nz * nz)
+        if not length > _TINY * _TINY:
+            continue
+        nx, ny, nz = nx / length, ny / length, nz / length
+        for k in range(3):
+            p = vertices[triangles[t, k]]
+            q = vertices[triangles[t, (k + 1) % 3]]
+            r = vertices[triangles[t, (k + 2) % 3]]
+            ux, uy, uz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
+            wx, wy, wz = r[0] - p[0], r[1] - p[1], r[2] - p[2]
+            cx, cy, cz = _cross(ux, uy, uz, wx, wy, wz)
+            angle = math.atan2(math.sqrt(cx * cx + cy * cy + cz * cz),
+                               ux * wx + uy * wy + uz * wz)
+            vertex = triangles[t, k]
+            vertex_normal[vertex, 0] += angle * nx
+            vertex_normal[vertex, 1] += angle * ny
+            vertex_normal[vertex, 2] += angle * nz
+            edge = triangle_edges[t, k]
+            edge_normal[edge, 0] += nx
+            edge_normal[edge, 1] += ny
+            edge_normal[edge, 2] += nz
