@@ -69,7 +69,8 @@ def main(argv: list[str]) -> int:
         return _run([str(ensure_venv()), "-m", "benchmarks", *rest])
     if command == "lint":
         python = str(ensure_venv())
-        code = _run([python, "-m", "ruff", "check", "xpbd_addon", "tests", "benchmarks", "demo"])
+        code = _run([python, "-m", "ruff", "check", "xpbd_addon", "tests", "benchmarks", "demo",
+                     "tools", "build.py"])
         return code or _run([python, "-m", "mypy", "xpbd_addon"])
     if command == "package":
         return _run([str(ensure_venv()), "-m", "tools.packaging", *rest])

@@ -1,7 +1,8 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin, collision, bake. The Blender ones need the bpy venv (build.py bench
-uses .venv, which has it); `builtin` also measures Blender 5.3 if `.venv-5.3` exists.
+Names: core, handler, startup, builtin, collision, bake. The Blender ones need the bpy venv
+(build.py bench uses .venv, which has it); `builtin` also measures Blender 5.3 if `.venv-5.3`
+exists.
 """
 
 from __future__ import annotations
