@@ -242,17 +242,22 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
             if t == primary or not distance[k] < shell + depth:
                 continue
             ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
+            hx, hy, hz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+            norm = math.sqrt(hx * hx + hy * hy + hz * hz)
+            hx, hy, hz = hx / norm, hy / norm, hz / norm
+            # its plane bounds the distance from below: the neighbours of the primary in a
+            # smooth surface are that far already, and need no closest point
+            if abs((px - ax) * hx + (py - ay) * hy + (pz - az) * hz) >= shell:
+                continue
             gx, gy, gz, _, _, _, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx, by,
                                                                bz, cx, cy, cz)
             ex, ey, ez = px - gx, py - gy, pz - gz
             gap = math.sqrt(ex * ex + ey * ey + ez * ez)
-            reach = r + collider_params[triangle_collider[t], 0]
+            reach = shell
             if not (gap > _TINY and gap < reach):
                 continue
             if collider_params[triangle_collider[t], 3] > 0.5:
-                hx, hy, hz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-                norm = math.sqrt(hx * hx + hy * hy + hz * hz)
-                hx, hy, hz = _feature_normal(feature, t, s1, hx / norm, hy / norm, hz / norm,
+                hx, hy, hz = _feature_normal(feature, t, s1, hx, hy, hz,
                                              triangles, triangle_edges, vertex_normal,
                                              vertex_normal_end, edge_normal, edge_normal_end)
                 if ex * hx + ey * hy + ez * hz <= 0.0:
