@@ -240,8 +240,9 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             particle_base[layout.particles] = layout.particle_base
             model.__dict__["_lane_base"] = particle_base  # a cache, derived from the plan
         k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v)
-        work = len(layout.particles) * substeps
-        use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
+        # one substep per call: a parallel region's start-up is paid every substep
+        use_threads = (parallel if parallel is not None
+                       else len(layout.particles) >= PARALLEL_MIN_WORK)
         strain_limit = -1.0 if model.strain_limit is None else model.strain_limit
     if len(plan.sweep_particles):
         scratch = np.empty_like(x)
