@@ -92,15 +92,16 @@ class Model:
             r_a + r_b apart. 0 (default): points, and no self-collision.
         self_collision: push rope segments apart that come closer than r_a + r_b, within a
             rope and between ropes (``kernels_contact.segment_contacts``). Segments sharing a
-            particle or closer than r_a + r_b along the same rope never collide. Needs
-            radius > 0.
+            particle or closer than 1.5 (r_a + r_b) along the same rope never collide
+            (``contacts.SELF_SKIP``). Needs radius > 0.
         self_friction: friction coefficient between rope segments (sticking and sliding).
         contact_push_speed: the fastest a contact pushes a particle out [m/s] beyond undoing
             what the particle moved into it during the substep: a rope that starts inside a
             collider or another rope leaves it at this speed, without gaining velocity.
-        contact_margin: extra search distance of collider contacts [m] beyond the radius and
-            the particle's motion in the frame; also how deep inside a closed collider a
-            particle is still found and pushed out.
+        contact_margin: broad-phase margin of collider contacts [m]: triangles within radius
+            + margin of a particle's predicted path are its candidates, and the search is
+            redone when it strays farther than the margin from that path (``contacts``).
+            Also how deep inside a closed collider a particle is still found and pushed out.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
