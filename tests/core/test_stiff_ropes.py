@@ -99,3 +99,24 @@ def test_compliant_rope_still_stretches_by_alpha_times_tension(points):
     measured = np.linalg.norm(np.diff(state.x, axis=0), axis=1) - segment
     tension = 9.81 * np.arange(points - 1, 0, -1)
     np.testing.assert_allclose(measured, alpha * tension, rtol=0.02)
+
+
+def test_one_rope_per_block_matches_sixteen_lanes_bit_for_bit():
+    """A few ropes get a block each (no padding lanes to compute); the result is exactly
+    what the same ropes give interleaved with others in 16 lanes."""
+    points = 30
+    few = [rope(points, horizontal=True) for _ in range(1)]
+    single = few[0]
+    assert single._plan.lanes.layout.lanes == 1
+    ropes = 10
+    x = np.concatenate([single.particle_rest_x + [0.0, 0.3 * r, 0.0] for r in range(ropes)])
+    edges = np.concatenate([single.edge_index + points * r for r in range(ropes)])
+    inv_mass = np.tile(single.particle_inv_mass, ropes)
+    many = Model(x, edges, inv_mass, 0.0, bending_compliance=None)
+    assert many._plan.lanes.layout.lanes == 16
+    a, b = single.state(), many.state()
+    for _ in range(12):
+        step(single, a, DT, 10)
+        step(many, b, DT, 10)
+    np.testing.assert_array_equal(a.x, b.x[:points])
+    np.testing.assert_array_equal(a.v, b.v[:points])

@@ -240,22 +240,22 @@ def lane_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edg
 
 
 @kernel
-def lane_gather(buffer, particle_base, particles, x, v):
-    """Copy x, v (N, 3) of the chain particles into the lane buffer."""
+def lane_gather(buffer, particle_base, particles, x, v, lanes):
+    """Copy x, v (N, 3) of the chain particles into a lane buffer of ``lanes`` lanes."""
     for k in range(particles.shape[0]):
         i = particles[k]
         base = particle_base[k]
         for c in range(3):
-            buffer[base + (PARTICLE_X + c) * LANES] = x[i, c]
-            buffer[base + (PARTICLE_V + c) * LANES] = v[i, c]
+            buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
+            buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
 
 
 @kernel
-def lane_scatter(buffer, particle_base, particles, x, v):
-    """Copy the chain particles' x, v back from the lane buffer into (N, 3) arrays."""
+def lane_scatter(buffer, particle_base, particles, x, v, lanes):
+    """Copy the chain particles' x, v back from a lane buffer into (N, 3) arrays."""
     for k in range(particles.shape[0]):
         i = particles[k]
         base = particle_base[k]
         for c in range(3):
-            x[i, c] = buffer[base + (PARTICLE_X + c) * LANES]
-            v[i, c] = buffer[base + (PARTICLE_V + c) * LANES]
+            x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
+            v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]

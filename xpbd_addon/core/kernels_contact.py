@@ -47,7 +47,7 @@ from .kernels_geometry import (
     closest_on_triangle,
     mesh_normals,
 )
-from .topology import LANES, PARTICLE_V, PARTICLE_X
+from .topology import PARTICLE_V, PARTICLE_X
 
 __all__ = ["collider_contacts", "gather_moved", "mesh_normals", "plane_contacts",
            "segment_contacts"]
@@ -419,7 +419,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
 
 
 @njit(**_JIT)
-def gather_moved(buffer, particle_base, moved, x, v):
+def gather_moved(buffer, particle_base, moved, x, v, lanes):
     """Copy x, v of the particles flagged in ``moved`` into the lane buffer (``particle_base``
     (N,) the buffer index of field 0 of each particle, -1 outside the lanes) and clear the
     flags: after contacts only the particles they moved need to go back."""
@@ -429,5 +429,5 @@ def gather_moved(buffer, particle_base, moved, x, v):
             base = particle_base[i]
             if base >= 0:
                 for c in range(3):
-                    buffer[base + (PARTICLE_X + c) * LANES] = x[i, c]
-                    buffer[base + (PARTICLE_V + c) * LANES] = v[i, c]
+                    buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
+                    buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]

@@ -15,6 +15,10 @@ LANE_MIN_CHAINS = 8
 lanes, and the plain sweep is faster there (measured: 1 rope x 12 points)."""
 
 
+DIRECT_MIN_LANE_CHAINS = 4
+"""Chains from which the direct solve interleaves 16 per block; fewer get a block each."""
+
+
 @dataclass
 class State:
     """What changes from frame to frame. Arrays are owned by the state and updated in place."""
@@ -226,10 +230,15 @@ class Model:
         self._reference_plan = reference
         if not d.chains or (self.solver == "sweep" and len(d.chains) < LANE_MIN_CHAINS):
             return reference
-        layout = topology.lane_layout(d.chains, d.chain_edges)
+        # 16 ropes interleaved per block pay from about 4 ropes on (measured); below that one
+        # rope per block (a lane count of 1) wastes no work on padding lanes. The sweep keeps
+        # 16 lanes: it uses its sequential kernel for so few ropes.
+        few = len(d.chains) < DIRECT_MIN_LANE_CHAINS and self.solver == "direct"
+        layout = topology.lane_layout(d.chains, d.chain_edges,
+                                      lanes=1 if few else topology.LANES)
         particles = np.zeros(layout.particle_buffer_size)
         edges = np.zeros(layout.edge_buffer_size)
-        lanes = topology.LANES
+        lanes = layout.lanes
         particles[layout.particle_base + topology.PARTICLE_W * lanes] = self.particle_inv_mass[
             layout.particles
         ]

@@ -89,6 +89,14 @@ _KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_ge
                    "kernels_contact.py", "kernels_broadphase.py")
 
 
+def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
+    """The direct-solve entry point for a lane layout: 16 lanes (on threads for big scenes) or
+    one rope per block."""
+    if lanes == 1:
+        return k_direct.direct_substeps_single
+    return k_direct.direct_substeps_parallel if threads else k_direct.direct_substeps
+
+
 def _check_state(model: Model, state: Any) -> None:
     for name in ("x", "v"):
         array = getattr(state, name, None)
@@ -184,12 +192,12 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if plan.lanes is not None:
         lanes = plan.lanes
         layout = lanes.layout
-        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, state.x, state.v)
+        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, state.x, state.v,
+                      layout.lanes)
         work = len(layout.particles) * substeps
         use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
         if plan.lane_solver == "direct":
-            run_direct = (k_direct.direct_substeps_parallel if use_threads
-                          else k_direct.direct_substeps)
+            run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
                        lanes.block_bending,
@@ -201,7 +209,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
             run(lanes.particles, lanes.edges, layout.block_particle_offset,
                 layout.block_edge_offset, layout.block_length, gravity_vector, h, substeps,
                 velocity_scale)
-        k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, state.x, state.v)
+        k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, state.x, state.v,
+                      layout.lanes)
     if len(plan.sweep_particles):
         scratch = np.empty_like(state.x)
         multipliers = np.empty(len(plan.sweep_edges))
@@ -239,7 +248,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             particle_base = np.full(model.particle_count, -1, dtype=np.int64)
             particle_base[layout.particles] = layout.particle_base
             model.__dict__["_lane_base"] = particle_base  # a cache, derived from the plan
-        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v)
+        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v,
+                      layout.lanes)
         # one substep per call: a parallel region's start-up is paid every substep
         use_threads = (parallel if parallel is not None
                        else len(layout.particles) >= PARALLEL_MIN_WORK)
@@ -250,8 +260,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     for substep in range(substeps):
         if lanes is not None:
             if plan.lane_solver == "direct":
-                run_direct = (k_direct.direct_substeps_parallel if use_threads
-                              else k_direct.direct_substeps)
+                run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
                 run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                            layout.block_edge_offset, layout.block_length, lanes.block_leading,
                            lanes.block_bending, gravity, h, 1, model.iterations, strain_limit,
@@ -261,7 +270,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 run(lanes.particles, lanes.edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, gravity, h, 1,
                     velocity_scale)
-            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v)
+            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v,
+                           layout.lanes)
         if len(plan.sweep_particles):
             k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
@@ -269,6 +279,6 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                              multipliers)
         moved = frame.project(x, v, substep)
         if lanes is not None:
-            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v)
+            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
         else:
             moved[:] = 0

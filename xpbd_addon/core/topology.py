@@ -194,6 +194,8 @@ class LaneLayout:
 
     slot_count: int
     """Slots (lanes included) in all blocks, spares included"""
+    lanes: int = LANES
+    """Chains interleaved per block (16, or 1 for a few ropes)"""
 
     @property
     def particle_buffer_size(self) -> int:
@@ -204,27 +206,29 @@ class LaneLayout:
         return EDGE_STRIDE * self.slot_count
 
 
-def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> LaneLayout:
-    """Pack chains into blocks of ``LANES`` lanes, longest first."""
+def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray], *,
+                lanes: int = LANES) -> LaneLayout:
+    """Pack chains into blocks of ``lanes`` lanes (``LANES``, or 1: one chain per block, for a
+    few ropes, where 16 lanes would mostly compute padding), longest first."""
     lengths = np.array([len(c) for c in chains], dtype=np.int64)
     order = np.argsort(-lengths, kind="stable")
-    block_count = (len(chains) + LANES - 1) // LANES
-    block_length = np.array([lengths[order[b * LANES]] for b in range(block_count)], dtype=np.int64)
+    block_count = (len(chains) + lanes - 1) // lanes
+    block_length = np.array([lengths[order[b * lanes]] for b in range(block_count)], dtype=np.int64)
     slots_before = np.concatenate(
-        [[0], np.cumsum((block_length + 2 * SPARE_SLOTS) * LANES)]).astype(np.int64)
-    first_slot = slots_before + SPARE_SLOTS * LANES
+        [[0], np.cumsum((block_length + 2 * SPARE_SLOTS) * lanes)]).astype(np.int64)
+    first_slot = slots_before + SPARE_SLOTS * lanes
     particle_parts: list[np.ndarray] = []
     particle_base_parts: list[np.ndarray] = []
     edge_id_parts: list[np.ndarray] = []
     edge_base_parts: list[np.ndarray] = []
     for rank, chain_index in enumerate(order.tolist()):
-        block, lane = divmod(rank, LANES)
+        block, lane = divmod(rank, lanes)
         chain = chains[chain_index]
         slot = np.arange(len(chain), dtype=np.int64)
         particle_parts.append(chain)
-        particle_base_parts.append(PARTICLE_STRIDE * (first_slot[block] + slot * LANES) + lane)
+        particle_base_parts.append(PARTICLE_STRIDE * (first_slot[block] + slot * lanes) + lane)
         edge_id_parts.append(chain_edges[chain_index])
-        edge_base_parts.append(EDGE_STRIDE * (first_slot[block] + slot[:-1] * LANES) + lane)
+        edge_base_parts.append(EDGE_STRIDE * (first_slot[block] + slot[:-1] * lanes) + lane)
     empty = np.zeros(0, dtype=np.int64)
 
     def joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -234,6 +238,7 @@ def lane_layout(chains: list[np.ndarray], chain_edges: list[np.ndarray]) -> Lane
         block_particle_offset=(PARTICLE_STRIDE * first_slot).astype(np.uint64),
         block_edge_offset=(EDGE_STRIDE * first_slot).astype(np.uint64),
         slot_count=int(slots_before[-1]),
+        lanes=lanes,
         block_length=block_length.astype(np.uint64),
         particles=joined(particle_parts),
         particle_base=joined(particle_base_parts),
