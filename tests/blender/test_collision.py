@@ -110,13 +110,26 @@ def _tunnelled(before, after, box_x_before, box_x_after, z_range):
     return np.flatnonzero(inside_band & flipped)
 
 
-@pytest.mark.parametrize("friction", [
-    0.0, 5.0,
-    pytest.param(50.0, marks=pytest.mark.xfail(
-        reason="core: with mu 0.5 the contact friction holds the rope on the moving box harder "
-               "than its stretch constraints (the rope stretches to 4x its length; core of "
-               "723387a)", strict=False)),
-])
+def _through_core(before, after, box_before, box_after, half):
+    """Points whose straight path over the frame relative to the moving box (its position
+    removed) runs through the box's core (half its size): passing through it, not around
+    it. A tip whipping around under the box in one frame changes sides without this."""
+    start = before - np.asarray(box_before)
+    direction = after - np.asarray(box_after) - start
+    core = 0.5 * np.asarray(half)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0 = (-core - start) / direction
+        t1 = (core - start) / direction
+    still = direction == 0.0
+    inside = np.abs(start) < core
+    near = np.where(still, np.where(inside, -np.inf, np.inf), np.minimum(t0, t1))
+    far = np.where(still, np.where(inside, np.inf, -np.inf), np.maximum(t0, t1))
+    entry = np.clip(near.max(axis=1), 0.0, 1.0)
+    leave = np.clip(far.min(axis=1), 0.0, 1.0)
+    return np.flatnonzero(entry < leave)
+
+
+@pytest.mark.parametrize("friction", [0.0, 5.0, 50.0])
 def test_a_collider_swept_through_a_rope_at_5_m_s_pushes_it(scene, friction):
     """A box 'hand' 0.1 m thick moving at 5 m/s (0.21 m per frame, twice its thickness) through
     a rope hanging from a pin: the rope is carried along, never passed through, and keeps its
@@ -137,7 +150,8 @@ def test_a_collider_swept_through_a_rope_at_5_m_s_pushes_it(scene, friction):
         x = box.matrix_world.translation.x
         distance = _box_distance(points, (x, 0.0, 0.5), half)
         assert distance.min() > 0.9 * R, f"frame {frame}: a point inside the box"
-        assert not len(_tunnelled(previous, points, box_x, x, (0.4, 0.6))), f"frame {frame}"
+        assert not len(_through_core(previous, points, (box_x, 0.0, 0.5), (x, 0.0, 0.5), half)), (
+            f"frame {frame}")
         assert ropes.length(points) < 1.1, f"frame {frame}: the rope stretched"
         pushed |= points[:, 0].max() > 0.2
         previous, box_x = points, x
@@ -184,9 +198,10 @@ def test_a_rope_starting_just_inside_a_box_is_pushed_out_gently(scene):
     assert _box_distance(ropes.world_points(obj), center, half).min() > 0.9 * R
 
 
-@pytest.mark.xfail(reason="core: a rope starting deep (0.3 m) inside a closed collider, under "
-                          "gravity, stretches ~60 % and reaches ~30 m/s while it is pushed out "
-                          "(core of 67f516a); the Blender side hands the box over as it should",
+@pytest.mark.xfail(reason="core: a rope starting deep (0.3 m) inside a closed collider resting on "
+                          "the ground is now pushed out gently (at most 2.2 m/s, 3.6 % stretch), "
+                          "but the points nearest the bottom face go out through it and stay "
+                          "squeezed between box and ground (16 points R inside the box)",
                    strict=False)
 def test_a_rope_starting_deep_inside_a_box_is_pushed_out_gently(scene):
     center, half = (0.5, 0.0, 0.0), (0.3, 0.3, 0.3)

@@ -167,6 +167,7 @@ class FrameContacts:
         self.free = model.particle_inv_mass > 0.0
         self.pin_velocity = (pin_end - x) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
+        self.no_extra = np.zeros(model.particle_count)
         self.touched = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = MeshScene(meshes, kernels) if meshes else None
         self.plane_rows = plane_table(planes)
@@ -217,9 +218,12 @@ class FrameContacts:
             SELF_SKIP * model.particle_radius, cell, float(MAX_BOX_CELLS))
         self.pair_start = (x.copy(), allowance)
 
-    def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
+    def project(self, x: np.ndarray, v: np.ndarray, substep: int,
+                refresh: bool = True) -> np.ndarray:
         """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3); returns the
-        (N,) uint8 flags of the particles moved (the caller clears them)."""
+        (N,) uint8 flags of the particles moved (the caller clears them). With ``refresh``
+        the broad-phase check (``refresh``) follows; the solver calls it itself when the
+        rope is solved again after the contacts (``project_again``)."""
         model, k = self.model, self.kernels
         w, radius = model.particle_inv_mass, model.particle_radius
         scene = self.scene
@@ -244,14 +248,64 @@ class FrameContacts:
                     scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                     scene.edge_normal, scene.edge_normal_end, s1, scene.params,
                     scene.offsets, scene.candidates, self.push_max, scene.distance,
-                    self.moved, touched, selective, scene.max_motion)
+                    self.moved, touched, selective, scene.max_motion, self.no_extra)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
-                                 self.push_max, self.moved, touched, selective)
+                                 self.push_max, self.moved, touched, selective, self.no_extra)
             if len(self.pairs):
                 np.bitwise_or(self.moved, touched, out=self.moved)
                 touched[:] = 0
-        if substep + 1 < self.substeps:
+        if refresh:
+            self.refresh(x, v, substep)
+        return self.moved
+
+    def project_again(self, x: np.ndarray, v: np.ndarray, substep: int,
+                      extra: np.ndarray) -> np.ndarray:
+        """All contacts once more after the rope's re-solve (``kernels_resolve``), one
+        pass, without friction: what the rope's constraints undid of the friction stays
+        undone. ``extra`` (N,) [m], how far the re-solve moved each particle, counts as
+        approach for the colliders (undone in full, with velocity, not at the gentle
+        push-out speed). Returns the moved flags, as ``project``."""
+        model, k = self.model, self.kernels
+        w, radius = model.particle_inv_mass, model.particle_radius
+        scene = self.scene
+        s1 = (substep + 1) / self.substeps
+        if len(self.pairs):
+            k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
+                               self.pairs, self.push_max, 0.0, self.moved)
+        if scene is not None and len(scene.candidates):
+            params = self.__dict__.get("_frictionless")
+            if params is None:
+                params = scene.params.copy()
+                params[:, 1:3] = 0.0
+                self._frictionless = params
+            k.collider_contacts(
+                x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
+                scene.corners, scene.vertices, scene.vertices_end,
+                scene.triangle_motion, scene.triangles, scene.triangle_edges,
+                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
+                scene.edge_normal, scene.edge_normal_end, s1, params,
+                scene.offsets, scene.candidates, self.push_max, scene.distance,
+                self.moved, self.moved, False, scene.max_motion, extra)
+        if len(self.plane_rows):
+            rows = self.__dict__.get("_frictionless_planes")
+            if rows is None:
+                rows = self.plane_rows.copy()
+                rows[:, 7:9] = 0.0
+                self._frictionless_planes = rows
+            k.plane_contacts(x, v, w, radius, self.velocity_scale, rows, self.push_max,
+                             self.moved, self.moved, False, extra)
+        return self.moved
+
+    def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
+        """The broad-phase check after the contacts of ``substep``: redo a broad phase where
+        a particle left its predicted path (see the class). The frame's last substep needs
+        none (the next frame starts afresh) unless contacts are still to come in it
+        (``last``: before the second pass)."""
+        w = self.model.particle_inv_mass
+        scene = self.scene
+        s1 = (substep + 1) / self.substeps
+        if last or substep + 1 < self.substeps:
             now = self.dt * s1
             if scene is not None:
                 x0, x_end = self.triangle_chord
@@ -264,7 +318,6 @@ class FrameContacts:
                         x, x0, allowance, self.deviation):
                     self.refreshes += 1
                     self._find_pairs(x, v, now)
-        return self.moved
 
 
 CONTACT_PASSES = 2

@@ -107,7 +107,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
                       vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, offsets, candidates, push_max,
-                      distance, moved, only, selective, max_motion):
+                      distance, moved, only, selective, max_motion, extra):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
@@ -122,7 +122,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
     from ``collider_candidates``; push_max [m] the largest correction beyond the substep's
     approach; distance (K,) scratch; moved (N,) set to 1 where a particle moved; with
     ``selective``, only particles flagged in ``only`` (N,) are looked at; max_motion [m]
-    the largest |triangle_motion|.
+    the largest |triangle_motion|; extra (N,) [m] a move of this substep to count as
+    approach besides the particle's path (what the rope's re-solve moved it, else 0).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -227,7 +228,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
             signed = gap
         if signed >= contact:
             continue
-        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0)
+        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
         depth = min(contact - signed, approach + push_max)
         # only the part that undoes this substep's approach changes the velocity: the rest
         # is a gentle push-out that must not launch the rope
@@ -286,11 +287,11 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
 
 @njit(**_JIT)
 def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, only,
-                   selective):
+                   selective, extra):
     """Keep every free particle above each plane: C = (x - p) . n - (r + thickness) >= 0.
 
     planes (P, 9): point (3) [m], unit normal (3), thickness [m], mu_s, mu_k. Same push-out
-    cap, friction and ``only`` as ``collider_contacts``; planes are static."""
+    cap, friction, ``only`` and ``extra`` as ``collider_contacts``; planes are static."""
     inverse_scale = 1.0 / velocity_scale
     for i in range(x.shape[0]):
         if not w[i] > 0.0 or (selective and only[i] == 0):
@@ -305,7 +306,7 @@ def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, onl
             dx = v[i, 0] * inverse_scale
             dy = v[i, 1] * inverse_scale
             dz = v[i, 2] * inverse_scale
-            approach = max(-(dx * nx + dy * ny + dz * nz), 0.0)
+            approach = max(-(dx * nx + dy * ny + dz * nz), 0.0) + extra[i]
             depth = min(contact - signed, approach + push_max)
             kept = min(depth, approach)
             tx, ty, tz = _friction(dx + depth * nx, dy + depth * ny, dz + depth * nz, nx, ny,

@@ -18,6 +18,15 @@ PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
+RESOLVE_STRAIN = 0.02
+"""The rope's re-solve after the contacts runs in a substep only when the contacts moved some
+particle farther than this fraction of the shortest rest length (a resting rope, whose
+contacts undo g h^2 per substep, skips it: the strain it could fix is below 2 %)."""
+
+RESOLVE_CONTACT_PASSES = 2
+"""Frictionless collider passes after the rope's re-solve in a substep with contacts (the
+second for what the first pushed into a neighbouring face at a corner)."""
+
 _kernels: tuple[ModuleType, ModuleType] | None = None
 _contact_kernels: tuple[ModuleType, ModuleType] | None = None
 
@@ -32,9 +41,10 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_contact as contact
         from . import kernels_direct as direct
         from . import kernels_geometry as geometry
+        from . import kernels_resolve as resolve
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, geometry, contact, broad))
+        _drop_stale_cache((sweep, direct, geometry, contact, broad, resolve))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -86,7 +96,7 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 _STAMP = "xpbd-kernels.sha256"
 _KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_geometry.py",
-                   "kernels_contact.py", "kernels_broadphase.py")
+                   "kernels_contact.py", "kernels_broadphase.py", "kernels_resolve.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -95,6 +105,13 @@ def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
     if lanes == 1:
         return k_direct.direct_substeps_single
     return k_direct.direct_substeps_parallel if threads else k_direct.direct_substeps
+
+
+def _resolve_kernel(k_resolve: ModuleType, lanes: int, threads: bool) -> Any:
+    """The entry point of the stretch re-solve after the contacts, as ``_direct_kernel``."""
+    if lanes == 1:
+        return k_resolve.direct_resolve_single
+    return k_resolve.direct_resolve_parallel if threads else k_resolve.direct_resolve
 
 
 def _check_state(model: Model, state: Any) -> None:
@@ -234,6 +251,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     frame-at-once path (each kernel call continues exactly where the last one stopped)."""
     k, k_direct = kernels()
     k_contact, k_broad = contact_kernels()
+    from . import kernels_resolve as k_resolve
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
@@ -257,6 +275,9 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     if len(plan.sweep_particles):
         scratch = np.empty_like(x)
         multipliers = np.empty(len(plan.sweep_edges))
+    before_resolve = np.empty_like(x)
+    # contacts that moved no particle farther than this leave the rope's length alone
+    resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
     for substep in range(substeps):
         if lanes is not None:
             if plan.lane_solver == "direct":
@@ -277,7 +298,30 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
                              gravity, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
-        moved = frame.project(x, v, substep)
+        resolve = lanes is not None and plan.lane_solver == "direct"
+        if resolve:
+            np.copyto(before_resolve, x)
+        moved = frame.project(x, v, substep, refresh=not resolve)
+        if resolve and moved.any() and k_resolve.moved_beyond(x, before_resolve, moved,
+                                                              resolve_move):
+            # The rope's stretch constraints once more on the contact-corrected positions
+            # (friction cannot drag a rope beyond its length), then the colliders again
+            # without friction. See ``kernels_resolve``.
+            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
+            np.copyto(before_resolve, x)
+            run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
+            run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
+                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                        h, model.iterations, strain_limit, velocity_scale)
+            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v,
+                           layout.lanes)
+            frame.refresh(x, v, substep, last=True)  # the re-solve may leave the chords
+            np.subtract(x, before_resolve, out=before_resolve)
+            extra = np.sqrt(np.einsum("ij,ij->i", before_resolve, before_resolve))
+            for _ in range(RESOLVE_CONTACT_PASSES):
+                moved = frame.project_again(x, v, substep, extra)
+        if resolve:
+            frame.refresh(x, v, substep)
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
         else:
