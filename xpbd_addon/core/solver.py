@@ -23,9 +23,8 @@ RESOLVE_STRAIN = 0.02
 particle farther than this fraction of the shortest rest length (a resting rope, whose
 contacts undo g h^2 per substep, skips it: the strain it could fix is below 2 %)."""
 
-RESOLVE_CONTACT_PASSES = 2
-"""Frictionless collider passes after the rope's re-solve in a substep with contacts (the
-second for what the first pushed into a neighbouring face at a corner)."""
+RESOLVE_CONTACT_PASSES = 1
+"""Frictionless passes over all contacts after the rope's re-solve in a substep."""
 
 _kernels: tuple[ModuleType, ModuleType] | None = None
 _contact_kernels: tuple[ModuleType, ModuleType] | None = None
