@@ -22,8 +22,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .jit import kernel, parallel_kernel
 from .topology import (
     EDGE_ACTIVE,
     EDGE_COMPLIANCE,
@@ -52,15 +53,6 @@ _ACTIVE = np.uint64(EDGE_ACTIVE * LANES)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 
-def kernel(function):
-    """``njit`` as every kernel here is compiled: cached on disk, numpy error model (no
-    per-division branch), GIL released."""
-    return njit(cache=True, error_model="numpy", nogil=True)(function)
-
-
-def parallel_kernel(function):
-    """``kernel`` with ``prange`` loops spread over threads."""
-    return njit(cache=True, error_model="numpy", nogil=True, parallel=True)(function)
 
 
 @kernel

@@ -16,19 +16,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .kernels_geometry import closest_on_segments, closest_on_triangle
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
 
-
-@njit(**_JIT)
+@kernel
 def _hash(i, j, k, mask):
     return ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
 
 
-@njit(**_JIT)
+@kernel
 def _span(lo, hi, inverse_cell):
     """Cell index ranges of a box and their cell count (a float: it may be huge)."""
     i0 = np.int64(math.floor(lo[0] * inverse_cell))
@@ -41,7 +39,7 @@ def _span(lo, hi, inverse_cell):
     return i0, j0, k0, i1, j1, k1, cells
 
 
-@njit(**_JIT)
+@kernel
 def build_grid(lo, hi, inverse_cell, max_cells):
     """A hashed uniform grid over boxes [lo, hi] (n, 3): each box is listed in every cell it
     covers; boxes covering more than ``max_cells`` cells go to an ``oversize`` list instead
@@ -92,7 +90,7 @@ def build_grid(lo, hi, inverse_cell, max_cells):
     return start, ordered, oversize, mask
 
 
-@njit(**_JIT)
+@kernel
 def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
     """True if the chord (x0 + f d, f in [0, 1]), sampled at ``samples`` + 1 points, comes
     within ``limit`` of triangle (i0, i1, i2) of ``vertices``."""
@@ -108,7 +106,7 @@ def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
     return False
 
 
-@njit(**_JIT)
+@kernel
 def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
                         triangle_thickness, cell, max_cells):
     """Candidate triangles of each particle for (the rest of) one frame.
@@ -210,7 +208,7 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
     return offsets, candidates[:count].copy()
 
 
-@njit(**_JIT)
+@kernel
 def segment_candidates(x, reach, edges, edge_chain, edge_arc, skip_radius, cell, max_cells):
     """Candidate segment pairs (K, 2), first < second, for rope-rope contacts.
 
@@ -293,7 +291,7 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, skip_radius, cell,
     return pairs[:count].copy()
 
 
-@njit(**_JIT)
+@kernel
 def left_chord(x, x0, x_end, w, slack):
     """True if some free particle (w > 0) is farther than ``slack`` [m] from the chord
     x0 -> x_end its collider candidates were found for (``collider_candidates``): only then
@@ -313,7 +311,7 @@ def left_chord(x, x0, x_end, w, slack):
     return False
 
 
-@njit(**_JIT)
+@kernel
 def left_shared_motion(x, x0, allowance, displacement):
     """True if some particle's displacement since x0 differs from a displacement shared by
     all by more than its ``allowance`` (N,) [m] (``displacement`` (N, 3) scratch). Two
@@ -339,7 +337,7 @@ def left_shared_motion(x, x0, allowance, displacement):
     return False
 
 
-@njit(**_JIT)
+@kernel
 def segment_reach(x, v, w, pin_velocity, radius, slack, gravity, remaining, h, edges):
     """Reach of each particle for ``segment_candidates`` over the next stretch of the frame.
 

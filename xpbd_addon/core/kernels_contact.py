@@ -38,8 +38,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .kernels_geometry import (
     _cross,
     _segment_crosses,
@@ -52,21 +52,20 @@ from .topology import PARTICLE_V, PARTICLE_X
 __all__ = ["collider_contacts", "gather_moved", "mesh_normals", "plane_contacts",
            "segment_contacts"]
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
 _TINY = 1e-12
 
 
 # ------------------------------------------------------------------ projection (per substep)
 
 
-@njit(**_JIT)
+@kernel
 def _corners(corners, t):
     """The three corners of triangle t from the (T, 9) table of ``collider_contacts``."""
     return (corners[t, 0], corners[t, 1], corners[t, 2], corners[t, 3], corners[t, 4],
             corners[t, 5], corners[t, 6], corners[t, 7], corners[t, 8])
 
 
-@njit(**_JIT)
+@kernel
 def _unit_at(normal, normal_end, i, s):
     """Row i of two normal arrays interpolated at s and normalised (zero if it vanishes)."""
     nx = normal[i, 0] + s * (normal_end[i, 0] - normal[i, 0])
@@ -77,7 +76,7 @@ def _unit_at(normal, normal_end, i, s):
     return nx * inverse, ny * inverse, nz * inverse
 
 
-@njit(**_JIT)
+@kernel
 def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_normal,
                     vertex_normal_end, edge_normal, edge_normal_end):
     """Pseudo-normal of the closest feature (``closest_on_triangle`` region) at fraction s."""
@@ -88,7 +87,7 @@ def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_
     return _unit_at(edge_normal, edge_normal_end, triangle_edges[t, region - 4], s)
 
 
-@njit(**_JIT)
+@kernel
 def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
     """Position-level Coulomb friction (Macklin et al. 2014 eq. 24): the correction that
     undoes (static) or shortens by dynamic * depth (sliding) the tangential part of the
@@ -102,7 +101,7 @@ def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
     return -scale * tx, -scale * ty, -scale * tz
 
 
-@njit(**_JIT)
+@kernel
 def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertices,
                       vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
@@ -285,7 +284,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
         moved[i] = 1
 
 
-@njit(**_JIT)
+@kernel
 def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, only,
                    selective, extra):
     """Keep every free particle above each plane: C = (x - p) . n - (r + thickness) >= 0.
@@ -320,7 +319,7 @@ def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, onl
             moved[i] = 1
 
 
-@njit(**_JIT)
+@kernel
 def _perpendicular(ax, ay, az, bx, by, bz):
     """A unit vector normal to both a and b (any normal to a if they are parallel)."""
     nx, ny, nz = _cross(ax, ay, az, bx, by, bz)
@@ -339,7 +338,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
     return nx / length, ny / length, nz / length
 
 
-@njit(**_JIT)
+@kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, friction,
                      moved):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
@@ -419,7 +418,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
                 moved[end] = 1
 
 
-@njit(**_JIT)
+@kernel
 def gather_moved(buffer, particle_base, moved, x, v, lanes):
     """Copy x, v of the particles flagged in ``moved`` into the lane buffer (``particle_base``
     (N,) the buffer index of field 0 of each particle, -1 outside the lanes) and clear the

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .jit import kernel
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
 _TINY = 1e-12
 
 
-@njit(**_JIT)
+@kernel
 def _cross(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
-@njit(**_JIT)
+@kernel
 def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Closest point q of triangle abc to p (Ericson, "Real-Time Collision Detection" 5.1.5).
 
@@ -67,7 +66,7 @@ def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
             1.0 - v - w, v, w, 0)
 
 
-@njit(**_JIT)
+@kernel
 def closest_on_segments(x, a0, a1, b0, b1):
     """Parameters (s, t) in [0, 1] of the closest points x_a0 + s (x_a1 - x_a0) and
     x_b0 + t (x_b1 - x_b0) of two segments between rows of x (Ericson 5.1.9); zero-length
@@ -98,7 +97,7 @@ def closest_on_segments(x, a0, a1, b0, b1):
     return s, t
 
 
-@njit(**_JIT)
+@kernel
 def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Parameter in [0, 1] where the segment y -> x crosses triangle abc (Möller & Trumbore
     1997), or -1 if it does not."""
@@ -122,7 +121,7 @@ def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
     return s if 0.0 <= s <= 1.0 else -1.0
 
 
-@njit(**_JIT)
+@kernel
 def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal):
     """Angle-weighted pseudo-normals (Baerentzen & Aanaes 2005) of the vertices and edges of a
     triangle soup, written into the zeroed (V, 3) and (E, 3) arrays: a vertex gets the sum of

@@ -16,13 +16,10 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
+from .jit import kernel, parallel_kernel
 from .kernels_direct import (
     _ESTRIDE,
-    _FALPHA,
-    _FCP,
-    _FDP,
     _FLAMBDA,
-    _FN,
     _FV,
     _FW,
     _FX,
@@ -30,92 +27,9 @@ from .kernels_direct import (
     _ONE,
     _PSTRIDE,
     _TWO,
-    _coupling,
-    _direction,
     _limited,
-    _move,
-    kernel,
-    parallel_kernel,
+    _solve_chain,
 )
-
-
-@kernel
-def _chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes):
-    """One Newton step on the chain's stretch constraints (``kernels_direct``'s chain solve,
-    kept here without its predict so that the two can evolve apart): factor, solve, move."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    W = _FW * L
-    ALPHA = _FALPHA * L
-    N = _FN * L
-    CP = _FCP * L
-    DP = _FDP * L
-    LAMBDA = _FLAMBDA * L
-    # Forward elimination. Row e needs n_{e+1} for its upper entry, so directions are
-    # computed one edge ahead; C_{e+1} waits in the D' field until row e + 1 uses it.
-    for lane in range(L):
-        l = np.uint64(lane)
-        c0 = _direction(buffer, edge_buffer, particle_offset + l, particle_offset + PS + l,
-                        edge_offset + l, lanes)
-        edge_buffer[edge_offset + l + DP] = c0
-    for slot in range(edges):
-        p = np.uint64(slot)
-        a0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            e = e0 + l
-            a = a0 + l
-            b = a + PS
-            w_a = buffer[a + W]
-            w_b = buffer[b + W]
-            alpha_tilde = edge_buffer[e + ALPHA] * inverse_h2
-            rhs = -edge_buffer[e + DP] - alpha_tilde * edge_buffer[e + LAMBDA]
-            # The spare edge slots before the first and after the last edge are inactive
-            # (n = 0), so the first row sees no lower and the last no upper neighbour.
-            f = e + ES
-            edge_buffer[f + DP] = _direction(buffer, edge_buffer, b, b + PS, f, lanes)
-            upper = _coupling(edge_buffer, e, f, w_b, lanes)
-            lower = _coupling(edge_buffer, e - ES, e, w_a, lanes)
-            pivot = (w_a + w_b) + alpha_tilde - lower * edge_buffer[e - ES + CP]
-            inverse_pivot = 1.0 / pivot if pivot > 0.0 else 0.0
-            edge_buffer[e + CP] = upper * inverse_pivot
-            edge_buffer[e + DP] = (rhs - lower * edge_buffer[e - ES + DP]) * inverse_pivot
-    # Back substitution from the free end, moving each particle as soon as both of its
-    # multipliers are known: dx_p = w_p (n_p dlambda_p - n_{p-1} dlambda_{p-1}).
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = edge_offset + (edges - _ONE) * ES + l
-        dlambda = edge_buffer[e + DP]
-        edge_buffer[e + LAMBDA] += dlambda
-        _move(buffer, particle_offset + edges * PS + l, -edge_buffer[e + N] * dlambda,
-              -edge_buffer[e + N + L] * dlambda, -edge_buffer[e + N + L2] * dlambda, lanes)
-    for back in range(edges - _ONE):
-        p = edges - _TWO - np.uint64(back)
-        e0 = edge_offset + p * ES
-        i0 = particle_offset + (p + _ONE) * PS
-        for lane in range(L):
-            l = np.uint64(lane)
-            e = e0 + l
-            f = e + ES
-            dlambda_next = edge_buffer[f + DP]
-            dlambda = edge_buffer[e + DP] - edge_buffer[e + CP] * dlambda_next
-            edge_buffer[e + DP] = dlambda
-            edge_buffer[e + LAMBDA] += dlambda
-            _move(
-                buffer, i0 + l,
-                edge_buffer[f + N] * dlambda_next - edge_buffer[e + N] * dlambda,
-                edge_buffer[f + N + L] * dlambda_next - edge_buffer[e + N + L] * dlambda,
-                edge_buffer[f + N + L2] * dlambda_next - edge_buffer[e + N + L2] * dlambda, lanes
-            )
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = edge_offset + l
-        dlambda = edge_buffer[e + DP]
-        _move(buffer, particle_offset + l, edge_buffer[e + N] * dlambda,
-              edge_buffer[e + N + L] * dlambda, edge_buffer[e + N + L2] * dlambda, lanes)
 
 
 @kernel
@@ -144,7 +58,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
             buffer[i + XP + L] = buffer[i + X + L]
             buffer[i + XP + L2] = buffer[i + X + L2]
     for _ in range(newton_iterations):
-        _chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes)
+        _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes)
     if leading and strain_limit >= 0.0:
         for back in range(edges):
             p = edges - _ONE - np.uint64(back)

@@ -94,8 +94,9 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("topology.py", "kernels.py", "kernels_direct.py", "kernels_geometry.py",
-                   "kernels_contact.py", "kernels_broadphase.py", "kernels_resolve.py")
+_KERNEL_SOURCES = ("jit.py", "topology.py", "kernels.py", "kernels_direct.py",
+                   "kernels_geometry.py", "kernels_contact.py", "kernels_broadphase.py",
+                   "kernels_resolve.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -301,8 +302,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         if resolve:
             np.copyto(before_resolve, x)
         moved = frame.project(x, v, substep, refresh=not resolve)
-        if resolve and moved.any() and k_resolve.moved_beyond(x, before_resolve, moved,
-                                                              resolve_move):
+        if (resolve and lanes is not None and moved.any()
+                and k_resolve.moved_beyond(x, before_resolve, moved, resolve_move)):
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), then the colliders again
             # without friction. See ``kernels_resolve``.
