@@ -448,6 +448,29 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
 
 
 @kernel
+def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
+                   inverse_h2, lanes):
+    """``_limited`` towards the chain start, for free points before a chain's first pin."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    X = _FX * L
+    for back in range(edges):
+        p = edges - _ONE - np.uint64(back)
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            a = a0 + l
+            x, y, z = _limited(a, a + PS, e0 + l, edge_buffer, strain_limit, inverse_h2,
+                               buffer, -1.0, lanes)
+            buffer[a + X] = x
+            buffer[a + X + L] = y
+            buffer[a + X + L2] = z
+
+
+@kernel
 def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
                   g0, g1, g2, h, substeps, newton_iterations, strain_limit, velocity_scale, lanes):
     """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
@@ -479,18 +502,8 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         if leading and strain_limit >= 0.0:
-            for back in range(edges):
-                p = edges - _ONE - np.uint64(back)
-                a0 = particle_offset + p * PS
-                e0 = edge_offset + p * ES
-                for lane in range(L):
-                    l = np.uint64(lane)
-                    a = a0 + l
-                    x, y, z = _limited(a, a + PS, e0 + l, edge_buffer, strain_limit,
-                                       inverse_h2, buffer, -1.0, lanes)
-                    buffer[a + X] = x
-                    buffer[a + X + L] = y
-                    buffer[a + X + L2] = z
+            _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                           strain_limit, inverse_h2, lanes)
         for slot in range(edges):
             p = np.uint64(slot)
             a0 = particle_offset + p * PS

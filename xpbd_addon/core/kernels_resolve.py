@@ -27,6 +27,7 @@ from .kernels_direct import (
     _ONE,
     _PSTRIDE,
     _TWO,
+    _limit_leading,
     _limited,
     _solve_chain,
 )
@@ -60,18 +61,8 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
     for _ in range(newton_iterations):
         _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes)
     if leading and strain_limit >= 0.0:
-        for back in range(edges):
-            p = edges - _ONE - np.uint64(back)
-            a0 = particle_offset + p * PS
-            e0 = edge_offset + p * ES
-            for lane in range(L):
-                l = np.uint64(lane)
-                a = a0 + l
-                x, y, z = _limited(a, a + PS, e0 + l, edge_buffer, strain_limit,
-                                   inverse_h2, buffer, -1.0, lanes)
-                buffer[a + X] = x
-                buffer[a + X + L] = y
-                buffer[a + X + L2] = z
+        _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
+                       inverse_h2, lanes)
     for slot in range(edges):
         p = np.uint64(slot)
         a0 = particle_offset + p * PS
