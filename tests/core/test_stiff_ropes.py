@@ -131,9 +131,10 @@ def test_rope_pinned_at_its_far_end_holds_its_length_through_a_swing():
     inv_mass[-1] = 0.0
     model = Model(x, [(i, i + 1) for i in range(points - 1)], inv_mass, 0.0)
     state = model.state()
-    peak = 0.0
+    peak, lowest = 0.0, 0.0
     for _ in range(24 * 4):
         step(model, state, DT, 20)
         peak = max(peak, stretch(state.x))
+        lowest = min(lowest, state.x[0, 2])
     assert peak < 0.01
-    assert state.x[0, 2] < -1.0  # it swung down
+    assert lowest < -1.5  # the free end swung down below the pin
