@@ -448,6 +448,23 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
 
 
 @kernel
+def _limit_trailing(buffer, edge_buffer, a, e, strain_limit, inverse_h2, lanes):
+    """``_limited`` of the segment from slot a to a + 1 towards the chain end (moving a + 1),
+    then lambda of that edge reset for the next substep."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    X = _FX * L
+    LAMBDA = _FLAMBDA * L
+    b = a + PS
+    x, y, z = _limited(b, a, e, edge_buffer, strain_limit, inverse_h2, buffer, 1.0, lanes)
+    buffer[b + X] = x
+    buffer[b + X + L] = y
+    buffer[b + X + L2] = z
+    edge_buffer[e + LAMBDA] = 0.0
+
+
+@kernel
 def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
                    inverse_h2, lanes):
     """``_limited`` towards the chain start, for free points before a chain's first pin."""
@@ -478,11 +495,8 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
     first towards the chain start where ``leading`` says some chain has free points before
     its first pin, then towards the end fused with the velocity update."""
     L = np.uint64(lanes)
-    L2 = L + L
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
-    X = _FX * L
-    LAMBDA = _FLAMBDA * L
     inverse_h2 = 1.0 / (h * h)
     edges = length - _ONE
     if bending:
@@ -510,15 +524,9 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
             e0 = edge_offset + p * ES
             for lane in range(L):
                 l = np.uint64(lane)
-                a = a0 + l
-                b = a + PS
-                x, y, z = _limited(b, a, e0 + l, edge_buffer, strain_limit, inverse_h2, buffer,
-                                   1.0, lanes)
-                buffer[b + X] = x
-                buffer[b + X + L] = y
-                buffer[b + X + L2] = z
-                _update_velocity(buffer, a, velocity_scale, lanes)
-                edge_buffer[e0 + l + LAMBDA] = 0.0
+                _limit_trailing(buffer, edge_buffer, a0 + l, e0 + l, strain_limit, inverse_h2,
+                                lanes)
+                _update_velocity(buffer, a0 + l, velocity_scale, lanes)
         tail = particle_offset + edges * PS
         for lane in range(L):
             _update_velocity(buffer, tail + np.uint64(lane), velocity_scale, lanes)

@@ -19,7 +19,6 @@ from numba import prange
 from .jit import kernel, parallel_kernel
 from .kernels_direct import (
     _ESTRIDE,
-    _FLAMBDA,
     _FV,
     _FW,
     _FX,
@@ -28,7 +27,7 @@ from .kernels_direct import (
     _PSTRIDE,
     _TWO,
     _limit_leading,
-    _limited,
+    _limit_trailing,
     _solve_chain,
 )
 
@@ -46,7 +45,6 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
     V = _FV * L
     XP = _FXP * L
     W = _FW * L
-    LAMBDA = _FLAMBDA * L
     if length < _TWO:
         return
     inverse_h2 = 1.0 / (h * h)
@@ -69,14 +67,8 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
         e0 = edge_offset + p * ES
         for lane in range(L):
             l = np.uint64(lane)
-            a = a0 + l
-            b = a + PS
-            x, y, z = _limited(b, a, e0 + l, edge_buffer, strain_limit, inverse_h2, buffer,
-                               1.0, lanes)
-            buffer[b + X] = x
-            buffer[b + X + L] = y
-            buffer[b + X + L2] = z
-            edge_buffer[e0 + l + LAMBDA] = 0.0
+            _limit_trailing(buffer, edge_buffer, a0 + l, e0 + l, strain_limit, inverse_h2,
+                            lanes)
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
