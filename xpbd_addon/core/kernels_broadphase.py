@@ -91,30 +91,6 @@ def build_grid(lo, hi, inverse_cell, max_cells):
 
 
 @kernel
-def _scan_entries(s, scan, brute, i0, j0, k0, j1, k1, start, mask):
-    """Entry range of step ``s`` of a span scan: steps below ``scan`` walk the span's grid
-    cells (or, ``brute``, every item once), the steps after them the oversize list."""
-    if s >= scan:
-        return s - scan, s - scan + 1
-    if brute:
-        return s, s + 1
-    dj = k1 - k0 + 1
-    di = (j1 - j0 + 1) * dj
-    key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
-    return start[key], start[key + 1]
-
-
-@kernel
-def _scanned(s, scan, brute, entry, oversize, ids):
-    """The item at ``entry`` of scan step ``s`` (see ``_scan_entries``)."""
-    if s >= scan:
-        return oversize[entry]
-    if brute:
-        return entry
-    return ids[entry]
-
-
-@kernel
 def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
     """True if the chord (x0 + f d, f in [0, 1]), sampled at ``samples`` + 1 points, comes
     within ``limit`` of triangle (i0, i1, i2) of ``vertices``."""
@@ -197,9 +173,22 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
         brute = cells > max_cells
         scan = m if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
-            first, last = _scan_entries(s, scan, brute, i0, j0, k0, j1, k1, start, mask)
+            if s >= scan:
+                first, last = s - scan, s - scan + 1
+            elif brute:
+                first, last = s, s + 1
+            else:
+                dj = k1 - k0 + 1
+                di = (j1 - j0 + 1) * dj
+                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                first, last = start[key], start[key + 1]
             for entry in range(first, last):
-                t = _scanned(s, scan, brute, entry, oversize, ids)
+                if s >= scan:
+                    t = oversize[entry]
+                elif brute:
+                    t = entry
+                else:
+                    t = ids[entry]
                 if marker[t] == p:
                     continue
                 marker[t] = p
@@ -254,9 +243,22 @@ def segment_candidates(x, reach, edges, edge_chain, edge_arc, skip_radius, cell,
         brute = cells > max_cells
         scan = m if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
-            first, last = _scan_entries(s, scan, brute, i0, j0, k0, j1, k1, start, mask)
+            if s >= scan:
+                first, last = s - scan, s - scan + 1
+            elif brute:
+                first, last = s, s + 1
+            else:
+                dj = k1 - k0 + 1
+                di = (j1 - j0 + 1) * dj
+                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                first, last = start[key], start[key + 1]
             for entry in range(first, last):
-                f = _scanned(s, scan, brute, entry, oversize, ids)
+                if s >= scan:
+                    f = oversize[entry]
+                elif brute:
+                    f = entry
+                else:
+                    f = ids[entry]
                 if f <= e or marker[f] == e:
                     continue
                 marker[f] = e
