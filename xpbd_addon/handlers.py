@@ -13,6 +13,9 @@ the missing frames are simulated with pin targets interpolated linearly instead;
 (``xpbd.bake``, docs/bake.md) for render farms that start at an arbitrary frame. Baked
 objects, and objects a running bake drives, are left alone here.
 
+Rope objects that collide with each other (Self Collision on, matching solver settings) are
+brought to each frame together, as one ``blender.group.Group``; every other object alone.
+
 The handler never raises into Blender: a problem with one object disables that object (its
 geometry is left untouched) and its message is shown in the panel.
 """
@@ -35,6 +38,9 @@ from .blender.errors import RopeError
 
 _SIM = f"{__package__}.blender.sim"
 """Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
+
+_GROUP = f"{__package__}.blender.group"
+"""Module name of blender.group (ropes of several objects colliding with each other)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -61,10 +67,11 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import sim
+    from .blender import group, sim
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
+        group.prune(scene)
         return
     # numba is imported on the first simulated frame, not at registration (Blender start-up
     # stays fast); if it cannot load, every rope says why instead of a traceback.
@@ -73,7 +80,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
         for obj in objects:
             sim.fail(obj, reason)
         return
-    jumps: list[tuple[Any, sim.RopeSim, int]] = []
+    entries: list[tuple[Any, sim.RopeSim]] = []
     owners: dict[int, str] = {}
     for obj in objects:
         data = obj.data
@@ -86,25 +93,33 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
                 continue
         try:
             entry = sim.ensure(obj, scene)
-            if entry is None:
-                continue
-            need = entry.show(obj, depsgraph, frame, render, keep_cache=_replaying)
         except Exception as exc:  # noqa: BLE001 - one broken object must not stop the others
             _fail(obj, exc)
             continue
+        if entry is not None:
+            entries.append((obj, entry))
+    # Ropes of several objects that collide with each other are simulated together
+    # (blender/group.py); every other rope alone, as before.
+    jumps: list[tuple[group.Unit, int]] = []
+    for unit in group.plan(scene, entries):
+        try:
+            need = unit.show(depsgraph, frame, render, keep_cache=_replaying)
+        except Exception as exc:  # noqa: BLE001
+            _fail_unit(unit, exc)
+            continue
         if need is not None:
-            jumps.append((obj, entry, need))
+            jumps.append((unit, need))
     if not jumps:
         return
     if render or _replaying:
-        for obj, entry, _need in jumps:
+        for unit, _need in jumps:
             try:
-                entry.fill_interpolated(obj, depsgraph, frame, render)
-                entry.show(obj, depsgraph, frame, render)
+                unit.fill_interpolated(depsgraph, frame, render)
+                unit.show(depsgraph, frame, render)
             except Exception as exc:  # noqa: BLE001
-                _fail(obj, exc)
+                _fail_unit(unit, exc)
         return
-    first = min(need for _obj, _entry, need in jumps)
+    first = min(need for _unit, need in jumps)
     subframe = scene.frame_subframe
     _replaying = True
     try:
@@ -112,6 +127,18 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             scene.frame_set(k, subframe=subframe if k == frame else 0.0)
     finally:
         _replaying = False
+
+
+def _fail_unit(unit: Any, exc: Exception) -> None:
+    """A problem while bringing ``unit`` (group.Unit) to a frame: a member's own problem
+    (group.MemberError) stops that member; anything else stops every rope of the unit."""
+    from .blender import group
+
+    if isinstance(exc, group.MemberError):
+        _fail(exc.obj, exc.error)
+        return
+    for obj in unit.objects:
+        _fail(obj, exc)
 
 
 def _fail(obj: Any, exc: Exception) -> None:
@@ -147,6 +174,9 @@ def _clear_simulations() -> None:
     sim = sys.modules.get(_SIM)
     if sim is not None:  # else none was ever made, and importing it would load numpy
         sim.clear()
+    group = sys.modules.get(_GROUP)
+    if group is not None:
+        group.clear()
 
 
 HANDLERS = (

@@ -24,6 +24,10 @@ What a bake writes (``write``), per object:
 - "bones": see ``bake_bones``: an armature with a bone chain along each rope, a skinned copy
   of the rope, bones keyed; the rope object itself is hidden.
 
+Ropes of several objects that collide with each other (``group``) are baked together: baking
+one adds the others (``with_partners``), and they are stepped through one ``group.Group`` as
+in playback; they need the same bake range.
+
 Every bake is recorded on ``obj.xpbd.bake`` (what was made, and the visibility it changed), so
 ``free`` removes exactly that, puts the rest shape back and hands the object to the live
 simulation again. While ``baked`` is set, the frame handler leaves the object alone.
@@ -33,12 +37,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import action_compat, pins, sim
 from .geometry import RopeError
+
+if TYPE_CHECKING:
+    from . import group
 
 BAKING: set[int] = set()
 """session_uid of the objects a running bake drives; the frame handler skips them."""
@@ -129,6 +136,9 @@ class BakeJob:
         self.records: list[Recording] = []
         if not objects:
             raise RopeError("No simulated object to bake")
+        # Ropes that collide with each other are simulated together, so they are baked
+        # together: baking one bakes the ropes it collides with too (as played).
+        objects = with_partners(self.scene, objects)
         for obj in objects:
             check_bakeable(obj, self.scene, target)
         if target == "BONES":
@@ -150,6 +160,11 @@ class BakeJob:
             # simulation rebuilds what was dropped) and say which object it was.
             self.scene.frame_set(self.frame_original)
             raise RopeError(f"'{obj.name}': {exc}") from exc
+        try:
+            self.units = _units(self.records, self.scene)
+        except RopeError:
+            self.scene.frame_set(self.frame_original)
+            raise
         self.first = min(r.first for r in self.records)
         self.last = max(r.last for r in self.records)
         self.frame = self.first
@@ -177,9 +192,13 @@ class BakeJob:
             import bpy
 
             depsgraph = bpy.context.evaluated_depsgraph_get()
-            for record in self.records:
-                if not record.first <= frame <= record.last:
+            for records, rope_group in self.units:
+                if not records[0].first <= frame <= records[0].last:
                     continue
+                if rope_group is not None:
+                    self._advance_group(records, rope_group, depsgraph)
+                    continue
+                record = records[0]
                 obj, rope = record.obj, record.rope
                 world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
                 sim.check_matrix(world, obj.name)
@@ -191,16 +210,46 @@ class BakeJob:
                 else:
                     state = rope.step_frame(record.previous, targets, snapshot)
                     record.previous.colliders = None
-                record.previous = state
-                local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
-                io_kernels.world_to_local(state.x, pins.affine_inverse(world),
-                                          rope.pinned_ids, rope.rest_local, local)
-                record.local.append(local)
-                if self.target == "BONES":
-                    record.world.append(state.x.copy())
+                self._keep(record, state, world, io_kernels)
             self.frame += 1
             if time.perf_counter() >= t_end:
                 break
+
+    def _keep(self, record: Recording, state: sim.Frame, world: np.ndarray,
+              io_kernels: Any) -> None:
+        """Record ``state`` (world) as the object-space positions playback writes."""
+        rope = record.rope
+        record.previous = state
+        local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
+        io_kernels.world_to_local(state.x, pins.affine_inverse(world), rope.pinned_ids,
+                                  rope.rest_local, local)
+        record.local.append(local)
+        if self.target == "BONES":
+            record.world.append(state.x.copy())
+
+    def _advance_group(self, records: list[Recording], rope_group: group.Group,
+                       depsgraph: Any) -> None:
+        """One frame of ropes colliding with each other, stepped together as in playback
+        (``group.Group.show``)."""
+        from . import io_kernels
+
+        members = [(r.obj, r.rope) for r in records]
+        worlds = []
+        for obj, _rope in members:
+            world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
+            sim.check_matrix(world, obj.name)
+            worlds.append(world)
+        targets = [rope.targets(obj, depsgraph, False) for obj, rope in members]
+        snapshot = rope_group.read_colliders(members, depsgraph, rope_group.colliders)
+        if records[0].previous is None:
+            states = [r.rope.reset_frame(w, t) for r, w, t in zip(records, worlds, targets,
+                                                                 strict=True)]
+        else:
+            states = rope_group.step([r.previous for r in records], targets, snapshot,
+                                     start=rope_group.colliders)
+        rope_group.colliders = snapshot
+        for record, state, world in zip(records, states, worlds, strict=True):
+            self._keep(record, state, world, io_kernels)
 
     def run(self, report_every: float = 1.0) -> None:
         """Simulate everything, printing a progress line about every ``report_every`` s
@@ -266,6 +315,47 @@ class BakeJob:
         self._release()
         self.scene.frame_set(self.frame_original)
         return messages
+
+
+# --- ropes colliding with each other -------------------------------------------------------
+
+def with_partners(scene: Any, objects: list) -> list:
+    """``objects`` and the simulated ropes they collide with (``group.partition``, as the
+    frame handler groups them: enabled, not baked, not failed), in scene order."""
+    from . import group
+
+    wanted = {obj.session_uid for obj in objects}
+    candidates = [o for o in scene.objects if o.session_uid in wanted or (
+        o.xpbd.enabled and not o.xpbd.bake.baked and o.type in ("MESH", "CURVE")
+        and o.mode != "EDIT" and o.session_uid not in BAKING and sim.status(o) is None)]
+    groups, _notes = group.partition([(o, None) for o in candidates])
+    for members in groups:
+        if wanted & {o.session_uid for o, _ in members}:
+            wanted |= {o.session_uid for o, _ in members}
+    extra = [o for o in candidates if o.session_uid in wanted
+             and all(o.session_uid != obj.session_uid for obj in objects)]
+    return list(objects) + extra
+
+
+def _units(records: list[Recording], scene: Any) -> list[tuple[list[Recording], Any]]:
+    """The records to simulate alone ([record], None) and together ([records], Group).
+    RopeError if ropes that collide with each other have different bake ranges."""
+    from . import group
+
+    by_uid = {r.obj.session_uid: r for r in records}
+    groups, _notes = group.partition([(r.obj, r.rope) for r in records])
+    units: list[tuple[list[Recording], Any]] = []
+    together: set[int] = set()
+    for members in groups:
+        grouped = [by_uid[obj.session_uid] for obj, _rope in members]
+        ranges = {(r.first, r.last) for r in grouped}
+        if len(ranges) > 1:
+            names = ", ".join(f"'{r.obj.name}' {r.first}..{r.last}" for r in grouped)
+            raise RopeError(f"Ropes that collide with each other are baked together and need "
+                            f"the same bake range: {names}")
+        units.append((grouped, group.Group(members, scene.name)))
+        together.update(r.obj.session_uid for r in grouped)
+    return units + [([r], None) for r in records if r.obj.session_uid not in together]
 
 
 # --- writers ----------------------------------------------------------------------------------

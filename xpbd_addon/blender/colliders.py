@@ -23,6 +23,7 @@ triangles stay the same (``Collider.moved``).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,8 +85,10 @@ def _read_mesh(obj: Any) -> tuple[np.ndarray, np.ndarray]:
     return pins.transform(world, local.reshape(-1, 3)), triangles.reshape(-1, 3)
 
 
-def read(depsgraph: Any, settings: Any, exclude: str, previous: Snapshot | None) -> Snapshot:
-    """This frame's colliders for the rope object named ``exclude`` with ``settings``
+def read(depsgraph: Any, settings: Any, exclude: str | Collection[str],
+         previous: Snapshot | None) -> Snapshot:
+    """This frame's colliders for the rope object named ``exclude`` (or the rope objects
+    simulated together, a collection of names: ``group``) with ``settings``
     (``Object.xpbd``: use_collision, use_ground, ground_height, ground_friction).
     ``previous``: the last frame's snapshot, whose mesh analysis is reused when a collider's
     triangles and settings did not change. A collider the core refuses (NaN, huge) is skipped
@@ -97,12 +100,13 @@ def read(depsgraph: Any, settings: Any, exclude: str, previous: Snapshot | None)
                         static_friction=mu, dynamic_friction=mu),)
     if not settings.use_collision:
         return Snapshot({}, planes, ())
+    excluded = {exclude} if isinstance(exclude, str) else set(exclude)
     render = depsgraph.mode == "RENDER"
     meshes: dict[str, MeshEntry] = {}
     problems: list[str] = []
     for obj in depsgraph.objects:
         name = obj.original.name
-        if name == exclude or not _is_collider(obj, render):
+        if name in excluded or not _is_collider(obj, render):
             continue
         vertices, triangles = _read_mesh(obj)
         if len(triangles) == 0:

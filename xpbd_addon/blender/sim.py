@@ -150,9 +150,13 @@ class RopeSim:
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
-        self.collider_problems: tuple[str, ...] = ()
-        """Notes on the colliders of the last frame read (skipped or open meshes), for the
-        panel"""
+        self.snapshot_problems: tuple[str, ...] = ()
+        """Notes on the colliders of the last frame read (skipped or open meshes)"""
+        self.group_notes: tuple[str, ...] = ()
+        """Notes on the other self-colliding ropes this one does not collide with (group.py)"""
+        self.group: Any = None
+        """The ``group.Group`` whose joint simulation fills ``cache`` (ropes of several
+        objects colliding with each other), or None: this object is simulated alone"""
         # Object-space float32 buffer that foreach_set takes: [N, 3] for meshes, [N, 4]
         # (co + NURBS weight, filled once) for curves, so each spline writes a slice of it.
         width = 3 if layout.kind == "MESH" else 4
@@ -180,8 +184,13 @@ class RopeSim:
         ``previous``: the frame simulated from, whose collider analysis is reused."""
         snapshot = colliders.read(depsgraph, obj.xpbd, obj.name,
                                   previous.colliders if previous is not None else None)
-        self.collider_problems = snapshot.problems
+        self.snapshot_problems = snapshot.problems
         return snapshot
+
+    @property
+    def collider_problems(self) -> tuple[str, ...]:
+        """Notes for the Collision panel: colliders skipped or open, ropes not collided with."""
+        return self.snapshot_problems + self.group_notes
 
     # --- frames ----------------------------------------------------------------------------
     def reset_frame(self, world: np.ndarray, targets: np.ndarray,

@@ -1,0 +1,234 @@
+"""Rope objects collide with each other (issue 7): two separate rope objects with Self
+Collision on are simulated together (blender/group.py), both ways, and the cache, jumps,
+setting changes, deletions and bakes work per object as for one rope."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from xpbd_addon.blender import group, sim
+
+from . import ropes
+from .test_collision import _segment_distances
+
+R = 0.01  # rope radius [m]
+N = 30
+
+
+def _taut(scene, name="taut"):
+    """A 1 m rope along x at z = 0.5, pinned at both ends."""
+    obj = ropes.curve_rope(scene, "POLY", n=N, length=1.0, name=name)
+    obj.location = (-0.5, 0.0, 0.5)
+    s = obj.xpbd
+    s.pin_last = True
+    s.radius = R
+    s.use_self_collision = True
+    return obj
+
+
+def _falling(scene, name="falling", height=0.65):
+    """A free 0.8 m rope along y, across the middle of the taut one, ``height`` above ground."""
+    obj = ropes.curve_rope(scene, "POLY", n=N + 1, length=0.8, name=name)
+    obj.location = (0.0, -0.4, height)
+    obj.rotation_euler[2] = np.pi / 2  # along y, its middle point over the taut rope
+    s = obj.xpbd
+    s.pin_first = False
+    s.radius = R
+    s.use_self_collision = True
+    return obj
+
+
+def _grip(*objects):
+    """Friction and damping enough for a rope draped over another to stay on it."""
+    for obj in objects:
+        obj.xpbd.self_friction = 0.6
+        obj.xpbd.damping = 1.0
+
+
+def _closest(a, b):
+    """Smallest distance [m] between a segment of polyline ``a`` and one of ``b``."""
+    p = np.vstack([a, b])
+    i, j = np.meshgrid(np.arange(len(a) - 1), len(a) + np.arange(len(b) - 1))
+    return _segment_distances(p, i.ravel(), j.ravel()).min()
+
+
+def _play(scene, objects, first, last):
+    """Positions (world) of ``objects`` at each frame, played in order."""
+    out = {}
+    for frame in range(first, last + 1):
+        scene.frame_set(frame)
+        out[frame] = [ropes.world_points(o).copy() for o in objects]
+    return out
+
+
+@pytest.mark.parametrize("collide", [True, False])
+def test_a_rope_dropped_onto_a_taut_rope_rests_on_it(scene, collide):
+    taut, falling = _taut(scene), _falling(scene)
+    _grip(taut, falling)
+    taut.xpbd.use_self_collision = falling.xpbd.use_self_collision = collide
+    worst, touched = np.inf, False
+    for frame in range(1, 37):
+        scene.frame_set(frame)
+        a, b = ropes.world_points(taut), ropes.world_points(falling)
+        d = _closest(a, b)
+        touched |= d < 1.5 * 2 * R
+        worst = min(worst, d)
+    assert sim.status(taut) is None and sim.status(falling) is None
+    middle = ropes.world_points(falling)[N // 2]
+    if collide:
+        assert touched  # it came down onto the other rope
+        assert worst > 0.9 * 2 * R  # never through it: checked every frame, pairwise
+        assert middle[2] > 0.4  # hanging over the taut rope (which sags under it)
+        assert ropes.world_points(taut)[N // 2, 2] < 0.5 - 0.5 * R  # pressed down: two-way
+        assert isinstance(sim.REGISTRY[taut.session_uid].group, group.Group)
+    else:
+        assert middle[2] < 0.0  # fell straight through
+        assert sim.REGISTRY[taut.session_uid].group is None
+
+
+@pytest.mark.parametrize("substeps, impact", [(10, 0.8), (20, 0.9)])
+def test_a_rope_dropped_across_a_rope_on_the_ground_lies_on_it(scene, substeps, impact):
+    """Dropped from 0.3 m, it hits the other at 2.4 m/s: at S = 10 it sinks in by up to 16 %
+    of the contact distance in that frame (at S = 20 by 7 %), then rests on it at >= 0.9."""
+    lying = _falling(scene, name="lying", height=0.2)
+    lying.rotation_euler[2] = 0.0  # along x
+    lying.location = (-0.4, 0.0, R)
+    dropped = _falling(scene, name="dropped", height=0.3)
+    _grip(lying, dropped)
+    for obj in (lying, dropped):
+        obj.xpbd.use_ground = True
+        obj.xpbd.substeps = substeps
+    gaps = []
+    for frame in range(1, 49):
+        scene.frame_set(frame)
+        gaps.append(_closest(ropes.world_points(lying), ropes.world_points(dropped)) / (2 * R))
+    contact = next(k for k, gap in enumerate(gaps) if gap < 1.5)
+    assert min(gaps) > impact
+    assert min(gaps[contact + 2:]) > 0.9  # resting on it: never through it
+    crossing = ropes.world_points(dropped)[N // 2, 2]
+    assert 2.5 * R < crossing < 4.5 * R  # on top of the other rope, which lies on the ground
+    assert ropes.world_points(dropped)[:, 2].min() < 1.5 * R  # its ends reach the ground
+    assert ropes.world_points(lying)[:, 2].min() > 0.9 * R  # not pressed into the ground
+
+
+def test_scrubbing_and_jumps_give_the_played_frames(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    played = _play(scene, (taut, falling), 1, 30)
+    for frame in (12, 5, 30, 20, 1, 25):
+        scene.frame_set(frame)
+        for obj, want in zip((taut, falling), played[frame], strict=True):
+            np.testing.assert_array_equal(ropes.world_points(obj), want)
+    bpy.ops.xpbd.reset(all_objects=True)
+    scene.frame_set(1)
+    scene.frame_set(30)  # a jump past the (empty) cache: replayed
+    for obj, want in zip((taut, falling), played[30], strict=True):
+        np.testing.assert_array_equal(ropes.world_points(obj), want)
+    bpy.ops.xpbd.reset(all_objects=True)
+    _play(scene, (taut, falling), 1, 10)
+    scene.frame_set(22)  # a jump from inside the cache
+    for obj, want in zip((taut, falling), played[22], strict=True):
+        np.testing.assert_array_equal(ropes.world_points(obj), want)
+
+
+def test_changing_one_members_setting_restarts_both(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    _play(scene, (taut, falling), 1, 20)
+    old = [sim.REGISTRY[o.session_uid] for o in (taut, falling)]
+    old_group = old[0].group
+    falling.xpbd.vertex_mass = 0.2  # heavier: the taut rope sags more
+    scene.frame_set(20)
+    new = [sim.REGISTRY[o.session_uid] for o in (taut, falling)]
+    assert new[0] is old[0] and new[1] is not old[1]
+    assert new[0].group is new[1].group is not old_group
+    assert sorted(new[0].cache) == sorted(new[1].cache) == list(range(1, 21))
+    after = [ropes.world_points(o).copy() for o in (taut, falling)]
+    bpy.ops.xpbd.reset(all_objects=True)
+    fresh = _play(scene, (taut, falling), 1, 20)[20]
+    for got, want in zip(after, fresh, strict=True):
+        np.testing.assert_array_equal(got, want)  # no state left from before the change
+    assert all(sim.status(o) is None for o in (taut, falling))
+
+
+def test_settings_that_differ_keep_ropes_apart_and_say_so(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    falling.xpbd.damping = 0.5
+    _play(scene, (taut, falling), 1, 36)
+    assert ropes.world_points(falling)[N // 2, 2] < 0.0  # passed through
+    notes = sim.REGISTRY[falling.session_uid].collider_problems
+    assert any("'taut'" in n and "Damping" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("how", ["delete", "disable"])
+def test_removing_a_member_mid_playback_leaves_the_other_simulating(scene, how):
+    taut, falling = _taut(scene), _falling(scene)
+    _play(scene, (taut, falling), 1, 15)
+    if how == "delete":
+        bpy.data.objects.remove(falling)
+    else:
+        falling.xpbd.enabled = False
+    got = _play(scene, (taut,), 16, 24)[24][0]
+    entry = sim.REGISTRY[taut.session_uid]
+    assert sim.status(taut) is None and entry.group is None and not group.GROUPS
+    assert sorted(entry.cache) == list(range(1, 25))
+    bpy.ops.xpbd.reset(all_objects=True)
+    alone = _play(scene, (taut,), 1, 24)[24][0]
+    np.testing.assert_array_equal(got, alone)  # as if it had always been alone
+
+
+def test_a_third_rope_joining_restarts_the_group(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    _play(scene, (taut, falling), 1, 10)
+    third = _falling(scene, name="third", height=0.8)
+    third.location.x = 0.2
+    scene.frame_set(11)
+    entries = [sim.REGISTRY[o.session_uid] for o in (taut, falling, third)]
+    assert entries[0].group is entries[1].group is entries[2].group is not None
+    assert all(sorted(e.cache) == list(range(1, 12)) for e in entries)
+
+
+@pytest.mark.parametrize("operator", ["bake_all", "bake"])
+def test_a_bake_of_colliding_ropes_gives_what_playback_showed(scene, operator):
+    scene.frame_start, scene.frame_end = 1, 30
+    taut, falling = _taut(scene), _falling(scene)
+    live = {}
+    for frame in range(1, 31):
+        scene.frame_set(frame)
+        live[frame] = [ropes.local_points(o).copy() for o in (taut, falling)]
+    scene.frame_set(1)
+    bpy.context.view_layer.objects.active = falling
+    assert getattr(bpy.ops.xpbd, operator)(target="KEYS") == {"FINISHED"}
+    assert taut.xpbd.bake.baked and falling.xpbd.bake.baked  # baked together
+    for frame in (30, 7, 18):
+        scene.frame_set(frame)
+        for obj, want in zip((taut, falling), live[frame], strict=True):
+            np.testing.assert_allclose(ropes.local_points(obj), want, atol=1e-5)
+
+
+def test_bake_refuses_colliding_ropes_with_different_ranges(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    falling.xpbd.bake.use_scene_range = False
+    falling.xpbd.bake.frame_start, falling.xpbd.bake.frame_end = 1, 20
+    scene.frame_set(2)
+    bpy.context.view_layer.objects.active = taut
+    with pytest.raises(RuntimeError, match="same bake range"):
+        bpy.ops.xpbd.bake(target="KEYS")
+    assert not taut.xpbd.bake.baked and not falling.xpbd.bake.baked
+    scene.frame_set(3)
+    assert sim.status(taut) is None and sim.status(falling) is None
+
+
+def test_a_rope_mesh_with_collision_physics_is_not_its_partners_collider(scene):
+    """A member that also has a Collision modifier collides as a rope, not as a mesh."""
+    mesh = ropes.mesh_rope(scene, n=N, length=1.0, name="mesh")
+    mesh.location = (-0.5, 0.0, 0.5)
+    mesh.vertex_groups["pin"].add([N - 1], 1.0, "REPLACE")
+    mesh.xpbd.radius = R
+    mesh.xpbd.use_self_collision = True
+    mesh.modifiers.new("Collision", "COLLISION")  # an edge mesh: no triangles anyway
+    falling = _falling(scene)
+    _grip(mesh, falling)
+    ropes.play(scene, 1, 36)
+    assert sim.status(mesh) is None and sim.status(falling) is None
+    assert ropes.world_points(falling)[N // 2, 2] > 0.4
