@@ -232,3 +232,91 @@ def test_a_rope_mesh_with_collision_physics_is_not_its_partners_collider(scene):
     ropes.play(scene, 1, 36)
     assert sim.status(mesh) is None and sim.status(falling) is None
     assert ropes.world_points(falling)[N // 2, 2] > 0.4
+
+
+def _render_setup(scene, tmp_path, first, last):
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.render.filepath = str(tmp_path / "frame_")
+    scene.frame_start, scene.frame_end = first, last
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    camera.location = (0.0, -4.0, 0.3)
+    camera.rotation_euler = (np.pi / 2, 0.0, 0.0)
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+
+
+@pytest.mark.parametrize("first", [1, 12])
+def test_rendered_frames_equal_played_frames(scene, tmp_path, first):
+    """Rendering from frame 1 steps the group as playback; a render that starts at frame 12
+    with nothing cached fills the missing frames (pins that do not move: the same frames)."""
+    taut, falling = _taut(scene), _falling(scene)
+    played = {k: [ropes.local_points(o).copy() for o in (taut, falling)]
+              for k in range(1, 15) if scene.frame_set(k) is None}
+    bpy.ops.xpbd.reset(all_objects=True)
+    scene.frame_set(1)
+    sim.clear()  # nothing cached: the render simulates the frames itself
+    rendered = {}
+
+    def record(scene_, depsgraph=None):
+        if depsgraph is not None and depsgraph.mode == "RENDER":
+            rendered[scene_.frame_current] = [ropes.local_points(o).copy()
+                                              for o in (taut, falling)]
+
+    _render_setup(scene, tmp_path, first, 14)
+    bpy.app.handlers.frame_change_post.append(record)  # after ours
+    try:
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(record)
+    assert sorted(rendered) == list(range(first, 15))
+    for frame in rendered:
+        for got, want in zip(rendered[frame], played[frame], strict=True):
+            np.testing.assert_allclose(got, want, atol=1e-6, err_msg=str(frame))
+    assert sim.status(taut) is None and sim.status(falling) is None
+
+
+def test_ropes_added_from_the_menu_collide_with_bending_on_one_of_them(scene):
+    """The everyday case: two ropes of Add > Curve > XPBD Rope (2 m, pinned at the first
+    point), one with bending stiffness, the other without, crossing; the upper one falls
+    onto the lower and stays above it."""
+    scene.cursor.location = (-1.0, 0.0, 1.0)
+    assert bpy.ops.xpbd.rope_add(points=40, thickness=0.01) == {"FINISHED"}
+    lower = bpy.context.active_object
+    lower.xpbd.pin_last = True
+    lower.xpbd.use_bending = True  # the other one has none: both in one solve all the same
+    scene.cursor.location = (0.0, -0.6, 1.15)
+    assert bpy.ops.xpbd.rope_add(points=25, length=1.2, thickness=0.01) == {"FINISHED"}
+    upper = bpy.context.active_object
+    upper.rotation_euler[2] = np.pi / 2
+    upper.xpbd.pin_first = False
+    for obj in (lower, upper):
+        obj.xpbd.use_self_collision = True
+        obj.xpbd.self_friction = 0.6
+        obj.xpbd.damping = 1.0
+    worst, touched = np.inf, False
+    for frame in range(1, 31):
+        scene.frame_set(frame)
+        d = _closest(ropes.world_points(lower), ropes.world_points(upper))
+        touched |= d < 1.5 * 2 * 0.01
+        worst = min(worst, d)
+    assert sim.status(lower) is None and sim.status(upper) is None
+    assert touched and worst > 0.9 * 2 * 0.01
+    assert sim.REGISTRY[lower.session_uid].group is sim.REGISTRY[upper.session_uid].group
+    a, b = ropes.world_points(lower), ropes.world_points(upper)
+    lower_z = np.interp(b[np.argmax(b[:, 2]), 0], a[:, 0], a[:, 2])  # under its top point
+    assert b[:, 2].max() > lower_z + 0.01  # hanging over the lower rope, not through it
+    assert b[:, 2].max() > 0.5
+
+
+@pytest.mark.xfail(reason="core: a free rope four times heavier per point than a rope pinned at "
+                          "both ends that it falls onto goes through it at 10 substeps "
+                          "(holds at 2x, and at 4x with 40 substeps): the core's contacts, the "
+                          "two ropes being one core Model",
+                   strict=False)
+def test_a_heavy_rope_dropped_onto_a_light_taut_rope_rests_on_it(scene):
+    taut, falling = _taut(scene), _falling(scene)
+    _grip(taut, falling)
+    taut.xpbd.vertex_mass = 0.0125  # a quarter of the falling rope's 0.05 kg per point
+    ropes.play(scene, 1, 36)
+    assert ropes.world_points(falling)[N // 2, 2] > 0.3
