@@ -241,12 +241,12 @@ class BakeJob:
             worlds.append(world)
         targets = [rope.targets(obj, depsgraph, False) for obj, rope in members]
         snapshot = rope_group.read_colliders(members, depsgraph, rope_group.colliders)
-        if records[0].previous is None:
+        previous = [r.previous for r in records if r.previous is not None]
+        if len(previous) < len(records):  # the first baked frame: the rest shape
             states = [r.rope.reset_frame(w, t) for r, w, t in zip(records, worlds, targets,
                                                                  strict=True)]
         else:
-            states = rope_group.step([r.previous for r in records], targets, snapshot,
-                                     start=rope_group.colliders)
+            states = rope_group.step(previous, targets, snapshot, start=rope_group.colliders)
         rope_group.colliders = snapshot
         for record, state, world in zip(records, states, worlds, strict=True):
             self._keep(record, state, world, io_kernels)

@@ -90,8 +90,9 @@ def partition(members: list[tuple[Any, Any]]) -> tuple[list[list[tuple[Any, Any]
                 for other_key, (other, _rope) in others[:MAX_NOTES]:
                     labels = [label for (_n, label), a, b in zip(SHARED, key, other_key,
                                                                  strict=True) if a != b]
-                    lines.append(f"Passes through '{other.name}': {', '.join(labels)} differ "
-                                 "(ropes of two objects collide when these match)")
+                    lines.append(f"Passes through '{other.name}': different "
+                                 f"{', '.join(labels)} (rope objects collide when these "
+                                 "match)")
                 if len(others) > MAX_NOTES:
                     lines.append(f"... and {len(others) - MAX_NOTES} more ropes")
                 notes[obj.session_uid] = tuple(lines)
