@@ -81,59 +81,157 @@ _TWO = np.uint64(2)
 
 
 @kernel
-def _direction(buffer, edge_buffer, a, b, e, lanes):
-    """Store the unit direction n_e = (x_a - x_b) / |x_a - x_b| of edge slot e (zero for a
-    padding or zero-length edge, which decouples it) and return its constraint value C_e."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    X = _FX * L
-    REST = _FREST * L
-    ACTIVE = _FACTIVE * L
-    N = _FN * L
-    dx = buffer[a + X] - buffer[b + X]
-    dy = buffer[a + X + L] - buffer[b + X + L]
-    dz = buffer[a + X + L2] - buffer[b + X + L2]
-    length = math.sqrt(dx * dx + dy * dy + dz * dz)
-    active = edge_buffer[e + ACTIVE]
-    inverse = active / length if length > 0.0 else 0.0
-    edge_buffer[e + N] = dx * inverse
-    edge_buffer[e + N + L] = dy * inverse
-    edge_buffer[e + N + L2] = dz * inverse
-    return (length - edge_buffer[e + REST]) if inverse != 0.0 else 0.0
-
-
-@kernel
-def _coupling(edge_buffer, e, f, w_shared, lanes):
-    """Off-diagonal entry -w (n_e . n_f) between edge slots e and f = e + 1."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    N = _FN * L
-    return -w_shared * (
-        edge_buffer[e + N] * edge_buffer[f + N]
-        + edge_buffer[e + N + L] * edge_buffer[f + N + L]
-        + edge_buffer[e + N + L2] * edge_buffer[f + N + L2]
-    )
-
-
-@kernel
-def _predict(buffer, i, g0, g1, g2, h, lanes):
-    """x_prev <- x; v <- v + h g (free only); x <- x + h v."""
+def _update_velocity(buffer, i, velocity_scale, lanes):
+    """v <- (x - x_prev) * velocity_scale for a free particle (pins keep their velocity)."""
     L = np.uint64(lanes)
     L2 = L + L
     X = _FX * L
     V = _FV * L
     XP = _FXP * L
     W = _FW * L
-    buffer[i + XP] = buffer[i + X]
-    buffer[i + XP + L] = buffer[i + X + L]
-    buffer[i + XP + L2] = buffer[i + X + L2]
     if buffer[i + W] > 0.0:
-        buffer[i + V] += h * g0
-        buffer[i + V + L] += h * g1
-        buffer[i + V + L2] += h * g2
-    buffer[i + X] += h * buffer[i + V]
-    buffer[i + X + L] += h * buffer[i + V + L]
-    buffer[i + X + L2] += h * buffer[i + V + L2]
+        buffer[i + V] = (buffer[i + X] - buffer[i + XP]) * velocity_scale
+        buffer[i + V + L] = (buffer[i + X + L] - buffer[i + XP + L]) * velocity_scale
+        buffer[i + V + L2] = (buffer[i + X + L2] - buffer[i + XP + L2]) * velocity_scale
+
+
+@kernel
+def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
+    """With ``settle``, first the last substep's velocity (``_update_velocity``); then
+    x_prev <- x; v <- v + h g (free only); x <- x + h v. Selects, no conditional stores: a
+    masked store followed by a load of the same place stalls the vector loop (measured)."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    X = _FX * L
+    V = _FV * L
+    XP = _FXP * L
+    W = _FW * L
+    free = buffer[i + W] > 0.0
+    x = buffer[i + X]
+    y = buffer[i + X + L]
+    z = buffer[i + X + L2]
+    u = buffer[i + V]
+    v = buffer[i + V + L]
+    w = buffer[i + V + L2]
+    if settle:
+        u = (x - buffer[i + XP]) * velocity_scale if free else u
+        v = (y - buffer[i + XP + L]) * velocity_scale if free else v
+        w = (z - buffer[i + XP + L2]) * velocity_scale if free else w
+    u = u + h * g0 if free else u
+    v = v + h * g1 if free else v
+    w = w + h * g2 if free else w
+    buffer[i + XP] = x
+    buffer[i + XP + L] = y
+    buffer[i + XP + L2] = z
+    buffer[i + V] = u
+    buffer[i + V + L] = v
+    buffer[i + V + L2] = w
+    buffer[i + X] = x + h * u
+    buffer[i + X + L] = y + h * v
+    buffer[i + X + L2] = z + h * w
+
+
+@kernel
+def _multiplier(edge_buffer, e, lanes):
+    """lambda of edge slot e after a Newton step: the earlier steps' sum (the lambda field)
+    plus this step's mu |d| (D' holds mu, the n field d; see ``_forward``)."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    N = _FN * L
+    DP = _FDP * L
+    LAMBDA = _FLAMBDA * L
+    dx = edge_buffer[e + N]
+    dy = edge_buffer[e + N + L]
+    dz = edge_buffer[e + N + L2]
+    return edge_buffer[e + LAMBDA] + edge_buffer[e + DP] * math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@kernel
+def _edge_row(buffer, edge_buffer, a, e, inverse_h2, first, lanes):
+    """The scaled row of edge slot e from particle slot a to a + PS (see ``_forward``): stores
+    d_e = active (x_a - x_b), lambda (0 on the first step) and |d_e| (in slot a's bending
+    scratch, for ``_may_exceed``; bending overwrites it later), returns (d_e, diagonal,
+    right-hand side). A padding edge (active 0) or a zero-length one gets d = 0: an empty
+    row, which moves nothing."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    X = _FX * L
+    W = _FW * L
+    REST = _FREST * L
+    ALPHA = _FALPHA * L
+    ACTIVE = _FACTIVE * L
+    N = _FN * L
+    LAMBDA = _FLAMBDA * L
+    LENGTH = _FBY * L
+    b = a + PS
+    multiplier = 0.0 if first else _multiplier(edge_buffer, e, lanes)
+    edge_buffer[e + LAMBDA] = multiplier
+    active = edge_buffer[e + ACTIVE]
+    dx = (buffer[a + X] - buffer[b + X]) * active
+    dy = (buffer[a + X + L] - buffer[b + X + L]) * active
+    dz = (buffer[a + X + L2] - buffer[b + X + L2]) * active
+    squared = dx * dx + dy * dy + dz * dz
+    length = math.sqrt(squared)
+    edge_buffer[e + N] = dx
+    edge_buffer[e + N + L] = dy
+    edge_buffer[e + N + L2] = dz
+    buffer[a + LENGTH] = length
+    alpha_tilde = edge_buffer[e + ALPHA] * inverse_h2
+    rhs = -length * ((length - edge_buffer[e + REST]) + alpha_tilde * multiplier)
+    diagonal = ((buffer[a + W] + buffer[b + W]) + alpha_tilde) * squared
+    return dx, dy, dz, diagonal, rhs
+
+
+@kernel
+def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
+             lanes):
+    """Thomas forward elimination of the chain's stretch system, scaled by the lengths.
+
+    With d_e = x_e - x_{e+1} (unnormalised) and mu_e = dlambda_e / |d_e|, the system of the
+    module docstring becomes D A D mu = D rhs, D = diag(|d_e|): diagonal
+    (w_e + w_{e+1} + alpha_tilde_e) |d_e|^2, off-diagonal -w_{e+1} d_e . d_{e+1}, right-hand
+    side -|d_e| (C_e + alpha_tilde_e lambda_e), and the move n_e dlambda_e = d_e mu_e. The same
+    solution, without normalising the directions: one square root and one division per edge,
+    as in the sweep. The matrix is symmetric, so row e's lower entry is row e - 1's upper one:
+    row e computes it from d_{e-1} and d_e and finishes row e - 1's factor c'_{e-1} = upper /
+    pivot (the C' field holds 1 / pivot until then). ``first``: the first Newton step of a
+    substep (lambda 0); later steps first add the last step's mu |d| to lambda."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    W = _FW * L
+    N = _FN * L
+    CP = _FCP * L
+    DP = _FDP * L
+    for lane in range(L):
+        l = np.uint64(lane)
+        e = edge_offset + l
+        _, _, _, diagonal, rhs = _edge_row(buffer, edge_buffer, particle_offset + l, e,
+                                           inverse_h2, first, lanes)
+        inverse_pivot = 1.0 / diagonal if diagonal > 0.0 else 0.0
+        edge_buffer[e + CP] = inverse_pivot
+        edge_buffer[e + DP] = rhs * inverse_pivot
+    for slot in range(edges - _ONE):
+        p = np.uint64(slot) + _ONE
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            e = e0 + l
+            a = a0 + l
+            dx, dy, dz, diagonal, rhs = _edge_row(buffer, edge_buffer, a, e, inverse_h2, first,
+                                                  lanes)
+            d = e - ES
+            lower = -buffer[a + W] * (edge_buffer[d + N] * dx + edge_buffer[d + N + L] * dy
+                                      + edge_buffer[d + N + L2] * dz)
+            c_before = lower * edge_buffer[d + CP]
+            edge_buffer[d + CP] = c_before
+            pivot = diagonal - lower * c_before
+            inverse_pivot = 1.0 / pivot if pivot > 0.0 else 0.0
+            edge_buffer[e + CP] = inverse_pivot
+            edge_buffer[e + DP] = (rhs - lower * edge_buffer[d + DP]) * inverse_pivot
 
 
 @kernel
@@ -150,97 +248,105 @@ def _move(buffer, i, dx, dy, dz, lanes):
 
 
 @kernel
-def _update_velocity(buffer, i, velocity_scale, lanes):
-    """v <- (x - x_prev) * velocity_scale for a free particle (pins keep their velocity)."""
+def _may_exceed(buffer, edge_buffer, a, e, mu, strain_limit, inverse_h2, lanes):
+    """Whether the strain limit could move an end of edge slot e (from particle slot a, its
+    Newton step mu just taken): ``_limited``'s test, with lambda from the |d| that
+    ``_edge_row`` left, on squared lengths with a margin of 1e-6, so it is never false where
+    that test is true (it only decides where the limiter runs)."""
     L = np.uint64(lanes)
     L2 = L + L
+    PS = _PSTRIDE * L
     X = _FX * L
-    V = _FV * L
-    XP = _FXP * L
-    W = _FW * L
-    if buffer[i + W] > 0.0:
-        buffer[i + V] = (buffer[i + X] - buffer[i + XP]) * velocity_scale
-        buffer[i + V + L] = (buffer[i + X + L] - buffer[i + XP + L]) * velocity_scale
-        buffer[i + V + L2] = (buffer[i + X + L2] - buffer[i + XP + L2]) * velocity_scale
+    T = _FT * L
+    REST = _FREST * L
+    ALPHA = _FALPHA * L
+    LAMBDA = _FLAMBDA * L
+    LENGTH = _FBY * L
+    b = a + PS
+    dx = buffer[b + X] - buffer[a + X]
+    dy = buffer[b + X + L] - buffer[a + X + L]
+    dz = buffer[b + X + L2] - buffer[a + X + L2]
+    multiplier = edge_buffer[e + LAMBDA] + mu * buffer[a + LENGTH]
+    limit = (edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2 * abs(multiplier)) * (
+        1.0 + strain_limit)
+    hanging = (buffer[b + T] == 1.0) | (buffer[a + T] == -1.0)
+    return (dx * dx + dy * dy + dz * dz > limit * limit * 0.999999) & hanging
 
 
 @kernel
-def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes):
-    """One Newton step on the chain's stretch constraints: factor, solve, move the particles.
-    lambda accumulates in the edge slots; the velocity pass resets it for the next substep."""
+def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
+                 strain_limit, lanes):
+    """One Newton step on the chain's stretch constraints (``_forward``, then back
+    substitution from the free end, moving each particle as soon as both of its multipliers
+    are known: dx_p = w_p (d_p mu_p - d_{p-1} mu_{p-1})). mu stays in the D' field,
+    lambda is ``_multiplier``.
+
+    Returns the lowest edge slot of any lane that ``_may_exceed`` the strain limit once the
+    step is done (``edges`` if none, or if the limit is off): the limiter starts there, or is
+    skipped. Per lane, the lowest such slot from p on is carried down the chain in the C'
+    field of slot p (free once mu_p is known): a reduction across the lanes, or a running
+    value kept elsewhere, stops the lane loop from vectorising (measured).
+    """
     L = np.uint64(lanes)
     L2 = L + L
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
-    W = _FW * L
-    ALPHA = _FALPHA * L
     N = _FN * L
     CP = _FCP * L
     DP = _FDP * L
-    LAMBDA = _FLAMBDA * L
-    # Forward elimination. Row e needs n_{e+1} for its upper entry, so directions are
-    # computed one edge ahead; C_{e+1} waits in the D' field until row e + 1 uses it.
+    XP = _FXP * L
+    _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first, lanes)
+    last = edges - _ONE
+    e0 = edge_offset + last * ES
+    i0 = particle_offset + edges * PS
+    none = float(edges)
     for lane in range(L):
         l = np.uint64(lane)
-        c0 = _direction(buffer, edge_buffer, particle_offset + l, particle_offset + PS + l,
-                        edge_offset + l, lanes)
-        edge_buffer[edge_offset + l + DP] = c0
-    for slot in range(edges):
-        p = np.uint64(slot)
-        a0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            e = e0 + l
-            a = a0 + l
-            b = a + PS
-            w_a = buffer[a + W]
-            w_b = buffer[b + W]
-            alpha_tilde = edge_buffer[e + ALPHA] * inverse_h2
-            rhs = -edge_buffer[e + DP] - alpha_tilde * edge_buffer[e + LAMBDA]
-            # The spare edge slots before the first and after the last edge are inactive
-            # (n = 0), so the first row sees no lower and the last no upper neighbour.
-            f = e + ES
-            edge_buffer[f + DP] = _direction(buffer, edge_buffer, b, b + PS, f, lanes)
-            upper = _coupling(edge_buffer, e, f, w_b, lanes)
-            lower = _coupling(edge_buffer, e - ES, e, w_a, lanes)
-            pivot = (w_a + w_b) + alpha_tilde - lower * edge_buffer[e - ES + CP]
-            inverse_pivot = 1.0 / pivot if pivot > 0.0 else 0.0
-            edge_buffer[e + CP] = upper * inverse_pivot
-            edge_buffer[e + DP] = (rhs - lower * edge_buffer[e - ES + DP]) * inverse_pivot
-    # Back substitution from the free end, moving each particle as soon as both of its
-    # multipliers are known: dx_p = w_p (n_p dlambda_p - n_{p-1} dlambda_{p-1}).
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = edge_offset + (edges - _ONE) * ES + l
-        dlambda = edge_buffer[e + DP]
-        edge_buffer[e + LAMBDA] += dlambda
-        _move(buffer, particle_offset + edges * PS + l, -edge_buffer[e + N] * dlambda,
-              -edge_buffer[e + N + L] * dlambda, -edge_buffer[e + N + L2] * dlambda, lanes)
-    for back in range(edges - _ONE):
-        p = edges - _TWO - np.uint64(back)
+        e = e0 + l
+        mu = edge_buffer[e + DP]
+        _move(buffer, i0 + l, -edge_buffer[e + N] * mu, -edge_buffer[e + N + L] * mu,
+              -edge_buffer[e + N + L2] * mu, lanes)
+        edge_buffer[e + CP] = none
+    # The row p runs down from last - 1 to 0. It is read back from memory each time (the
+    # x_prev field, lane 0, of the spare slot before the block): computed from the loop
+    # counter, LLVM sees a decreasing unsigned address and leaves the lane loop scalar
+    # (measured).
+    counter = particle_offset - PS + XP
+    buffer[counter] = float(last)
+    for _ in range(last):
+        p = np.uint64(buffer[counter]) - _ONE
+        buffer[counter] = float(p)
         e0 = edge_offset + p * ES
         i0 = particle_offset + (p + _ONE) * PS
+        checked = float(p + _ONE)
         for lane in range(L):
             l = np.uint64(lane)
             e = e0 + l
             f = e + ES
-            dlambda_next = edge_buffer[f + DP]
-            dlambda = edge_buffer[e + DP] - edge_buffer[e + CP] * dlambda_next
-            edge_buffer[e + DP] = dlambda
-            edge_buffer[e + LAMBDA] += dlambda
-            _move(
-                buffer, i0 + l,
-                edge_buffer[f + N] * dlambda_next - edge_buffer[e + N] * dlambda,
-                edge_buffer[f + N + L] * dlambda_next - edge_buffer[e + N + L] * dlambda,
-                edge_buffer[f + N + L2] * dlambda_next - edge_buffer[e + N + L2] * dlambda, lanes
-            )
+            i = i0 + l
+            mu_next = edge_buffer[f + DP]
+            mu = edge_buffer[e + DP] - edge_buffer[e + CP] * mu_next
+            edge_buffer[e + DP] = mu
+            _move(buffer, i,
+                  edge_buffer[f + N] * mu_next - edge_buffer[e + N] * mu,
+                  edge_buffer[f + N + L] * mu_next - edge_buffer[e + N + L] * mu,
+                  edge_buffer[f + N + L2] * mu_next - edge_buffer[e + N + L2] * mu, lanes)
+            # edge p + 1 has both ends final now
+            hit = _may_exceed(buffer, edge_buffer, i, f, mu_next, strain_limit, inverse_h2, lanes)
+            edge_buffer[e + CP] = checked if hit else edge_buffer[f + CP]
+    lowest = none
     for lane in range(L):
         l = np.uint64(lane)
         e = edge_offset + l
-        dlambda = edge_buffer[e + DP]
-        _move(buffer, particle_offset + l, edge_buffer[e + N] * dlambda,
-              edge_buffer[e + N + L] * dlambda, edge_buffer[e + N + L2] * dlambda, lanes)
+        mu = edge_buffer[e + DP]
+        _move(buffer, particle_offset + l, edge_buffer[e + N] * mu, edge_buffer[e + N + L] * mu,
+              edge_buffer[e + N + L2] * mu, lanes)
+        hit = _may_exceed(buffer, edge_buffer, particle_offset + l, e, mu, strain_limit,
+                          inverse_h2, lanes)
+        lowest = min(lowest, 0.0 if hit else edge_buffer[e + CP])
+    if strain_limit < 0.0:
+        return edges
+    return np.uint64(lowest)
 
 
 # Bending: one linear vector constraint per interior point p of a chain,
@@ -431,13 +537,12 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     T = _FT * L
     REST = _FREST * L
     ALPHA = _FALPHA * L
-    LAMBDA = _FLAMBDA * L
     dx = buffer[outer + X] - buffer[inner + X]
     dy = buffer[outer + X + L] - buffer[inner + X + L]
     dz = buffer[outer + X + L2] - buffer[inner + X + L2]
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
     limit = (edge_buffer[e + REST]
-             + edge_buffer[e + ALPHA] * inverse_h2 * abs(edge_buffer[e + LAMBDA])) * (
+             + edge_buffer[e + ALPHA] * inverse_h2 * abs(_multiplier(edge_buffer, e, lanes))) * (
         1.0 + strain_limit)
     over = (length > limit) & (buffer[outer + T] == side) & (strain_limit >= 0.0)
     scale = limit / length if over else 1.0
@@ -448,33 +553,43 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
 
 
 @kernel
-def _limit_trailing(buffer, edge_buffer, a, e, strain_limit, inverse_h2, lanes):
-    """``_limited`` of the segment from slot a to a + 1 towards the chain end (moving a + 1),
-    then lambda of that edge reset for the next substep."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    X = _FX * L
-    LAMBDA = _FLAMBDA * L
-    b = a + PS
-    x, y, z = _limited(b, a, e, edge_buffer, strain_limit, inverse_h2, buffer, 1.0, lanes)
-    buffer[b + X] = x
-    buffer[b + X + L] = y
-    buffer[b + X + L2] = z
-    edge_buffer[e + LAMBDA] = 0.0
-
-
-@kernel
-def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
-                   inverse_h2, lanes):
-    """``_limited`` towards the chain start, for free points before a chain's first pin."""
+def _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, start, edges,
+                    strain_limit, inverse_h2, lanes):
+    """``_limited`` towards the chain end (moving the segment's far end) for edge slots
+    ``start`` to the last: segments before the first that ``_may_exceed`` the limit are not
+    moved by it (nothing before them moved either), so starting there changes nothing."""
     L = np.uint64(lanes)
     L2 = L + L
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
     X = _FX * L
-    for back in range(edges):
-        p = edges - _ONE - np.uint64(back)
+    for slot in range(start, edges):
+        p = np.uint64(slot)
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            a = a0 + l
+            b = a + PS
+            x, y, z = _limited(b, a, e0 + l, edge_buffer, strain_limit, inverse_h2, buffer, 1.0,
+                               lanes)
+            buffer[b + X] = x
+            buffer[b + X + L] = y
+            buffer[b + X + L2] = z
+
+
+@kernel
+def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, start, strain_limit,
+                   inverse_h2, lanes):
+    """``_limited`` towards the chain start, for free points before a chain's first pin, from
+    edge slot ``start`` down to the first."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    X = _FX * L
+    for back in range(start + _ONE):
+        p = start - np.uint64(back)
         a0 = particle_offset + p * PS
         e0 = edge_offset + p * ES
         for lane in range(L):
@@ -488,48 +603,62 @@ def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, str
 
 
 @kernel
+def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+                 strain_limit, inverse_h2, lanes):
+    """The strain limit of a block after its solve, unless no edge slot ``_may_exceed`` it
+    (``lowest`` is ``edges``): towards the chain start where ``leading`` says some chain has
+    free points before its first pin, then towards the end from edge slot ``lowest`` on."""
+    if lowest >= edges:
+        return
+    if leading:
+        _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges - _ONE,
+                       strain_limit, inverse_h2, lanes)
+    _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, lowest, edges,
+                    strain_limit, inverse_h2, lanes)
+
+
+@kernel
 def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
                   g0, g1, g2, h, substeps, newton_iterations, strain_limit, velocity_scale, lanes):
     """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
-    of the stretch constraints; strain limiting (``_limited``, off if ``strain_limit`` < 0),
-    first towards the chain start where ``leading`` says some chain has free points before
-    its first pin, then towards the end fused with the velocity update."""
+    of the stretch constraints; bending; strain limiting (``_limit_chain``, off if
+    ``strain_limit`` < 0). The velocity update of a substep is fused with the next substep's
+    predict (the positions are final by then); the last one ends the call."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
     inverse_h2 = 1.0 / (h * h)
     edges = length - _ONE
     if bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
-    for _ in range(substeps):
-        for slot in range(length):
-            base = particle_offset + np.uint64(slot) * PS
-            for lane in range(L):
-                _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, lanes)
+    for substep in range(substeps):
+        if substep == 0:
+            for slot in range(length):
+                base = particle_offset + np.uint64(slot) * PS
+                for lane in range(L):
+                    _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
+                             False, lanes)
+        else:
+            for slot in range(length):
+                base = particle_offset + np.uint64(slot) * PS
+                for lane in range(L):
+                    _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
+                             True, lanes)
         if length < _TWO:
-            for lane in range(L):
-                _update_velocity(buffer, particle_offset + np.uint64(lane), velocity_scale, lanes)
             continue
-        for _ in range(newton_iterations):
-            _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2,
-                         lanes)
+        lowest = edges
+        for iteration in range(newton_iterations):
+            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                                  inverse_h2, iteration == 0, strain_limit, lanes)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
-        if leading and strain_limit >= 0.0:
-            _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                           strain_limit, inverse_h2, lanes)
-        for slot in range(edges):
-            p = np.uint64(slot)
-            a0 = particle_offset + p * PS
-            e0 = edge_offset + p * ES
-            for lane in range(L):
-                l = np.uint64(lane)
-                _limit_trailing(buffer, edge_buffer, a0 + l, e0 + l, strain_limit, inverse_h2,
-                                lanes)
-                _update_velocity(buffer, a0 + l, velocity_scale, lanes)
-        tail = particle_offset + edges * PS
+            if strain_limit >= 0.0:  # bending moved the particles after the check
+                lowest = _ZERO
+        _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+                     strain_limit, inverse_h2, lanes)
+    for slot in range(length):
+        base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
-            _update_velocity(buffer, tail + np.uint64(lane), velocity_scale, lanes)
+            _update_velocity(buffer, base + np.uint64(lane), velocity_scale, lanes)
 
 
 @kernel

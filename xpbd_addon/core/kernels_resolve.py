@@ -18,7 +18,6 @@ from numba import prange
 
 from .jit import kernel, parallel_kernel
 from .kernels_direct import (
-    _ESTRIDE,
     _FV,
     _FW,
     _FX,
@@ -26,8 +25,7 @@ from .kernels_direct import (
     _ONE,
     _PSTRIDE,
     _TWO,
-    _limit_leading,
-    _limit_trailing,
+    _limit_chain,
     _solve_chain,
 )
 
@@ -40,7 +38,6 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
     L = np.uint64(lanes)
     L2 = L + L
     PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
     X = _FX * L
     V = _FV * L
     XP = _FXP * L
@@ -56,19 +53,12 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
             buffer[i + XP] = buffer[i + X]
             buffer[i + XP + L] = buffer[i + X + L]
             buffer[i + XP + L2] = buffer[i + X + L2]
-    for _ in range(newton_iterations):
-        _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, lanes)
-    if leading and strain_limit >= 0.0:
-        _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges, strain_limit,
-                       inverse_h2, lanes)
-    for slot in range(edges):
-        p = np.uint64(slot)
-        a0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            _limit_trailing(buffer, edge_buffer, a0 + l, e0 + l, strain_limit, inverse_h2,
-                            lanes)
+    lowest = edges
+    for iteration in range(newton_iterations):
+        lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                              inverse_h2, iteration == 0, strain_limit, lanes)
+    _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+                 strain_limit, inverse_h2, lanes)
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
