@@ -8,6 +8,7 @@ frame: contacts keep no state, so the particle state x, v is all a cache or bake
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,11 @@ SELF_SKIP = 1.5
 rope would touch itself there, and only a kink sharper than a rope can bend brings them
 together (the pairs i, i + 2 of a rope sampled every 2 r, which at rest cost as much as all
 real contacts)."""
+
+HORIZON_REACH = 8.0
+"""A full rope-rope search looks ahead until the particles' motion relative to each other
+reaches this many radii (at most the rest of the frame): longer, and boxes and candidate
+pairs grow with the motion."""
 
 SELF_MARGIN = 0.5
 """Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
@@ -93,11 +99,18 @@ class MeshScene:
         self.candidates = np.zeros(0, dtype=np.int64)
         self.distance = np.zeros(0)
         self.moving = any(m.moving for m in meshes)
+        self.meshes = meshes
+        self.grid: tuple | None = None
+        """(key, ``triangle_grid``) of the last broad phase"""
         count = len(self.triangles)
         self.corners_start = self.vertices[self.triangles].reshape(count, 9)
         self.corners_end = self.vertices_end[self.triangles].reshape(count, 9)
         self.corners = self.corners_end.copy() if self.moving else self.corners_start
         """Triangle corners at the end of the current substep [m], (T, 9)"""
+        self._kernels = kernels
+        self.face_normal = np.empty((count, 3))
+        """Their unit normals (zero where collapsed), (T, 3)"""
+        kernels.face_normals(self.corners, self.face_normal)
         extent = np.ptp(self.corners_start.reshape(count, 3, 3), axis=1).max(axis=1)
         self.triangle_size = float(np.median(extent)) if count else 0.0
         """Typical triangle extent [m], the smallest sensible grid cell"""
@@ -114,24 +127,62 @@ class MeshScene:
             np.subtract(self.corners_end, self.corners_start, out=self.corners)
             self.corners *= fraction
             self.corners += self.corners_start
+            self._kernels.face_normals(self.corners, self.face_normal)
         if self.triangle_motion is self.frame_motion:
             self.triangle_motion = self.frame_motion / substeps
             self.max_motion = float(np.sqrt(np.einsum(
                 "ij,ij->i", self.triangle_motion, self.triangle_motion).max(initial=0.0)))
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
-                        kernels: Any) -> None:
-        active = reach > 0.0
-        if active.any():
-            # cells no smaller than a triangle: each then sits in a few cells only
-            extent = (np.abs(x_end - x).max(axis=1) + 2.0 * reach)[active]
-            cell = max(float(np.median(extent)), self.triangle_size, 1e-4)
+                        kernels: Any, only: np.ndarray | None = None) -> None:
+        """Candidate triangles of every particle, or only of the particles ``only`` (sorted
+        ids; the others keep theirs), along the chords x -> x_end grown by ``reach`` [m]."""
+        if only is not None and self.grid is not None:
+            cell = self.grid[0][0]
         else:
-            cell = 1.0
-        self.offsets, self.candidates = kernels.collider_candidates(
-            x, x_end, reach, self.vertices, self.vertices_end, self.triangles,
-            self.params[self.triangle_collider, 0], cell, float(MAX_BOX_CELLS))
+            active = reach > 0.0
+            if active.any():
+                # cells no smaller than a triangle: each then sits in a few cells only
+                extent = (np.abs(x_end - x).max(axis=1) + 2.0 * reach)[active]
+                cell = max(float(np.median(extent)), self.triangle_size, 1e-4)
+            else:
+                cell = 1.0
+        # a power of two, so that the grid of the triangles is reused by the refreshes of the
+        # frame, and by later frames while the colliders do not move
+        cell = 2.0 ** math.ceil(math.log2(cell))
+        grid = self._grid(cell, kernels)
+        particles = np.arange(len(x)) if only is None else only
+        offsets, candidates = kernels.collider_candidates(
+            particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
+            float(MAX_BOX_CELLS))
+        if only is None:
+            self.offsets, self.candidates = offsets, candidates
+        else:
+            self.offsets, self.candidates = kernels.merge_candidates(
+                self.offsets, self.candidates, only, offsets, candidates)
         self.distance = np.empty(len(self.candidates))
+
+    def _grid(self, cell: float, kernels: Any) -> tuple:
+        """``kernels_broadphase.triangle_grid`` for this cell size, built once per frame, or
+        kept on the first collider across frames while no collider moves."""
+        key = (cell, tuple(self.meshes))
+        if self.grid is not None and self.grid[0] == key:
+            return self.grid[1]
+        holder = self.meshes[0].__dict__
+        if not self.moving:
+            cached = holder.get("_triangle_grid")
+            if cached is not None and cached[0][0] == cell and len(cached[0][1]) == len(
+                    self.meshes) and all(a is b for a, b in zip(cached[0][1], self.meshes,
+                                                                 strict=True)):
+                self.grid = cached
+                return cached[1]
+        grid = kernels.triangle_grid(self.vertices, self.vertices_end, self.triangles,
+                                     self.params[self.triangle_collider, 0], cell,
+                                     float(MAX_BOX_CELLS))
+        self.grid = (key, grid)
+        if not self.moving:
+            holder["_triangle_grid"] = self.grid
+        return grid
 
 
 def plane_table(planes: list[Plane]) -> np.ndarray:
@@ -144,22 +195,27 @@ class FrameContacts:
     """The contacts of one frame: broad phase from the state at its start, then ``project``
     at the end of every substep.
 
-    Collider candidates are found along each particle's predicted path (the chord of its
-    free flight x0 + v0 t + g t^2 / 2 over the rest of the frame) plus a margin, so a falling
-    rope needs no bigger search than a resting one; rope-rope candidates within the motion
-    relative to what all particles share plus a margin. A rope pushed by a collider, caught
-    on something or whipped leaves its path: ``project`` checks after every substep and
-    redoes a broad phase from the current state when some particle strayed farther than the
-    margin from its chord (colliders: ``Model.contact_margin``), or from the shared motion by
-    more than its allowance (rope-rope: ``SELF_MARGIN`` r plus its relative motion). The
-    candidates thus always hold every contact that can happen, and the search is redone
-    only where the prediction failed."""
+    Both broad phases follow a prediction of each particle's motion: it keeps its velocity
+    and an acceleration (gravity in flight, zero when resting or hanging, then measured
+    over the last substep; pinned particles move linearly to their targets). Collider
+    candidates are found along the predicted path over the rest of the frame plus a margin
+    (``Model.contact_margin``), so a falling rope needs no bigger search than a resting one;
+    rope-rope candidates for the pairs whose predicted paths come within their radii plus a
+    slack (``SELF_MARGIN`` r), in a frame moving with the shared motion. A rope pushed by a
+    collider, caught on something or whipped leaves its prediction: after every substep
+    ``refresh`` redoes a broad phase from the current state when some particle strayed
+    farther than the margin from its path's chord (colliders), or than its slack from
+    where it was predicted to be (rope-rope). The candidates thus always hold every contact
+    that can happen, and the search is redone only where the prediction failed."""
 
     def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
                  dt: float, substeps: int, gravity: np.ndarray, meshes: list[Collider],
                  planes: list[Plane], velocity_scale: float, kernels: Any,
                  broad: Any) -> None:
         self.model, self.kernels, self.broad = model, kernels, broad
+        from . import kernels_segments
+
+        self.segments = kernels_segments
         self.dt, self.substeps, self.gravity = dt, substeps, gravity
         self.velocity_scale = velocity_scale
         self.h = dt / substeps
@@ -169,6 +225,7 @@ class FrameContacts:
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
         self.no_extra = np.zeros(model.particle_count)
         self.touched = np.zeros(model.particle_count, dtype=np.uint8)
+        self.collided = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = MeshScene(meshes, kernels) if meshes else None
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
@@ -184,39 +241,138 @@ class FrameContacts:
                 model._segment_topology = cache
             self.edge_chain, self.edge_arc = cache
             self.self_slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
-            self.deviation = np.empty_like(x)
+            edges = model.edge_index
+            # per segment: the larger radius + slack and skip radius of its ends
+            self.segment_reach = np.maximum(radius[edges[:, 0]], radius[edges[:, 1]]) + (
+                np.maximum(self.self_slack[edges[:, 0]], self.self_slack[edges[:, 1]]))
+            self.segment_skip = SELF_SKIP * np.maximum(radius[edges[:, 0]], radius[edges[:, 1]])
+            self.every_segment = np.arange(len(edges))
+            self.no_bound = np.full(len(edges), np.inf)
+            self.no_segments = np.zeros(0, dtype=np.int64)
+            self.moved_box = np.zeros(len(edges), dtype=np.uint8)
+            """Segments searched again since the last full search (their boxes moved)"""
+            self.extra_lo = np.empty((len(edges), 3))
+            self.extra_hi = np.empty((len(edges), 3))
+            self.predicted_position = np.empty_like(x)
+            self.predicted_velocity = np.empty_like(x)
         self.collider_margin = max(model.contact_margin, MIN_MARGIN)
+        # The motion the broad phases predict: each particle keeps its velocity and an
+        # acceleration, pinned ones move linearly to their targets. At the frame's start
+        # the acceleration is gravity for what moves faster than one frame of gravity would
+        # make it (in flight) and zero for the rest (resting, hanging or held); later it is
+        # measured over the last substep (``_measure``).
+        self.prediction_velocity = np.where(self.free[:, None], v, self.pin_velocity)
+        speed2 = np.einsum("ij,ij->i", v, v)
+        flying = self.free & (speed2 > float(gravity @ gravity) * dt * dt)
+        self.acceleration = np.where(flying[:, None], gravity[None, :], 0.0)
+        self.v_last = v.copy()
+        self.strayed = np.zeros(model.particle_count, dtype=np.uint8)
+        """Flags of the particles that left their collider chord"""
+        self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
+        """Flags of the particles that left their rope-rope prediction"""
+        """Velocities at the end of the last substep (or the frame's start) [m/s]"""
+        self.measured_at = -1
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
         if self.scene is not None:
             self._find_triangles(x, v, 0.0)
         if self.self_collision:
-            self._find_pairs(x, v, 0.0)
+            self._find_pairs(x, 0.0)
 
-    def _find_triangles(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
-        """Collider candidates from the state x, v at ``elapsed`` [s] into the frame."""
+    def _measure(self, v: np.ndarray, substep: int) -> None:
+        """Prediction velocity and acceleration from the substep just ended
+        (``kernels_segments.measure_motion``: a = (v - v_last) / h, zero where a contact
+        moved the particle, at most 2 |g|). Only the broad phases use it."""
+        if self.measured_at == substep:
+            return
+        self.measured_at = substep
+        limit = 2.0 * float(np.linalg.norm(self.gravity))
+        self.segments.measure_motion(v, self.v_last, self.moved, self.free, self.pin_velocity,
+                                     self.h, limit, self.prediction_velocity,
+                                     self.acceleration)
+
+    def _find_triangles(self, x: np.ndarray, v: np.ndarray, elapsed: float,
+                        only: np.ndarray | None = None) -> None:
+        """Collider candidates from the state x at ``elapsed`` [s] into the frame, along the
+        predicted path over the rest of it (a parabola: its chord, grown by its bulge), for
+        every particle or only for the particles ``only`` (sorted ids)."""
         model = self.model
         remaining = self.dt - elapsed
-        g = self.gravity
-        x_end = x + v * remaining + 0.5 * g * remaining * remaining
-        bulge = 0.125 * float(np.linalg.norm(g)) * remaining * remaining  # parabola vs chord
+        a = self.acceleration
+        x_end = x + self.prediction_velocity * remaining + 0.5 * a * remaining * remaining
+        bulge = 0.125 * np.sqrt(np.einsum("ij,ij->i", a, a)) * remaining * remaining
         reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
         assert self.scene is not None
-        self.scene.find_candidates(x, x_end, reach, self.broad)
-        self.triangle_chord = (x.copy(), x_end)
+        self.scene.find_candidates(x, x_end, reach, self.broad, only)
+        if only is None:
+            self.triangle_chord = (x.copy(), x_end)
+        else:
+            x0, chord_end = self.triangle_chord
+            x0[only] = x[only]
+            chord_end[only] = x_end[only]
 
-    def _find_pairs(self, x: np.ndarray, v: np.ndarray, elapsed: float) -> None:
-        """Rope-rope candidates from the state x, v at ``elapsed`` [s] into the frame, for
-        the horizon ``kernels_broadphase.segment_reach`` picks."""
-        model = self.model
-        reach, allowance, cell, horizon = self.broad.segment_reach(
-            x, v, model.particle_inv_mass, self.pin_velocity, model.particle_radius,
-            self.self_slack, self.gravity, self.dt - elapsed, self.h, model.edge_index)
+    def _find_pairs(self, x: np.ndarray, elapsed: float) -> None:
+        """Rope-rope candidates of every segment from the state x at ``elapsed`` [s] into
+        the frame, for the horizon ``kernels_segments.segment_motion`` picks."""
+        model, seg = self.model, self.segments
+        edges = model.edge_index
+        velocity, acceleration = self.prediction_velocity, self.acceleration
+        end, grow, cell, horizon, shared_v, shared_a = seg.segment_motion(
+            x, velocity, acceleration, model.particle_radius, self.self_slack,
+            self.dt - elapsed, self.h, edges, HORIZON_REACH)
+        every = self.every_segment
+        lo, hi = seg.segment_boxes(edges, every, x, end, grow)
+        start, ids, oversize, mask = seg.segment_grid(lo, hi, cell, float(MAX_BOX_CELLS))
+        self.pair_grid = (lo, hi, start, ids, oversize, mask, cell)
+        self.moved_box[:] = 0
+        bound = seg.segment_bounds(edges, x, velocity, acceleration, shared_v, shared_a,
+                                   horizon, self.segment_reach)
+        self.pairs = seg.segment_pairs(
+            every, lo, hi, *self.pair_grid, float(MAX_BOX_CELLS), True, self.moved_box,
+            self.no_segments, self.extra_lo, self.extra_hi, self.moved_box, edges,
+            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
+            velocity, acceleration, horizon)
+        self.pair_from = elapsed
         self.pair_until = elapsed + horizon
-        self.pairs = self.broad.segment_candidates(
-            x, reach, model.edge_index, self.edge_chain, self.edge_arc,
-            SELF_SKIP * model.particle_radius, cell, float(MAX_BOX_CELLS))
-        self.pair_start = (x.copy(), allowance)
+        self.shared_motion = (shared_v, shared_a)
+        self.prediction = (x.copy(), velocity.copy(), acceleration.copy(),
+                           np.full(len(x), elapsed))
+
+    def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray) -> bool:
+        """Search again only the segments at the ``strayed`` particles (flags (N,)), which
+        get a new prediction from now; False (nothing done) when a full search is due
+        because too many segments would be searched by brute force."""
+        model, seg = self.model, self.segments
+        edges = model.edge_index
+        current = strayed[edges[:, 0]] | strayed[edges[:, 1]]
+        query = np.flatnonzero(current)
+        extra = np.flatnonzero(self.moved_box | current)
+        if len(query) * len(extra) > PARTIAL_PAIR_TESTS or len(extra) * PARTIAL_SEARCH > len(
+                edges):
+            return False
+        x0, v0, a0, since = self.prediction
+        seg.restart_prediction(np.flatnonzero(strayed), x, self.prediction_velocity,
+                               self.acceleration, now, x0, v0, a0, since)
+        position, velocity = self.predicted_position, self.predicted_velocity
+        seg.predicted_now(x0, v0, a0, since, now, position, velocity)
+        shared_v, shared_a = self.shared_motion
+        horizon = self.pair_until - now
+        query_lo, query_hi = seg.moved_boxes(
+            query, edges, position, velocity, a0, horizon, now - self.pair_from,
+            self.pair_until - self.pair_from, shared_v, shared_a, model.particle_radius,
+            self.self_slack)
+        self.extra_lo[query] = query_lo
+        self.extra_hi[query] = query_hi
+        self.moved_box[query] = 1
+        # few pairs are tested here: the exact test alone (no quick bound over all segments)
+        bound = self.no_bound
+        found = seg.segment_pairs(
+            query, query_lo, query_hi, *self.pair_grid, float(MAX_BOX_CELLS), False,
+            self.moved_box, extra, self.extra_lo, self.extra_hi, current, edges,
+            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
+            position, velocity, a0, horizon)
+        self.pairs = seg.merge_pairs(self.pairs, current, found)
+        return True
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int,
                 refresh: bool = True) -> np.ndarray:
@@ -233,28 +389,33 @@ class FrameContacts:
         # Gauss-Seidel over the kinds of contact. Rope-rope contacts push particles into the
         # colliders and the colliders push them back (a heap on the ground), so with them
         # a second pass follows, the colliders in it only for what the ropes moved again.
-        touched = self.touched
+        touched, collided = self.touched, self.collided
         passes = CONTACT_PASSES if len(self.pairs) else 1
         for index in range(passes):
+            # the second pass: the rope pairs at particles the colliders moved, then the
+            # colliders for what the ropes moved again
             selective = index > 0
             if len(self.pairs):
                 k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                                   self.pairs, self.push_max, model.self_friction, touched)
+                                   self.pairs, self.push_max, model.self_friction, touched,
+                                   collided, selective)
             if scene is not None and len(scene.candidates):
                 k.collider_contacts(
                     x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
-                    scene.corners, scene.vertices, scene.vertices_end,
+                    scene.corners, scene.face_normal, scene.vertices, scene.vertices_end,
                     scene.triangle_motion, scene.triangles, scene.triangle_edges,
                     scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                     scene.edge_normal, scene.edge_normal_end, s1, scene.params,
                     scene.offsets, scene.candidates, self.push_max, scene.distance,
-                    self.moved, touched, selective, scene.max_motion, self.no_extra)
+                    collided, touched, selective, scene.max_motion, self.no_extra)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
-                                 self.push_max, self.moved, touched, selective, self.no_extra)
+                                 self.push_max, collided, touched, selective, self.no_extra)
             if len(self.pairs):
                 np.bitwise_or(self.moved, touched, out=self.moved)
                 touched[:] = 0
+        np.bitwise_or(self.moved, collided, out=self.moved)
+        collided[:] = 0
         if refresh:
             self.refresh(x, v, substep)
         return self.moved
@@ -270,9 +431,16 @@ class FrameContacts:
         w, radius = model.particle_inv_mass, model.particle_radius
         scene = self.scene
         s1 = (substep + 1) / self.substeps
+        touched = self.touched
+        # only what the re-solve moved by more than a sliver of the radius, or the ropes then
+        # pushed, can have come into a contact (the rest left the first pass clear of them)
+        only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
         if len(self.pairs):
             k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                               self.pairs, self.push_max, 0.0, self.moved)
+                               self.pairs, self.push_max, 0.0, touched, only, True)
+            np.bitwise_or(only, touched, out=only)
+            np.bitwise_or(self.moved, touched, out=self.moved)
+            touched[:] = 0
         if scene is not None and len(scene.candidates):
             params = self.__dict__.get("_frictionless")
             if params is None:
@@ -281,12 +449,12 @@ class FrameContacts:
                 self._frictionless = params
             k.collider_contacts(
                 x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
-                scene.corners, scene.vertices, scene.vertices_end,
+                scene.corners, scene.face_normal, scene.vertices, scene.vertices_end,
                 scene.triangle_motion, scene.triangles, scene.triangle_edges,
                 scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
                 scene.edge_normal, scene.edge_normal_end, s1, params,
                 scene.offsets, scene.candidates, self.push_max, scene.distance,
-                self.moved, self.moved, False, scene.max_motion, extra)
+                self.moved, only, True, scene.max_motion, extra)
         if len(self.plane_rows):
             rows = self.__dict__.get("_frictionless_planes")
             if rows is None:
@@ -294,7 +462,7 @@ class FrameContacts:
                 rows[:, 7:9] = 0.0
                 self._frictionless_planes = rows
             k.plane_contacts(x, v, w, radius, self.velocity_scale, rows, self.push_max,
-                             self.moved, self.moved, False, extra)
+                             self.moved, only, True, extra)
         return self.moved
 
     def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
@@ -309,18 +477,47 @@ class FrameContacts:
             now = self.dt * s1
             if scene is not None:
                 x0, x_end = self.triangle_chord
-                if self.broad.left_chord(x, x0, x_end, w, self.collider_margin):
+                strayed = self.broad.left_chord(x, x0, x_end, w, self.collider_margin,
+                                                self.strayed)
+                if strayed:
                     self.refreshes += 1
-                    self._find_triangles(x, v, now)
+                    self._measure(v, substep)
+                    # the candidate lists are per particle: only the strayed ones need new
+                    # lists, unless so many strayed that one search for all is cheaper
+                    only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
+                            else None)
+                    self._find_triangles(x, v, now, only)
             if self.self_collision:
-                x0, allowance = self.pair_start
-                if now >= self.pair_until - 1e-12 * self.dt or self.broad.left_shared_motion(
-                        x, x0, allowance, self.deviation):
+                x0, v0, a0, since = self.prediction
+                # the pairs must hold until the next contacts: the end of the next substep,
+                # or now, for those still to come in this one
+                expired = now + (0.0 if last else self.h) > self.pair_until + 1e-9 * self.dt
+                strayed = 0 if expired else self.segments.left_prediction(
+                    x, x0, v0, a0, since, now, self.self_slack, self.pair_strayed)
+                if expired or strayed:
                     self.refreshes += 1
-                    self._find_pairs(x, v, now)
+                    self._measure(v, substep)
+                    if expired or strayed * PARTIAL_SEARCH >= len(x) or not self._update_pairs(
+                            x, now, self.pair_strayed):
+                        self._find_pairs(x, now)
+        if not last:
+            np.copyto(self.v_last, v)
 
 
 CONTACT_PASSES = 2
+
+AGAIN_TOLERANCE = 0.01
+"""The pass after the rope's re-solve looks at the particles the re-solve moved by more
+than this fraction of their radius (and those the ropes pushed): a particle moved less can
+sit at most that deep in a collider until the next substep's contacts."""
+
+PARTIAL_SEARCH = 4
+
+PARTIAL_PAIR_TESTS = 200_000
+"""Most box tests of a partial rope-rope search (segments searched now x segments searched
+since the last full search) before a full search is cheaper."""
+"""A broad phase is redone for the strayed particles only while they are fewer than 1 in
+PARTIAL_SEARCH of all (more, and one search for everything costs less than the merge)."""
 """Passes over all contacts per substep when rope-rope contacts are on."""
 
 MIN_MARGIN = 1e-4

@@ -1,12 +1,12 @@
-"""numba broad phase of the contacts: which triangles and which segment pairs to test.
+"""numba broad phase of the collider contacts: which triangles to test; the hashed grid.
 
-Run at the start of a frame, and again only when a particle strays from what was predicted
-(``contacts.FrameContacts``); the narrow phase in ``kernels_contact`` runs every substep on
-what this finds. Collider triangles are swept over the frame (start and end positions) and
-put in a hashed uniform grid; each particle queries the cells along the chord of its
-predicted free flight, grown by radius + margin, and keeps the triangles that chord comes
-within reach of. Rope segments go into the same kind of grid with a reach of radius +
-margin + motion relative to what all particles share. Cost: O(particles + triangles + box
+Run at the start of a frame, and again only for the particles that stray from their
+predicted path (``contacts.FrameContacts``); the narrow phase in ``kernels_contact`` runs
+every substep on what this finds. Collider triangles are swept over the frame (start and end
+positions) and put in a hashed uniform grid (``triangle_grid``, kept while the colliders do
+not move); each particle queries the cells along the chord of its predicted path, grown by
+radius + margin, and keeps the triangles that chord comes within reach of. The rope-rope
+broad phase (``kernels_segments``) uses the same grid. Cost: O(particles + triangles + box
 overlaps), not particles x triangles. Everything runs in a fixed order on one thread, so
 runs are bit-identical.
 """
@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .jit import kernel
-from .kernels_geometry import closest_on_segments, closest_on_triangle
+from .kernels_geometry import closest_on_triangle
 
 
 @kernel
@@ -92,10 +92,12 @@ def build_grid(lo, hi, inverse_cell, max_cells):
 
 @kernel
 def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
-    """True if the chord (x0 + f d, f in [0, 1]), sampled at ``samples`` + 1 points, comes
-    within ``limit`` of triangle (i0, i1, i2) of ``vertices``."""
-    for k in range(samples + 1):
-        f = k / samples
+    """True if some midpoint of the ``samples`` equal pieces of the chord (x0 + f d, f in
+    [0, 1]) is within ``limit`` of triangle (i0, i1, i2) of ``vertices`` (the caller adds
+    half a piece's length to the reach: every point of the chord is that close to a
+    midpoint)."""
+    for k in range(samples):
+        f = (k + 0.5) / samples
         px, py, pz = x0 + f * dx, y0 + f * dy, z0 + f * dz
         qx, qy, qz, _, _, _, _ = closest_on_triangle(
             px, py, pz, vertices[i0, 0], vertices[i0, 1], vertices[i0, 2], vertices[i1, 0],
@@ -107,23 +109,11 @@ def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
 
 
 @kernel
-def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
-                        triangle_thickness, cell, max_cells):
-    """Candidate triangles of each particle for (the rest of) one frame.
-
-    x (N, 3) [m] particles now; x_end (N, 3) [m] where their free flight would take them by
-    the end of the frame (the chord of the path); reach (N,) [m] radius + margin + the
-    path's bulge off the chord (0 = never collides, e.g. pinned); vertices / vertices_end
-    (V, 3) [m] all colliders at the start and end of the frame; triangles (T, 3);
-    triangle_thickness (T,) [m]; cell [m] the grid cell size; max_cells the most cells a
-    box may cover before it is handled by brute force (a huge ground triangle). The swept
-    triangles go into the grid, each particle queries the cells of its path's box, and a pair
-    is kept if the chord, sampled every ``reach`` or less, comes within reach + thickness +
-    the triangle's largest vertex motion + half the sample spacing of the triangle at the
-    start of the frame. As long as a particle stays within its margin of its predicted path
-    (``left_chord``), every contact it can have is in the list. Returns CSR (offsets (N + 1,),
-    triangle ids)."""
-    n = x.shape[0]
+def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, max_cells):
+    """The swept triangles of one frame in a hashed grid of cell ``cell`` [m]: their boxes
+    over the frame grown by the thickness [m] (t_lo, t_hi (T, 3)), slack (T,) [m] thickness +
+    largest vertex motion, and ``build_grid``'s (start, ids, oversize, mask). Computed once
+    per frame (or once for a static collider) and queried by ``collider_candidates``."""
     m = triangles.shape[0]
     t_lo = np.empty((m, 3))
     t_hi = np.empty((m, 3))
@@ -148,16 +138,38 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
             t_lo[t, c] -= grow
             t_hi[t, c] += grow
         slack[t] = motion + grow
+    start, ids, oversize, mask = build_grid(t_lo, t_hi, 1.0 / cell, max_cells)
+    return t_lo, t_hi, slack, start, ids, oversize, mask
+
+
+@kernel
+def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t_hi, slack,
+                        start, ids, oversize, mask, cell, max_cells):
+    """Candidate triangles of the ``particles`` (K,) (ids) for (the rest of) one frame.
+
+    x (N, 3) [m] particles now; x_end (N, 3) [m] where their predicted path takes them by the
+    end of the frame (its chord); reach (N,) [m] radius + margin + the
+    path's bulge off the chord (0 = never collides, e.g. pinned); vertices (V, 3) [m] all
+    colliders at the start of the frame; triangles (T, 3); the swept triangles' grid of
+    ``triangle_grid`` (t_lo ... mask) with its cell [m]; max_cells the most cells a box may
+    cover before it is handled by brute force (a huge ground triangle). Each particle
+    queries the cells of its path's box, and a pair is kept if the midpoint of some piece of
+    the chord (pieces no longer than ``reach``) comes within reach + the triangle's slack +
+    half a piece of the triangle at the start of the frame. As long as a particle stays
+    within its margin of its predicted path (``left_chord``), every contact it can have is in
+    the list. Returns CSR over ``particles``: (offsets (K + 1,), triangle ids)."""
+    n = particles.shape[0]
+    m = triangles.shape[0]
     inverse_cell = 1.0 / cell
-    start, ids, oversize, mask = build_grid(t_lo, t_hi, inverse_cell, max_cells)
     marker = np.full(m, -1, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     candidates = np.empty(max(4 * n, 64), dtype=np.int64)
     count = 0
     p_lo = np.empty(3)
     p_hi = np.empty(3)
-    for p in range(n):
-        offsets[p] = count
+    for index in range(n):
+        offsets[index] = count
+        p = particles[index]
         r = reach[p]
         if not r > 0.0:
             continue
@@ -168,7 +180,7 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
         dx, dy, dz = x_end[p, 0] - x0, x_end[p, 1] - y0, x_end[p, 2] - z0
         length = math.sqrt(dx * dx + dy * dy + dz * dz)
         samples = min(max(np.int64(math.ceil(length / r)), 1), 64)
-        base = r + 0.5 * length / samples
+        base = r + 0.5 * length / samples  # a piece's midpoint is that close to all of it
         i0, j0, k0, i1, j1, k1, cells = _span(p_lo, p_hi, inverse_cell)
         brute = cells > max_cells
         scan = m if brute else np.int64(cells)
@@ -209,95 +221,41 @@ def collider_candidates(x, x_end, reach, vertices, vertices_end, triangles,
 
 
 @kernel
-def segment_candidates(x, reach, edges, edge_chain, edge_arc, skip_radius, cell, max_cells):
-    """Candidate segment pairs (K, 2), first < second, for rope-rope contacts.
-
-    x (N, 3) [m] now; reach (N,) [m] radius + margin + how far the particle moves relative
-    to the motion all particles share (a common translation changes no distance, so a
-    falling scene needs no bigger reach than a resting one); edges (M, 2); edge_chain (M,)
-    the chain (rope) of each edge or -1; edge_arc (M, 2) [m] rest arc length along its chain
-    of each edge's two ends (low, high); skip_radius (N,) [m]. Pairs that share a particle,
-    or lie closer than the sum of their skip radii along the same rope (at least r_a + r_b:
-    they would touch when it is straight), are never candidates; the others are kept if
-    their distance now is within the sum of their reaches."""
-    m = edges.shape[0]
-    lo = np.empty((m, 3))
-    hi = np.empty((m, 3))
-    segment_reach = np.empty(m)
-    segment_radius = np.empty(m)
-    for e in range(m):
-        a, b = edges[e, 0], edges[e, 1]
-        segment_reach[e] = max(reach[a], reach[b])
-        segment_radius[e] = max(skip_radius[a], skip_radius[b])
-        for c in range(3):
-            lo[e, c] = min(x[a, c], x[b, c]) - segment_reach[e]
-            hi[e, c] = max(x[a, c], x[b, c]) + segment_reach[e]
-    inverse_cell = 1.0 / cell
-    start, ids, oversize, mask = build_grid(lo, hi, inverse_cell, max_cells)
-    marker = np.full(m, -1, dtype=np.int64)
-    pairs = np.empty((max(2 * m, 64), 2), dtype=np.int64)
+def merge_candidates(offsets, candidates, particles, new_offsets, new_candidates):
+    """The CSR lists (offsets (N + 1,), ids) with the lists of ``particles`` (K,) (sorted
+    ids) replaced by (new_offsets (K + 1,), new_candidates)."""
+    n = offsets.shape[0] - 1
+    merged_offsets = np.empty(n + 1, dtype=np.int64)
+    total = candidates.shape[0] + new_candidates.shape[0]
+    for index in range(particles.shape[0]):
+        p = particles[index]
+        total -= offsets[p + 1] - offsets[p]
+    merged = np.empty(total, dtype=np.int64)
     count = 0
-    for e in range(m):
-        a0, a1 = edges[e, 0], edges[e, 1]
-        i0, j0, k0, i1, j1, k1, cells = _span(lo[e], hi[e], inverse_cell)
-        brute = cells > max_cells
-        scan = m if brute else np.int64(cells)
-        for s in range(scan + oversize.shape[0]):
-            if s >= scan:
-                first, last = s - scan, s - scan + 1
-            elif brute:
-                first, last = s, s + 1
-            else:
-                dj = k1 - k0 + 1
-                di = (j1 - j0 + 1) * dj
-                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
-                first, last = start[key], start[key + 1]
-            for entry in range(first, last):
-                if s >= scan:
-                    f = oversize[entry]
-                elif brute:
-                    f = entry
-                else:
-                    f = ids[entry]
-                if f <= e or marker[f] == e:
-                    continue
-                marker[f] = e
-                b0, b1 = edges[f, 0], edges[f, 1]
-                if a0 == b0 or a0 == b1 or a1 == b0 or a1 == b1:
-                    continue
-                if not (lo[e, 0] <= hi[f, 0] and lo[f, 0] <= hi[e, 0] and lo[e, 1] <= hi[f, 1]
-                        and lo[f, 1] <= hi[e, 1] and lo[e, 2] <= hi[f, 2]
-                        and lo[f, 2] <= hi[e, 2]):
-                    continue
-                if edge_chain[e] >= 0 and edge_chain[e] == edge_chain[f]:
-                    gap = max(edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1])
-                    if gap <= segment_radius[e] + segment_radius[f]:
-                        continue
-                u, t = closest_on_segments(x, a0, a1, b0, b1)
-                d2 = 0.0
-                for c in range(3):
-                    d = ((x[a0, c] + u * (x[a1, c] - x[a0, c]))
-                         - (x[b0, c] + t * (x[b1, c] - x[b0, c])))
-                    d2 += d * d
-                limit = segment_reach[e] + segment_reach[f]
-                if d2 <= limit * limit:
-                    if count == pairs.shape[0]:
-                        grown = np.empty((2 * count, 2), dtype=np.int64)
-                        grown[:count] = pairs
-                        pairs = grown
-                    pairs[count, 0] = e
-                    pairs[count, 1] = f
-                    count += 1
-    return pairs[:count].copy()
+    index = 0
+    for p in range(n):
+        merged_offsets[p] = count
+        if index < particles.shape[0] and particles[index] == p:
+            first, last = new_offsets[index], new_offsets[index + 1]
+            merged[count:count + last - first] = new_candidates[first:last]
+            index += 1
+        else:
+            first, last = offsets[p], offsets[p + 1]
+            merged[count:count + last - first] = candidates[first:last]
+        count += last - first
+    merged_offsets[n] = count
+    return merged_offsets, merged
 
 
 @kernel
-def left_chord(x, x0, x_end, w, slack):
-    """True if some free particle (w > 0) is farther than ``slack`` [m] from the chord
-    x0 -> x_end its collider candidates were found for (``collider_candidates``): only then
-    may the candidates miss a contact. A particle held by a contact stays near the chord's
-    start and never triggers it."""
+def left_chord(x, x0, x_end, w, slack, strayed):
+    """How many free particles (w > 0) are farther than ``slack`` [m] from the chord
+    x0 -> x_end their collider candidates were found for (``collider_candidates``), flagged
+    in ``strayed`` (N,) (set to 1, others 0): only their candidates may miss a contact. A
+    particle held by a contact stays near the chord's start and never strays."""
+    count = 0
     for i in range(x.shape[0]):
+        strayed[i] = 0
         if not w[i] > 0.0:
             continue
         dx, dy, dz = x_end[i, 0] - x0[i, 0], x_end[i, 1] - x0[i, 1], x_end[i, 2] - x0[i, 2]
@@ -307,81 +265,6 @@ def left_chord(x, x0, x_end, w, slack):
         f = min(max(f, 0.0), 1.0)
         d2 = (rx - f * dx) ** 2 + (ry - f * dy) ** 2 + (rz - f * dz) ** 2
         if d2 > slack * slack:
-            return True
-    return False
-
-
-@kernel
-def left_shared_motion(x, x0, allowance, displacement):
-    """True if some particle's displacement since x0 differs from a displacement shared by
-    all by more than its ``allowance`` (N,) [m] (``displacement`` (N, 3) scratch). Two
-    particles' distance changes by at most the sum of their differences, so while this is
-    False the rope-rope candidates (``segment_candidates``, found with reach = radius +
-    allowance) hold every contact. A heap settling as a whole moves alike everywhere and
-    does not trigger it. The shared displacement is the midrange, which minimises the
-    largest difference."""
-    low = np.full(3, np.inf)
-    high = np.full(3, -np.inf)
-    for i in range(x.shape[0]):
-        for c in range(3):
-            d = x[i, c] - x0[i, c]
-            displacement[i, c] = d
-            low[c] = min(low[c], d)
-            high[c] = max(high[c], d)
-    mx, my, mz = 0.5 * (low[0] + high[0]), 0.5 * (low[1] + high[1]), 0.5 * (low[2] + high[2])
-    for i in range(x.shape[0]):
-        d2 = ((displacement[i, 0] - mx) ** 2 + (displacement[i, 1] - my) ** 2
-              + (displacement[i, 2] - mz) ** 2)
-        if d2 > allowance[i] * allowance[i]:
-            return True
-    return False
-
-
-@kernel
-def segment_reach(x, v, w, pin_velocity, radius, slack, gravity, remaining, h, edges):
-    """Reach of each particle for ``segment_candidates`` over the next stretch of the frame.
-
-    The stretch (horizon) is the rest of the frame, shortened where ropes move fast against
-    each other (landing, a whip) so that the 90th percentile of relative motion stays within
-    2 r, but never below one substep h [s]: the broad phase is then redone after it.
-    allowance = slack + |v - v_shared| horizon (+ g horizon^2 / 2 for pinned particles,
-    which do not fall with the others), reach = radius + allowance. Returns (reach,
-    allowance, grid cell [m], horizon [s])."""
-    n = x.shape[0]
-    shared = np.zeros(3)
-    free = 0
-    for i in range(n):
-        if w[i] > 0.0:
-            free += 1
-            for c in range(3):
-                shared[c] += v[i, c]
-    if free:
-        shared /= free
-    relative = np.empty(n)
-    for i in range(n):
-        d2 = 0.0
-        for c in range(3):
-            velocity = v[i, c] if w[i] > 0.0 else pin_velocity[i, c]
-            d2 += (velocity - shared[c]) ** 2
-        relative[i] = math.sqrt(d2)
-    fast = np.percentile(relative, 90.0) if n else 0.0
-    typical = np.median(radius) if n else 0.0
-    horizon = remaining
-    if fast * remaining > 2.0 * typical:
-        horizon = min(remaining, max(h, 2.0 * typical / fast))
-    rise = 0.5 * math.sqrt(gravity[0] ** 2 + gravity[1] ** 2 + gravity[2] ** 2) * horizon ** 2
-    allowance = np.empty(n)
-    reach = np.empty(n)
-    for i in range(n):
-        allowance[i] = slack[i] + relative[i] * horizon + (0.0 if w[i] > 0.0 else rise)
-        reach[i] = radius[i] + allowance[i]
-    m = edges.shape[0]
-    extent = np.empty(m)
-    for e in range(m):
-        a, b = edges[e, 0], edges[e, 1]
-        longest = 0.0
-        for c in range(3):
-            longest = max(longest, abs(x[a, c] - x[b, c]))
-        extent[e] = longest + 2.0 * max(reach[a], reach[b])
-    cell = max(np.median(extent), 1e-4) if m else 1.0
-    return reach, allowance, cell, horizon
+            strayed[i] = 1
+            count += 1
+    return count

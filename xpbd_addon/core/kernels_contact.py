@@ -49,7 +49,7 @@ from .kernels_geometry import (
 )
 from .topology import PARTICLE_V, PARTICLE_X
 
-__all__ = ["collider_contacts", "gather_moved", "mesh_normals", "plane_contacts",
+__all__ = ["collider_contacts", "face_normals", "gather_moved", "mesh_normals", "plane_contacts",
            "segment_contacts"]
 
 _TINY = 1e-12
@@ -63,6 +63,21 @@ def _corners(corners, t):
     """The three corners of triangle t from the (T, 9) table of ``collider_contacts``."""
     return (corners[t, 0], corners[t, 1], corners[t, 2], corners[t, 3], corners[t, 4],
             corners[t, 5], corners[t, 6], corners[t, 7], corners[t, 8])
+
+
+@kernel
+def face_normals(corners, out):
+    """Unit normals (T, 3) of the triangles of a (T, 9) corner table, into ``out``; zero for a
+    triangle collapsed to a line or a point (|(b - a) x (c - a)|^2 <= 1e-36 m^4)."""
+    for t in range(corners.shape[0]):
+        ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
+        nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+        length2 = nx * nx + ny * ny + nz * nz
+        if length2 > _TINY * _TINY * _TINY:
+            inverse = 1.0 / math.sqrt(length2)
+            out[t, 0], out[t, 1], out[t, 2] = nx * inverse, ny * inverse, nz * inverse
+        else:
+            out[t, 0] = out[t, 1] = out[t, 2] = 0.0
 
 
 @kernel
@@ -102,27 +117,27 @@ def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
 
 
 @kernel
-def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertices,
-                      vertices_end, triangle_motion, triangles, triangle_edges,
+def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
+                      vertices, vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, offsets, candidates, push_max,
                       distance, moved, only, selective, max_motion, extra):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
-    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
-    (N,) [m]; corners (T, 9) [m] the triangles' corners at s1 (contiguous: the hot loop
-    reads one row per candidate instead of gathering three vertices), vertices / vertices_end
-    at the start
-    and end of the frame, triangle_motion (T, 3) [m] each triangle's centroid displacement
-    over a substep, triangles (T, 3), triangle_edges (T, 3), triangle_collider (T,), the
-    pseudo-normals of ``mesh_normals`` at the start and end of the frame; collider_params
-    (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of each collider; offsets/candidates
-    from ``collider_candidates``; push_max [m] the largest correction beyond the substep's
-    approach; distance (K,) scratch; moved (N,) set to 1 where a particle moved; with
-    ``selective``, only particles flagged in ``only`` (N,) are looked at; max_motion [m]
-    the largest |triangle_motion|; extra (N,) [m] a move of this substep to count as
-    approach besides the particle's path (what the rope's re-solve moved it, else 0).
+    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius (N,)
+    [m]; corners (T, 9) [m] the triangles' corners at s1 (contiguous: the hot loop reads one row per
+    candidate instead of gathering three vertices), face_normal (T, 3) their unit normals at s1
+    (zero for a collapsed triangle), vertices / vertices_end at the start and end of the frame,
+    triangle_motion (T, 3) [m] each triangle's centroid displacement over a substep, triangles (T,
+    3), triangle_edges (T, 3), triangle_collider (T,), the pseudo-normals of ``mesh_normals`` at the
+    start and end of the frame; collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of
+    each collider; offsets/candidates from ``collider_candidates``; push_max [m] the largest
+    correction beyond the substep's approach; distance (K,) scratch (squared distances [m^2], or
+    lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
+    particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest |triangle_motion|;
+    extra (N,) [m] a move of this substep to count as approach besides the particle's path (what the
+    rope's re-solve moved it, else 0).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -153,15 +168,20 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
         region = 0
         for k in range(k0, k1):
             t = candidates[k]
-            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-            nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-            if not nx * nx + ny * ny + nz * nz > _TINY * _TINY * _TINY:
+            nx, ny, nz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
+            if nx == 0.0 and ny == 0.0 and nz == 0.0:
                 distance[k] = np.inf  # collapsed while deforming: no normal, skip it
+                continue
+            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
+            plane = (px - ax) * nx + (py - ay) * ny + (pz - az) * nz
+            if plane * plane >= best_d2 and not may_cross:
+                # its plane is no nearer than the best triangle: neither is the triangle
+                distance[k] = plane * plane
                 continue
             fx, fy, fz, b0, b1, b2, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx,
                                                                   by, bz, cx, cy, cz)
             d2 = (px - fx) ** 2 + (py - fy) ** 2 + (pz - fz) ** 2
-            distance[k] = math.sqrt(d2)
+            distance[k] = d2
             if d2 < best_d2:
                 best, best_d2 = t, d2
                 qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
@@ -186,10 +206,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
         contact = r + collider_params[collider, 0]
         closed = collider_params[collider, 3] > 0.5
         i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
-        ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, primary)
-        fx, fy, fz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-        length = math.sqrt(fx * fx + fy * fy + fz * fz)
-        fx, fy, fz = fx / length, fy / length, fz / length
+        ax, ay, az = corners[primary, 0], corners[primary, 1], corners[primary, 2]
+        fx, fy, fz = face_normal[primary, 0], face_normal[primary, 1], face_normal[primary, 2]
         if hit >= 0:  # move with the triangle's centroid, leave on the side it came from
             u0 = u1 = u2 = 1.0 / 3.0
             qx, qy, qz = ax, ay, az
@@ -239,12 +257,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, vertic
         for k in range(k0, k1):
             t = candidates[k]
             shell = r + collider_params[triangle_collider[t], 0]
-            if t == primary or not distance[k] < shell + depth:
+            if t == primary or not distance[k] < (shell + depth) * (shell + depth):
                 continue
             ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-            hx, hy, hz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-            norm = math.sqrt(hx * hx + hy * hy + hz * hz)
-            hx, hy, hz = hx / norm, hy / norm, hz / norm
+            hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
             # its plane bounds the distance from below: the neighbours of the primary in a
             # smooth surface are that far already, and need no closest point
             if abs((px - ax) * hx + (py - ay) * hy + (pz - az) * hz) >= shell:
@@ -340,7 +356,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, friction,
-                     moved):
+                     moved, only, selective):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
     order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
     the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
@@ -351,11 +367,15 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
 
     Friction (one coefficient for sticking and sliding) acts on the relative tangential
     displacement of the closest points the same way. Push-out cap and velocity rule as in
-    ``collider_contacts``; coincident segments separate along a fixed perpendicular."""
+    ``collider_contacts``; coincident segments separate along a fixed perpendicular. With
+    ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
+    particles moved are flagged in ``moved``."""
     inverse_scale = 1.0 / velocity_scale
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
+        if selective and only[a0] == 0 and only[a1] == 0 and only[b0] == 0 and only[b1] == 0:
+            continue
         # most candidate pairs are apart in any one substep: midpoints farther than the half
         # lengths plus the radii rule the pair out for the price of two square roots
         half_a2 = 0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2

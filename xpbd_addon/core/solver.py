@@ -41,9 +41,10 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_direct as direct
         from . import kernels_geometry as geometry
         from . import kernels_resolve as resolve
+        from . import kernels_segments as segments
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, geometry, contact, broad, resolve))
+        _drop_stale_cache((sweep, direct, geometry, contact, broad, resolve, segments))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -96,7 +97,7 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 _STAMP = "xpbd-kernels.sha256"
 _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels.py", "kernels_direct.py",
                    "kernels_geometry.py", "kernels_contact.py", "kernels_broadphase.py",
-                   "kernels_resolve.py")
+                   "kernels_resolve.py", "kernels_segments.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
