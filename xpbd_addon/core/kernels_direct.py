@@ -185,7 +185,7 @@ def _edge_row(buffer, edge_buffer, a, e, inverse_h2, first, lanes):
 
 @kernel
 def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
-             lanes):
+             predict, settle, motion, lanes):
     """Thomas forward elimination of the chain's stretch system, scaled by the lengths.
 
     With d_e = x_e - x_{e+1} (unnormalised) and mu_e = dlambda_e / |d_e|, the system of the
@@ -196,7 +196,13 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h
     as in the sweep. The matrix is symmetric, so row e's lower entry is row e - 1's upper one:
     row e computes it from d_{e-1} and d_e and finishes row e - 1's factor c'_{e-1} = upper /
     pivot (the C' field holds 1 / pivot until then). ``first``: the first Newton step of a
-    substep (lambda 0); later steps first add the last step's mu |d| to lambda."""
+    substep (lambda 0); later steps first add the last step's mu |d| to lambda.
+
+    With ``predict``, row e first predicts (``_predict``, ``settle`` and ``motion`` = (g0, g1,
+    g2, h, velocity_scale)) the particle it reaches, so that the predict costs no pass of its
+    own. ``first``, ``predict`` and ``settle`` are literals at every call (one compiled
+    variant each): as run-time flags they cost the vector loop more than they save."""
+    g0, g1, g2, h, velocity_scale = motion
     L = np.uint64(lanes)
     L2 = L + L
     PS = _PSTRIDE * L
@@ -205,9 +211,16 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h
     N = _FN * L
     CP = _FCP * L
     DP = _FDP * L
+    if predict:
+        for lane in range(L):
+            _predict(buffer, particle_offset + np.uint64(lane), g0, g1, g2, h, velocity_scale,
+                     settle, lanes)
     for lane in range(L):
         l = np.uint64(lane)
         e = edge_offset + l
+        if predict:
+            _predict(buffer, particle_offset + PS + l, g0, g1, g2, h, velocity_scale, settle,
+                     lanes)
         _, _, _, diagonal, rhs = _edge_row(buffer, edge_buffer, particle_offset + l, e,
                                            inverse_h2, first, lanes)
         inverse_pivot = 1.0 / diagonal if diagonal > 0.0 else 0.0
@@ -221,6 +234,8 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h
             l = np.uint64(lane)
             e = e0 + l
             a = a0 + l
+            if predict:
+                _predict(buffer, a + PS, g0, g1, g2, h, velocity_scale, settle, lanes)
             dx, dy, dz, diagonal, rhs = _edge_row(buffer, edge_buffer, a, e, inverse_h2, first,
                                                   lanes)
             d = e - ES
@@ -275,7 +290,7 @@ def _may_exceed(buffer, edge_buffer, a, e, mu, strain_limit, inverse_h2, lanes):
 
 @kernel
 def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
-                 strain_limit, lanes):
+                 predict, settle, motion, strain_limit, lanes):
     """One Newton step on the chain's stretch constraints (``_forward``, then back
     substitution from the free end, moving each particle as soon as both of its multipliers
     are known: dx_p = w_p (d_p mu_p - d_{p-1} mu_{p-1})). mu stays in the D' field,
@@ -295,7 +310,8 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
     CP = _FCP * L
     DP = _FDP * L
     XP = _FXP * L
-    _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first, lanes)
+    _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first, predict,
+             settle, motion, lanes)
     last = edges - _ONE
     e0 = edge_offset + last * ES
     i0 = particle_offset + edges * PS
@@ -628,27 +644,25 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
     PS = _PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
     edges = length - _ONE
+    motion = (g0, g1, g2, h, velocity_scale)
     if bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
-        if substep == 0:
-            for slot in range(length):
-                base = particle_offset + np.uint64(slot) * PS
-                for lane in range(L):
-                    _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
-                             False, lanes)
-        else:
-            for slot in range(length):
-                base = particle_offset + np.uint64(slot) * PS
-                for lane in range(L):
-                    _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
-                             True, lanes)
         if length < _TWO:
+            for lane in range(L):
+                _predict(buffer, particle_offset + np.uint64(lane), g0, g1, g2, h,
+                         velocity_scale, substep > 0, lanes)
             continue
-        lowest = edges
-        for iteration in range(newton_iterations):
+        # the first Newton step predicts on the way; flags as literals (see ``_forward``)
+        if substep == 0:
             lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                                  inverse_h2, iteration == 0, strain_limit, lanes)
+                                  inverse_h2, True, True, False, motion, strain_limit, lanes)
+        else:
+            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                                  inverse_h2, True, True, True, motion, strain_limit, lanes)
+        for _ in range(newton_iterations - 1):
+            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                                  inverse_h2, False, False, False, motion, strain_limit, lanes)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
             if strain_limit >= 0.0:  # bending moved the particles after the check

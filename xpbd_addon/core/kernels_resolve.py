@@ -53,10 +53,12 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
             buffer[i + XP] = buffer[i + X]
             buffer[i + XP + L] = buffer[i + X + L]
             buffer[i + XP + L2] = buffer[i + X + L2]
-    lowest = edges
-    for iteration in range(newton_iterations):
+    motion = (0.0, 0.0, 0.0, h, velocity_scale)  # no predict here
+    lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2,
+                          True, False, False, motion, strain_limit, lanes)
+    for _ in range(newton_iterations - 1):
         lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                              inverse_h2, iteration == 0, strain_limit, lanes)
+                              inverse_h2, False, False, False, motion, strain_limit, lanes)
     _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):
