@@ -396,24 +396,38 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
         gap = math.sqrt(dx * dx + dy * dy + dz * dz)
         contact = (radius[a0] + s * (radius[a1] - radius[a0])
                    + radius[b0] + t * (radius[b1] - radius[b0]))
-        if gap >= contact:
-            continue
         c0, c1, c2, c3 = 1.0 - s, s, -(1.0 - t), -t  # gradient weights of the four ends
-        W = c0 * c0 * w[a0] + c1 * c1 * w[a1] + c2 * c2 * w[b0] + c3 * c3 * w[b1]
-        if not W > 0.0:
-            continue
-        if gap > _TINY:
-            nx, ny, nz = dx / gap, dy / gap, dz / gap
-        else:
-            nx, ny, nz = _perpendicular(x[a1, 0] - x[a0, 0], x[a1, 1] - x[a0, 1],
-                                        x[a1, 2] - x[a0, 2], x[b1, 0] - x[b0, 0],
-                                        x[b1, 1] - x[b0, 1], x[b1, 2] - x[b0, 2])
         # relative displacement of the closest points over the substep
         rx = ry = rz = 0.0
         for end, c in ((a0, c0), (a1, c1), (b0, c2), (b1, c3)):
             rx += c * v[end, 0] * inverse_scale
             ry += c * v[end, 1] * inverse_scale
             rz += c * v[end, 2] * inverse_scale
+        # Passed through each other in this substep (the rope's own solve can snap a taut
+        # rope through a heavy one)? Then the gap at the substep's start, d - r, points the
+        # other way and the segments overlap sideways: the contact is on the side they came
+        # from, at the signed distance along that normal.
+        px, py, pz = dx - rx, dy - ry, dz - rz
+        before = math.sqrt(px * px + py * py + pz * pz)
+        crossed = False
+        if px * dx + py * dy + pz * dz < 0.0 and before > _TINY:
+            nx, ny, nz = px / before, py / before, pz / before
+            signed = dx * nx + dy * ny + dz * nz
+            lx, ly, lz = dx - signed * nx, dy - signed * ny, dz - signed * nz
+            crossed = lx * lx + ly * ly + lz * lz < contact * contact
+        if crossed:
+            gap = signed
+        elif gap >= contact:
+            continue
+        elif gap > _TINY:
+            nx, ny, nz = dx / gap, dy / gap, dz / gap
+        else:
+            nx, ny, nz = _perpendicular(x[a1, 0] - x[a0, 0], x[a1, 1] - x[a0, 1],
+                                        x[a1, 2] - x[a0, 2], x[b1, 0] - x[b0, 0],
+                                        x[b1, 1] - x[b0, 1], x[b1, 2] - x[b0, 2])
+        W = c0 * c0 * w[a0] + c1 * c1 * w[a1] + c2 * c2 * w[b0] + c3 * c3 * w[b1]
+        if not W > 0.0:
+            continue
         approach = max(-(rx * nx + ry * ny + rz * nz), 0.0)
         depth = min(contact - gap, approach + push_max)
         kept = min(depth, approach)
