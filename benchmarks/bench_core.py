@@ -6,8 +6,11 @@ default direct solve, the direct solve with bending stiffness, ``step`` with
 ``solver="sweep"`` (plain XPBD; lanes, bit-identical to the
 sequential sweep, which is checked here), the sequential sweep alone, the sweep spread over
 threads, and a plain-numpy implementation of the same sweep (vectorised across ropes, the
-chain walked in order, so it is the same Gauss-Seidel update). Then cold compile and cached
-load of the kernels, each in a fresh process.
+chain walked in order, so it is the same Gauss-Seidel update). Then the cost of the direct solve
+relative to the sweep, per particle-substep: frames of the two alternate in one process (``step``
+as a user calls it, threads where ``step`` uses them), the ratio of each pair of frames, median and
+range, so that load from other processes hits both alike. Then cold compile and cached load of
+the kernels, each in a fresh process.
 
     python -m benchmarks.bench_core [--quick]
 """
@@ -76,6 +79,21 @@ def time_frames(run, frames: int) -> float:
     return float(np.median(samples))
 
 
+def paired_ratio(run_a, run_b, pairs: int) -> tuple[float, float, float]:
+    """Median, min and max over ``pairs`` of time(run_a) / time(run_b), the two alternating
+    (after one warm-up call of each)."""
+    run_a()
+    run_b()
+    ratios = []
+    for _ in range(pairs):
+        start = time.perf_counter()
+        run_a()
+        middle = time.perf_counter()
+        run_b()
+        ratios.append((middle - start) / (time.perf_counter() - middle))
+    return float(np.median(ratios)), float(min(ratios)), float(max(ratios))
+
+
 def measure_scene(count: int, points: int, quick: bool) -> dict:
     frames = max(3, int((5 if quick else 30) * 1e4 / (count * points)))
     frames = min(frames, 200)
@@ -87,10 +105,15 @@ def measure_scene(count: int, points: int, quick: bool) -> dict:
         row[name + "_ns"] = seconds / work * 1e9
 
     bending = {"bending_compliance": 1e-3}
+    runs = {}
     for name, options in (("direct", {}), ("bending", bending), ("sweep", {"solver": "sweep"})):
         model = ropes(count, points, **options)
         state = model.state()
-        record(name, time_frames(lambda m=model, s=state: step(m, s, DT, SUBSTEPS), frames))
+        runs[name] = lambda m=model, s=state: step(m, s, DT, SUBSTEPS)
+        record(name, time_frames(runs[name], frames))
+    pairs = max(5, min(frames, 60))
+    row["ratio"] = paired_ratio(runs["direct"], runs["sweep"], pairs)
+    row["ratio_bending"] = paired_ratio(runs["bending"], runs["sweep"], pairs)
     sweep = ropes(count, points, solver="sweep")
     state = sweep.state()
     record("sequential", time_frames(lambda: step_sequential(sweep, state, DT, SUBSTEPS),
@@ -163,6 +186,13 @@ def main(argv: list[str]) -> int:
                          else "-")
         same = "yes" if r["lanes_bit_identical"] else "NO"
         print(f"| {r['scene']} | " + " | ".join(cells) + f" | {same} |")
+    print("\nDirect solve / sweep (lanes), per particle-substep: alternating frames of `step`, "
+          "median [min-max] of the pairs' ratios\n")
+    print("| ropes x points | direct / sweep | direct + bending / sweep |")
+    print("|---|---|---|")
+    for r in rows:
+        cells = [f"{m:.2f} [{lo:.2f}-{hi:.2f}]" for m, lo, hi in (r["ratio"], r["ratio_bending"])]
+        print(f"| {r['scene']} | " + " | ".join(cells) + " |")
     print(f"\nKernels: cold compile {compile_info['cold_s']:.2f} s, "
           f"cached load {compile_info['cached_s']:.2f} s (first step of a fresh process, "
           "numba import included)")
