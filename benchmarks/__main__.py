@@ -1,8 +1,9 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin, collision, bake. The Blender ones need the bpy venv
-(build.py bench uses .venv, which has it); `builtin` also measures Blender 5.3 if `.venv-5.3`
-exists.
+Names: core, handler, startup, builtin, collision, cloth_collision, bake. The Blender ones
+need the bpy venv (build.py bench uses .venv, which has it); `builtin` also measures Blender
+5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with collisions on the scenes
+of `collision` (with our solver's rows beside it; `--blender53` adds bpy 5.3).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ SCRIPTS = {
     "startup": "bench_startup.py",
     "builtin": "blender_builtin.py",
     "collision": "bench_collision.py",
+    "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
 }
 
