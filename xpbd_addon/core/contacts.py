@@ -118,8 +118,11 @@ class MeshScene:
         self.frame_motion = motion[self.triangles].mean(axis=1)
         self.triangle_motion = self.frame_motion
         """Displacement of each triangle's centroid over one substep [m], (T, 3)"""
+        self.vertex_motion = float(np.sqrt(np.einsum("ij,ij->i", motion, motion).max(
+            initial=0.0)))
+        """Largest displacement of a collider vertex over the frame [m]"""
         self.max_motion = 0.0
-        """Largest of those [m]"""
+        """Largest displacement of a collider point over one substep [m] (0: static)"""
 
     def at(self, fraction: float, substeps: int) -> None:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
@@ -130,8 +133,8 @@ class MeshScene:
             self._kernels.face_normals(self.corners, self.face_normal)
         if self.triangle_motion is self.frame_motion:
             self.triangle_motion = self.frame_motion / substeps
-            self.max_motion = float(np.sqrt(np.einsum(
-                "ij,ij->i", self.triangle_motion, self.triangle_motion).max(initial=0.0)))
+            # vertices, not centroids: a triangle spinning about its centre moves too
+            self.max_motion = self.vertex_motion / substeps
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                         kernels: Any, only: np.ndarray | None = None) -> None:
@@ -392,13 +395,14 @@ class FrameContacts:
         touched, collided = self.touched, self.collided
         passes = CONTACT_PASSES if len(self.pairs) else 1
         for index in range(passes):
-            # the second pass: the rope pairs at particles the colliders moved, then the
-            # colliders for what the ropes moved again
+            # the second pass: all rope pairs again, then the colliders for what the ropes
+            # moved (a second pass at the pairs the colliders moved alone lets a rope lying
+            # on another slide off it)
             selective = index > 0
             if len(self.pairs):
                 k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
                                    self.pairs, self.push_max, model.self_friction, touched,
-                                   collided, selective)
+                                   collided, False)
             if scene is not None and len(scene.candidates):
                 k.collider_contacts(
                     x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
@@ -437,7 +441,7 @@ class FrameContacts:
         only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
         if len(self.pairs):
             k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                               self.pairs, self.push_max, 0.0, touched, only, True)
+                               self.pairs, self.push_max, 0.0, touched, only, False)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0

@@ -135,9 +135,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     each collider; offsets/candidates from ``collider_candidates``; push_max [m] the largest
     correction beyond the substep's approach; distance (K,) scratch (squared distances [m^2], or
     lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
-    particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest |triangle_motion|;
-    extra (N,) [m] a move of this substep to count as approach besides the particle's path (what the
-    rope's re-solve moved it, else 0).
+    particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
+    collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
+    substep to count as approach besides the particle's path (what the rope's re-solve moved it,
+    else 0).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -211,12 +212,17 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         if hit >= 0:  # move with the triangle's centroid, leave on the side it came from
             u0 = u1 = u2 = 1.0 / 3.0
             qx, qy, qz = ax, ay, az
-        mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-            vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (vertices_end[i2, 0] - vertices[i2, 0]))
-        my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-            vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (vertices_end[i2, 1] - vertices[i2, 1]))
-        mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-            vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (vertices_end[i2, 2] - vertices[i2, 2]))
+        mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
+        if max_motion > 0.0:
+            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
+                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
+                vertices_end[i2, 0] - vertices[i2, 0]))
+            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
+                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
+                vertices_end[i2, 1] - vertices[i2, 1]))
+            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
+                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
+                vertices_end[i2, 2] - vertices[i2, 2]))
         yx, yy, yz = ox + mx, oy + my, oz + mz
         ex, ey, ez = px - qx, py - qy, pz - qz
         gap = math.sqrt(ex * ex + ey * ey + ez * ez)
