@@ -200,8 +200,8 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h
 
     With ``predict``, row e first predicts (``_predict``, ``settle`` and ``motion`` = (g0, g1,
     g2, h, velocity_scale)) the particle it reaches, so that the predict costs no pass of its
-    own. ``first``, ``predict`` and ``settle`` are literals at every call (one compiled
-    variant each): as run-time flags they cost the vector loop more than they save."""
+    own. ``predict`` is a literal at every call (one compiled variant each): as a run-time
+    flag it cost the vector loop more than fusing saved."""
     g0, g1, g2, h, velocity_scale = motion
     L = np.uint64(lanes)
     L2 = L + L
@@ -653,13 +653,9 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                 _predict(buffer, particle_offset + np.uint64(lane), g0, g1, g2, h,
                          velocity_scale, substep > 0, lanes)
             continue
-        # the first Newton step predicts on the way; flags as literals (see ``_forward``)
-        if substep == 0:
-            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                                  inverse_h2, True, True, False, motion, strain_limit, lanes)
-        else:
-            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                                  inverse_h2, True, True, True, motion, strain_limit, lanes)
+        # the first Newton step predicts on the way (``predict`` a literal, see ``_forward``)
+        lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
+                              inverse_h2, True, True, substep > 0, motion, strain_limit, lanes)
         for _ in range(newton_iterations - 1):
             lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
                                   inverse_h2, False, False, False, motion, strain_limit, lanes)
