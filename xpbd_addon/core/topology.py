@@ -139,23 +139,27 @@ def decompose(particle_count: int, edges: np.ndarray) -> Decomposition:
 # Fields of one particle slot in the lane buffer, each LANES floats wide.
 PARTICLE_X = 0  # position x, y, z [m]
 PARTICLE_V = 3  # velocity x, y, z [m/s]
-PARTICLE_X_PREV = 6  # position at the start of the substep [m] (kernel scratch)
+PARTICLE_X_PREV = 6  # position at the start of the substep [m] (scratch; lane 0 of the spare
+#   slot before a block: the direct solve's row counter)
 PARTICLE_W = 9  # inverse mass [1/kg]
 PARTICLE_TETHER = 10  # +1 hangs after the chain's last pin, -1 before its first, else 0
 PARTICLE_BEND_COMPLIANCE = 11  # bending alpha [1/(N m)] at this point, -1 = no bending here
 PARTICLE_BEND_L1 = 12  # LDL^T factor of the bending system, to the row before (scratch)
 PARTICLE_BEND_L2 = 13  # ... to the row two before (scratch)
 PARTICLE_BEND_D_INVERSE = 14  # ... inverse pivot (scratch)
-PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row (scratch)
+PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row; x also |d| of
+#   the edge after the point between the stretch solve and its strain test (scratch)
 PARTICLE_STRIDE = 18
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
 EDGE_ACTIVE = 2  # 1.0 for a real edge, 0.0 for padding
-EDGE_N = 3  # unit direction x, y, z (direct solve scratch)
-EDGE_C_PRIME = 6  # Thomas upper factor (direct solve scratch)
+EDGE_N = 3  # segment vector d = x_{p+1} - x_p, not normalised [m] (direct solve scratch)
+EDGE_C_PRIME = 6  # Thomas upper factor; in the back substitution the lowest edge slot that may
+#   exceed the strain limit, per lane (direct solve scratch)
 EDGE_D_PRIME = 7  # Thomas right-hand side, then dlambda (direct solve scratch)
-EDGE_LAMBDA = 8  # accumulated lambda over Newton iterations (direct solve scratch)
+EDGE_LAMBDA = 8  # lambda of the substep's earlier Newton steps (the current one adds mu |d|)
+#   (direct solve scratch)
 EDGE_INVERSE_REST = 9  # 1 / rest length [1/m], 0 for padding (bending coefficients)
 EDGE_STRIDE = 10
 SPARE_SLOTS = 2
