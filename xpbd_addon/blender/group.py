@@ -201,14 +201,8 @@ class Group:
         for ids, t in zip(self.pinned_ids, targets, strict=True):
             pin_targets[ids] = t
         contacts = colliders.for_step(start, snapshot, *part)
-        try:
-            core.step(self.model, state, self.dt, self.substeps, gravity=self.gravity,
-                      pin_targets=pin_targets, colliders=contacts)
-        except ValueError as exc:
-            raise RopeError(f"The solver refused the input: {exc}") from exc
-        if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
-            raise RopeError("The simulation of the ropes colliding with each other produced "
-                            "NaN; nothing was written")
+        sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
+                         contacts, "The simulation of the ropes colliding with each other")
         o = self.offsets
         return [sim.Frame(state.x[o[k]:o[k + 1]].copy(), state.v[o[k]:o[k + 1]].copy(), t)
                 for k, t in enumerate(targets)]

@@ -215,13 +215,8 @@ class RopeSim:
         if snapshot is not None:
             contacts = colliders.for_step(start if start is not None else previous.colliders,
                                           snapshot, *part)
-        try:
-            core.step(self.model, state, self.dt, self.substeps, gravity=self.gravity,
-                      pin_targets=pin_targets, colliders=contacts)
-        except ValueError as exc:
-            raise RopeError(f"The solver refused the input: {exc}") from exc
-        if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
-            raise RopeError("The simulation produced NaN; nothing was written")
+        checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
+                     contacts, "The simulation")
         return Frame(state.x, state.v, targets, snapshot)
 
     def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
@@ -316,6 +311,19 @@ REGISTRY: dict[int, RopeSim] = {}
 FAILED: dict[int, tuple[str, str]] = {}
 """Objects that cannot be simulated: session_uid -> (settings key, message for the panel).
 Kept so a broken object is not rebuilt every frame; a new key or Reset retries."""
+
+
+def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
+                 pin_targets: np.ndarray, contacts: list[Any], what: str) -> None:
+    """``core.step`` in place on ``state``, its refusals and any NaN it produced turned into
+    a RopeError (``what`` names the simulation in the message): nothing gets written then."""
+    try:
+        core.step(model, state, dt, substeps, gravity=gravity, pin_targets=pin_targets,
+                  colliders=contacts)
+    except ValueError as exc:
+        raise RopeError(f"The solver refused the input: {exc}") from exc
+    if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
+        raise RopeError(f"{what} produced NaN; nothing was written")
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:

@@ -263,11 +263,16 @@ def _overlap(lo_a, hi_a, i, lo_b, hi_b, j):
 
 
 @kernel
-def _grown(pairs):
-    """``pairs`` (K, 2) copied into an array twice as long."""
-    grown = np.empty((2 * pairs.shape[0], 2), dtype=np.int64)
-    grown[:pairs.shape[0]] = pairs
-    return grown
+def _stored(pairs, count, e, f):
+    """``pairs`` (K, 2) with the pair (min, max) of e, f in row ``count``, grown to twice its
+    length first if full (a kept pair is rare: the call costs nothing in the scan)."""
+    if count == pairs.shape[0]:
+        grown = np.empty((2 * pairs.shape[0], 2), dtype=np.int64)
+        grown[:count] = pairs
+        pairs = grown
+    pairs[count, 0] = min(e, f)
+    pairs[count, 1] = max(e, f)
+    return pairs
 
 
 @kernel
@@ -327,10 +332,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                     continue
                 if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                               bound, position, velocity, acceleration, horizon):
-                    if count == pairs.shape[0]:
-                        pairs = _grown(pairs)
-                    pairs[count, 0] = min(e, f)
-                    pairs[count, 1] = max(e, f)
+                    pairs = _stored(pairs, count, e, f)
                     count += 1
         for other in range(extra.shape[0]):
             f = extra[other]
@@ -340,10 +342,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                 continue
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                           bound, position, velocity, acceleration, horizon):
-                if count == pairs.shape[0]:
-                    pairs = _grown(pairs)
-                pairs[count, 0] = min(e, f)
-                pairs[count, 1] = max(e, f)
+                pairs = _stored(pairs, count, e, f)
                 count += 1
     return pairs[:count].copy()
 
