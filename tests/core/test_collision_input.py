@@ -166,3 +166,15 @@ def test_moved_collider_shares_the_analysis():
     np.testing.assert_array_equal(later.vertices_end, V + 2.0)
     with pytest.raises(ValueError, match="^vertices:"):
         collider.moved(V[:3])
+
+
+def test_a_collider_cannot_change_under_the_caches_kept_on_it():
+    """Normals, the joined soup and its grid are kept on a collider across frames: its
+    vertices are a read-only copy, so neither the caller's array nor the collider's own can
+    change what it describes."""
+    vertices, triangles = box()
+    collider = Collider(vertices, triangles)
+    vertices[0] = (9.0, 9.0, 9.0)  # the caller's array: the collider is not affected
+    assert collider.vertices[0, 0] != 9.0
+    with pytest.raises(ValueError):
+        collider.vertices[0] = (9.0, 9.0, 9.0)

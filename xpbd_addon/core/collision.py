@@ -171,9 +171,12 @@ class Plane:
 
 
 def _as_vertices(value: Any, name: str) -> np.ndarray:
-    array = as_float_array(value, name, (None, 3))
+    array = as_float_array(value, name, (None, 3))  # a copy
     if array.size and np.abs(array).max() > MAX_COORDINATE:
         raise ValueError(f"{name}: coordinates beyond {MAX_COORDINATE:g} m")
+    # read-only: what is derived from a collider (normals, the joined soup and its grid) is
+    # kept on it across frames, so it must never change (a new frame is ``moved``)
+    array.flags.writeable = False
     return array
 
 
