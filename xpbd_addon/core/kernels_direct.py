@@ -16,7 +16,8 @@ elimination needs no pivoting. For one edge this is the seed's update exactly, a
 constraint under tension T still settles at C = alpha T.
 
 The data layout is the lane layout of ``topology.LaneLayout`` (16 chains interleaved), with
-the edge slots carrying four scratch fields: the unit direction n and the Thomas factors.
+the edge slots carrying scratch fields: the segment vector d and the Thomas factors (see
+``topology``). The bending solve that follows the stretch solve is in ``kernels_bending``.
 """
 
 from __future__ import annotations
@@ -27,57 +28,27 @@ import numpy as np
 from numba import prange
 
 from .jit import kernel, parallel_kernel
-from .topology import (
-    EDGE_ACTIVE,
-    EDGE_C_PRIME,
-    EDGE_COMPLIANCE,
-    EDGE_D_PRIME,
-    EDGE_INVERSE_REST,
-    EDGE_LAMBDA,
-    EDGE_N,
-    EDGE_REST,
-    EDGE_STRIDE,
-    PARTICLE_BEND_COMPLIANCE,
-    PARTICLE_BEND_D_INVERSE,
-    PARTICLE_BEND_L1,
-    PARTICLE_BEND_L2,
-    PARTICLE_BEND_Y,
-    PARTICLE_STRIDE,
-    PARTICLE_TETHER,
-    PARTICLE_V,
-    PARTICLE_W,
-    PARTICLE_X,
-    PARTICLE_X_PREV,
+from .kernels_bending import _bend_factor, _bend_solve
+from .kernels_lanes import (
+    _ESTRIDE,
+    _FACTIVE,
+    _FALPHA,
+    _FBY,
+    _FCP,
+    _FDP,
+    _FLAMBDA,
+    _FN,
+    _FREST,
+    _FT,
+    _FV,
+    _FW,
+    _FX,
+    _FXP,
+    _ONE,
+    _PSTRIDE,
+    _TWO,
+    _ZERO,
 )
-
-# Field numbers as unsigned constants (mixing uint64 indices with int64 values makes numba
-# promote to float64, and signed indices cost LLVM the proof it needs to vectorise). Each
-# kernel scales them by its lane count L, a literal per compiled variant
-# (``numba.literally`` in the entry points), so LLVM folds the offsets into constants.
-_FX = np.uint64(PARTICLE_X)
-_FV = np.uint64(PARTICLE_V)
-_FXP = np.uint64(PARTICLE_X_PREV)
-_FW = np.uint64(PARTICLE_W)
-_FT = np.uint64(PARTICLE_TETHER)
-_FBA = np.uint64(PARTICLE_BEND_COMPLIANCE)
-_FBL1 = np.uint64(PARTICLE_BEND_L1)
-_FBL2 = np.uint64(PARTICLE_BEND_L2)
-_FBD = np.uint64(PARTICLE_BEND_D_INVERSE)
-_FBY = np.uint64(PARTICLE_BEND_Y)
-_FIR = np.uint64(EDGE_INVERSE_REST)
-_FREST = np.uint64(EDGE_REST)
-_FALPHA = np.uint64(EDGE_COMPLIANCE)
-_FACTIVE = np.uint64(EDGE_ACTIVE)
-_FN = np.uint64(EDGE_N)
-_FCP = np.uint64(EDGE_C_PRIME)
-_FDP = np.uint64(EDGE_D_PRIME)
-_FLAMBDA = np.uint64(EDGE_LAMBDA)
-_PSTRIDE = np.uint64(PARTICLE_STRIDE)
-_ESTRIDE = np.uint64(EDGE_STRIDE)
-_ONE = np.uint64(1)
-_ZERO = np.uint64(0)
-_TWO = np.uint64(2)
-
 
 
 @kernel
@@ -377,161 +348,6 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
 # (B W B^T + alpha_tilde) dlambda = -C is one pentadiagonal matrix for the whole substep loop:
 # factored once per frame (LDL^T), solved per substep for the three components at once.
 # The straight line is the rest state (rest curvature is not kept).
-
-
-@kernel
-def _bend_coefficients(edge_buffer, e, lanes):
-    """(1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p) of the bending row at the particle slot whose
-    outgoing edge slot is ``e``."""
-    L = np.uint64(lanes)
-    ES = _ESTRIDE * L
-    IR = _FIR * L
-    before = edge_buffer[e - ES + IR]
-    after = edge_buffer[e + IR]
-    return before, -(before + after), after
-
-
-@kernel
-def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes):
-    """LDL^T factors of B W B^T + alpha_tilde, row by row (rows without bending are identity).
-
-    Row p couples with p - 1 through particles p - 1 and p, with p - 2 through p - 1:
-        A_pp     = w_{p-1} c-_p^2 + w_p c0_p^2 + w_{p+1} c+_p^2 + alpha_tilde_p
-        A_p,p-1  = w_{p-1} c0_{p-1} c-_p + w_p c+_{p-1} c0_p
-        A_p,p-2  = w_{p-1} c+_{p-2} c-_p
-    then l2_p = A_p,p-2 / d_{p-2}, l1_p = (A_p,p-1 - l2_p l1_{p-1} d_{p-2}) / d_{p-1},
-    d_p = A_pp - l1_p^2 d_{p-1} - l2_p^2 d_{p-2}.
-    """
-    L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    W = _FW * L
-    BA = _FBA * L
-    BL1 = _FBL1 * L
-    BL2 = _FBL2 * L
-    BD = _FBD * L
-    IR = _FIR * L
-    for slot in range(length):
-        p = np.uint64(slot)
-        i0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            i = i0 + l
-            e = e0 + l
-            active = 1.0 if buffer[i + BA] >= 0.0 else 0.0
-            active_1 = 1.0 if buffer[i - PS + BA] >= 0.0 else 0.0
-            active_2 = 1.0 if buffer[i - PS - PS + BA] >= 0.0 else 0.0
-            cm, c0, cp = _bend_coefficients(edge_buffer, e, lanes)
-            cm1, c01, cp1 = _bend_coefficients(edge_buffer, e - ES, lanes)
-            cp2 = edge_buffer[e - ES - ES + IR]
-            w_m = buffer[i - PS + W]
-            w_0 = buffer[i + W]
-            w_p = buffer[i + PS + W]
-            diagonal = active * (w_m * cm * cm + w_0 * c0 * c0 + w_p * cp * cp
-                                 + buffer[i + BA] * inverse_h2) + (1.0 - active)
-            a1 = active * active_1 * (w_m * c01 * cm + w_0 * cp1 * c0)
-            a2 = active * active_2 * (w_m * cp2 * cm)
-            d1 = 1.0 / buffer[i - PS + BD] if buffer[i - PS + BD] != 0.0 else 0.0
-            d2 = 1.0 / buffer[i - PS - PS + BD] if buffer[i - PS - PS + BD] != 0.0 else 0.0
-            l2 = a2 * buffer[i - PS - PS + BD]
-            l1 = (a1 - l2 * buffer[i - PS + BL1] * d2) * buffer[i - PS + BD]
-            pivot = diagonal - l1 * l1 * d1 - l2 * l2 * d2
-            buffer[i + BL1] = l1
-            buffer[i + BL2] = l2
-            buffer[i + BD] = 1.0 / pivot if pivot > 0.0 else 0.0
-
-
-@kernel
-def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2, lanes):
-    """Component k (0, L or 2L) of L y = -C at bending row i."""
-    L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    X = _FX * L
-    BY = _FBY * L
-    constraint = (cm * buffer[i - PS + X + k] + c0 * buffer[i + X + k]
-                  + cp * buffer[i + PS + X + k])
-    buffer[i + BY + k] = (-active * constraint - l1 * buffer[i - PS + BY + k]
-                           - l2 * buffer[i - PS - PS + BY + k])
-
-
-@kernel
-def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes):
-    """Component k of dlambda_i = y_i / d_i - l1_j dlambda_j - l2_{j+1} dlambda_{j+1}, then the
-    move of particle j = i + 1, all of whose three rows are solved by now."""
-    L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    X = _FX * L
-    BY = _FBY * L
-    dlambda = (buffer[i + BY + k] * d_inverse - l1 * buffer[j + BY + k]
-               - l2 * buffer[j + PS + BY + k])
-    buffer[i + BY + k] = dlambda
-    buffer[j + X + k] += w_j * (cp_p * dlambda + c0_j * buffer[j + BY + k]
-                                 + cm_jj * buffer[j + PS + BY + k])
-
-
-@kernel
-def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes):
-    """One direct solve of all bending rows (factors from ``_bend_factor``), moving particles:
-    dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    W = _FW * L
-    BA = _FBA * L
-    BL1 = _FBL1 * L
-    BL2 = _FBL2 * L
-    BD = _FBD * L
-    BY = _FBY * L
-    IR = _FIR * L
-    for slot in range(length):  # L y = -C
-        p = np.uint64(slot)
-        i0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            i = i0 + l
-            e = e0 + l
-            active = 1.0 if buffer[i + BA] >= 0.0 else 0.0
-            cm, c0, cp = _bend_coefficients(edge_buffer, e, lanes)
-            l1 = buffer[i + BL1]
-            l2 = buffer[i + BL2]
-            _bend_forward(buffer, i, _ZERO, active, cm, c0, cp, l1, l2, lanes)
-            _bend_forward(buffer, i, L, active, cm, c0, cp, l1, l2, lanes)
-            _bend_forward(buffer, i, L2, active, cm, c0, cp, l1, l2, lanes)
-    for back in range(length):  # D z = y, L^T dlambda = z, and move particle p + 1
-        p = length - _ONE - np.uint64(back)
-        i0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            i = i0 + l
-            e = e0 + l
-            j = i + PS
-            w_j = buffer[j + W]
-            cp_p = edge_buffer[e + IR]
-            c0_j = -(edge_buffer[e + IR] + edge_buffer[e + ES + IR])
-            cm_jj = edge_buffer[e + ES + IR]
-            d_inverse = buffer[i + BD]
-            l1 = buffer[j + BL1]
-            l2 = buffer[j + PS + BL2]
-            _bend_backward(buffer, i, j, _ZERO, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
-            _bend_backward(buffer, i, j, L, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
-            _bend_backward(buffer, i, j, L2, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
-    for lane in range(L):  # particle 0 of each chain
-        l = np.uint64(lane)
-        i = particle_offset + l
-        e = edge_offset + l
-        c0_0 = -(edge_buffer[e - ES + IR] + edge_buffer[e + IR])
-        cm_1 = edge_buffer[e + IR]
-        w_0 = buffer[i + W]
-        buffer[i + X] += w_0 * (c0_0 * buffer[i + BY] + cm_1 * buffer[i + PS + BY])
-        buffer[i + X + L] += w_0 * (c0_0 * buffer[i + BY + L]
-                                      + cm_1 * buffer[i + PS + BY + L])
-        buffer[i + X + L2] += w_0 * (c0_0 * buffer[i + BY + L2]
-                                       + cm_1 * buffer[i + PS + BY + L2])
 
 
 @kernel

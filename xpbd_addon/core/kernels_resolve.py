@@ -17,17 +17,8 @@ import numpy as np
 from numba import prange
 
 from .jit import kernel, parallel_kernel
-from .kernels_direct import (
-    _FV,
-    _FW,
-    _FX,
-    _FXP,
-    _ONE,
-    _PSTRIDE,
-    _TWO,
-    _limit_chain,
-    _solve_chain,
-)
+from .kernels_direct import _limit_chain, _solve_chain
+from .kernels_lanes import _FV, _FW, _FX, _FXP, _ONE, _PSTRIDE, _TWO
 
 
 @kernel

@@ -36,6 +36,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
     global _kernels
     if _kernels is None:
         from . import kernels as sweep
+        from . import kernels_bending as bending
         from . import kernels_broadphase as broad
         from . import kernels_contact as contact
         from . import kernels_direct as direct
@@ -44,7 +45,8 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_segments as segments
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, geometry, contact, broad, resolve, segments))
+        _drop_stale_cache((sweep, direct, bending, geometry, contact, broad, resolve,
+                           segments))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -95,9 +97,10 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("jit.py", "topology.py", "kernels.py", "kernels_direct.py",
-                   "kernels_geometry.py", "kernels_contact.py", "kernels_broadphase.py",
-                   "kernels_resolve.py", "kernels_segments.py")
+_KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
+                   "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
+                   "kernels_contact.py", "kernels_broadphase.py", "kernels_resolve.py",
+                   "kernels_segments.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
