@@ -280,7 +280,7 @@ class FrameContacts:
         only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
         if len(self.pairs):
             k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                               self.pairs, self.push_max, 0.0, touched, only, False)
+                               self.pairs, self.push_max, 0.0, touched, only, True)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0
