@@ -108,16 +108,16 @@ class FrameContacts:
         flying = self.free & (speed2 > float(gravity @ gravity) * dt * dt)
         self.acceleration = np.where(flying[:, None], gravity[None, :], 0.0)
         self.v_last = v.copy()
+        """Velocities at the end of the last substep (or the frame's start) [m/s]"""
         self.strayed = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their collider chord"""
         self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their rope-rope prediction"""
-        """Velocities at the end of the last substep (or the frame's start) [m/s]"""
         self.measured_at = -1
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
         if self.scene is not None:
-            self._find_triangles(x, v, 0.0)
+            self._find_triangles(x, 0.0)
         if self.self_collision:
             self._find_pairs(x, 0.0)
 
@@ -133,7 +133,7 @@ class FrameContacts:
                                      self.h, limit, self.prediction_velocity,
                                      self.acceleration)
 
-    def _find_triangles(self, x: np.ndarray, v: np.ndarray, elapsed: float,
+    def _find_triangles(self, x: np.ndarray, elapsed: float,
                         only: np.ndarray | None = None) -> None:
         """Collider candidates from the state x at ``elapsed`` [s] into the frame, along the
         predicted path over the rest of it (a parabola: its chord, grown by its bulge), for
@@ -329,7 +329,7 @@ class FrameContacts:
                     # lists, unless so many strayed that one search for all is cheaper
                     only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
                             else None)
-                    self._find_triangles(x, v, now, only)
+                    self._find_triangles(x, now, only)
             if self.self_collision:
                 x0, v0, a0, since = self.prediction
                 # the pairs must hold until the next contacts: the end of the next substep,
