@@ -73,6 +73,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _workers import bpy_version, run_worker  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 OUT_JSON = REPO / "out" / "blender_builtin.json"
@@ -83,7 +86,6 @@ PY313_CANDIDATES = ("/root/.pyenv/versions/3.13.0/bin/python", "python3.13")
 FPS = 24
 LENGTH = 2.0  # m, every rope
 WARMUP = 3  # frames left out of the timing median (frame 1 builds the solver)
-ASSET_BLEND = "geometry_nodes_dynamics_assets.blend"
 
 # case -> (label, Blender major.minor it needs)
 CASES: dict[str, tuple[str, str]] = {
@@ -101,176 +103,11 @@ ROPE100_CASES = ["cloth_dynamics", "hair_dynamics"]
 # --------------------------------------------------------------------------------------
 
 
-def _rna_settings(struct: Any, names: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for n in names:
-        v = getattr(struct, n)
-        if hasattr(v, "__len__") and not isinstance(v, str):
-            v = [round(float(x), 6) for x in v]
-        elif isinstance(v, float):
-            v = round(v, 6)
-        out[n] = v
-    return out
-
-
-def _gn_inputs(mod: Any) -> dict[str, Any]:
-    """{socket name: identifier} of a Geometry Nodes modifier's group inputs."""
-    ids: dict[str, Any] = {}
-    for it in mod.node_group.interface.items_tree:
-        if it.item_type == "SOCKET" and it.in_out == "INPUT":
-            ids.setdefault(it.name, it.identifier)
-    return ids
-
-
-def _gn_set(mod: Any, name: str, value: Any = None, attribute: str | None = None) -> None:
-    """Set a group input on the modifier (5.3 API: ``mod.properties.inputs.<id>``)."""
-    sock = getattr(mod.properties.inputs, _gn_inputs(mod)[name])
-    if attribute is not None:
-        sock.type = "ATTRIBUTE"
-        sock.attribute_name = attribute
-    else:
-        sock.value = value
-
-
-def _gn_settings(mod: Any) -> dict[str, Any]:
-    """Every value input of the modifier as the user sees it (name -> value or attribute)."""
-    out: dict[str, Any] = {}
-    inputs = mod.properties.inputs
-    for it in mod.node_group.interface.items_tree:
-        if it.item_type != "SOCKET" or it.in_out != "INPUT":
-            continue
-        sock = getattr(inputs, it.identifier, None)
-        if sock is None or "value" not in sock.bl_rna.properties:
-            continue
-        key = it.name if it.name not in out else f"{it.name} ({it.socket_type[10:]})"
-        if getattr(sock, "type", "VALUE") == "ATTRIBUTE":
-            out[key] = f"attribute '{sock.attribute_name}'"
-            continue
-        v = sock.value
-        if hasattr(v, "__len__") and not isinstance(v, str):
-            v = [round(float(x), 6) for x in v]
-        elif isinstance(v, float):
-            v = round(v, 6)
-        elif v is not None and not isinstance(v, (int, str, bool)):
-            v = getattr(v, "name", str(v))
-        out[key] = v
-    return out
-
-
-def _append_node_group(name: str) -> Any:
-    import bpy
-
-    path = Path(bpy.utils.system_resource("DATAFILES")) / "assets" / "nodes" / ASSET_BLEND
-    with bpy.data.libraries.load(str(path), link=False) as (src, dst):
-        if name not in src.node_groups:
-            raise RuntimeError(f"node group {name!r} not in {path}")
-        dst.node_groups = [name]
-    return dst.node_groups[0]
-
-
-def _setup_soft_body(obj: Any, frames: int) -> dict[str, Any]:
-    mod = obj.modifiers.new("Softbody", "SOFT_BODY")
-    sb = obj.soft_body
-    sb.use_goal = True
-    sb.vertex_group_goal = "pin"
-    # Blender scales the goal group's weights by "Default" (goal_default, 0.7 out of the box):
-    # with 0.7 the weight-1 top point is only a 0.7-strength goal and the ropes fall away
-    # (checked with bpy 5.0.1), so the pin needs Default = 1 (weight 1 -> snapped to its goal).
-    sb.goal_default = 1.0
-    mod.point_cache.frame_end = max(mod.point_cache.frame_end, frames)
-    return _rna_settings(
-        sb,
-        [
-            "mass",
-            "friction",
-            "speed",
-            "use_goal",
-            "vertex_group_goal",
-            "goal_default",
-            "goal_min",
-            "goal_max",
-            "goal_spring",
-            "goal_friction",
-            "use_edges",
-            "pull",
-            "push",
-            "damping",
-            "bend",
-            "spring_length",
-            "use_stiff_quads",
-            "use_self_collision",
-            "use_edge_collision",
-            "use_auto_step",
-            "step_min",
-            "step_max",
-            "error_threshold",
-        ],
-    )
-
-
-def _setup_cloth(obj: Any, frames: int) -> dict[str, Any]:
-    mod = obj.modifiers.new("Cloth", "CLOTH")
-    cs = mod.settings
-    cs.vertex_group_mass = "pin"  # Shape > Pin Group
-    mod.point_cache.frame_end = max(mod.point_cache.frame_end, frames)
-    s = _rna_settings(
-        cs,
-        [
-            "quality",
-            "mass",
-            "air_damping",
-            "vertex_group_mass",
-            "pin_stiffness",
-            "tension_stiffness",
-            "compression_stiffness",
-            "shear_stiffness",
-            "bending_stiffness",
-            "bending_model",
-            "tension_damping",
-            "compression_damping",
-            "shear_damping",
-            "bending_damping",
-            "use_internal_springs",
-            "use_pressure",
-            "use_dynamic_mesh",
-            "time_scale",
-        ],
-    )
-    s.update(
-        _rna_settings(
-            mod.collision_settings,
-            ["use_collision", "use_self_collision", "collision_quality", "distance_min"],
-        )
-    )
-    return s
-
-
-def _setup_cloth_dynamics(obj: Any, substeps: int, steps: int | None) -> dict[str, Any]:
-    mod = obj.modifiers.new("Cloth Dynamics", "NODES")
-    mod.node_group = _append_node_group("Cloth Dynamics (Experimental)")
-    _gn_set(mod, "Pin Group", attribute="pin")  # the vertex group, read as an attribute
-    _gn_set(mod, "Substeps", substeps)
-    if steps is not None:
-        _gn_set(mod, "Constraint Steps", steps)
-    return _gn_settings(mod)
-
-
-def _setup_hair_dynamics(obj: Any, substeps: int, steps: int | None) -> dict[str, Any]:
-    mod = obj.modifiers.new("Hair Dynamics", "NODES")
-    mod.node_group = _append_node_group("Hair Dynamics")
-    _gn_set(mod, "Mode", "Physics (Experimental)")  # the default, 'Animation', does not simulate
-    _gn_set(mod, "Substeps", substeps)
-    if steps is not None:
-        _gn_set(mod, "Constraint Steps", steps)
-    return _gn_settings(mod)
-
-
 def worker(args: argparse.Namespace) -> dict[str, Any]:
+    import _builtin_solvers as solvers
+    import _ropes_bpy as ropes
     import bpy
     import numpy as np
-
-    sys.path.insert(0, str(HERE))
-    import _ropes_bpy as ropes
 
     case = args.worker
     need = CASES[case][1]
@@ -293,13 +130,13 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     else:
         obj = ropes.make_edge_mesh_object("Ropes", nr, npnt, **layout)
     if case == "soft_body":
-        settings = _setup_soft_body(obj, args.frames)
+        settings = solvers.setup_soft_body(obj, args.frames)
     elif case == "cloth":
-        settings = _setup_cloth(obj, args.frames)
+        settings = solvers.setup_cloth(obj, args.frames)
     elif case == "cloth_dynamics":
-        settings = _setup_cloth_dynamics(obj, args.substeps, args.constraint_steps)
+        settings = solvers.setup_cloth_dynamics(obj, args.substeps, args.constraint_steps)
     else:
-        settings = _setup_hair_dynamics(obj, args.substeps, args.constraint_steps)
+        settings = solvers.setup_hair_dynamics(obj, args.substeps, args.constraint_steps)
 
     rest = ropes.rope_positions(nr, npnt, **layout).reshape(-1, 3).astype(np.float64)
     pins = np.arange(0, nr * npnt, npnt)
@@ -364,30 +201,12 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-def _probe(python: Path | str) -> str | None:
-    """bpy's major.minor under that interpreter, or None."""
-    exe = shutil.which(str(python)) if not os.path.isabs(str(python)) else str(python)
-    if not exe or not os.path.exists(exe):
-        return None
-    try:
-        r = subprocess.run(
-            [exe, "-c", "import bpy; print('%d.%d' % bpy.app.version[:2])"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = r.stdout.strip().splitlines()
-    return lines[-1] if r.returncode == 0 and lines else None
-
-
 def _interpreters(args: argparse.Namespace) -> dict[str, str]:
     found: dict[str, str] = {}
     for cand in [args.python50, args.python53, sys.executable, str(VENV_50), str(VENV_53)]:
         if not cand or cand in found.values():
             continue
-        ver = _probe(cand)
+        ver = bpy_version(cand)
         if ver and ver not in found:
             found[ver] = cand
     return found
@@ -413,20 +232,14 @@ def _run_worker(
         str(args.substeps),
         *extra,
     ]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    for line in r.stdout.splitlines():
-        if line.startswith("RESULT "):
-            res = json.loads(line[len("RESULT ") :])
-            res["process_wall_s"] = round(wall, 2)
-            return res
-    tail = (r.stderr or r.stdout).strip().splitlines()[-5:]
+    res, tail = run_worker(cmd)
+    if res is not None:
+        return res
     return {
         "case": case,
         "solver": CASES[case][0],
         "start": start,
-        "error": " | ".join(tail) or "no result",
+        "error": tail or "no result",
     }
 
 
@@ -467,7 +280,7 @@ def setup_53(args: argparse.Namespace) -> int:
     if not VENV_53.exists():
         subprocess.run([py, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(VENV_53), "-m", "pip", "install", "-q", "bpy==5.3.*"], check=True)
-    print(f"{venv}: bpy {_probe(VENV_53)}")
+    print(f"{venv}: bpy {bpy_version(VENV_53)}")
     return 0
 
 

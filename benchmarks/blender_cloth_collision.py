@@ -71,7 +71,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -81,6 +80,9 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _workers import bpy_version, run_worker  # noqa: E402
+
 REPO = HERE.parent
 OUT_JSON = REPO / "out" / "blender_cloth_collision.json"
 VENV_50 = REPO / ".venv" / "bin" / "python"
@@ -425,31 +427,14 @@ def ours_worker(args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------
 
 
-def _bpy_version(python: Path) -> str | None:
-    if not python.exists():
-        return None
-    r = subprocess.run(
-        [str(python), "-c", "import bpy; print('%d.%d' % bpy.app.version[:2])"],
-        capture_output=True,
-        text=True,
-    )
-    lines = r.stdout.strip().splitlines()
-    return lines[-1] if r.returncode == 0 and lines else None
-
-
 def _run(python: Path, extra: list[str], label: str) -> dict[str, Any]:
     print(f"... {label}", file=sys.stderr, flush=True)
-    cmd = [str(python), str(Path(__file__).resolve()), *extra]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    for line in r.stdout.splitlines():
-        if line.startswith("RESULT "):
-            res = json.loads(line[len("RESULT ") :])
-            res["process_wall_s"] = round(time.perf_counter() - t0, 1)
-            res["load_average_after"] = [round(v, 2) for v in os.getloadavg()]
-            return res
-    tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
-    return {"label": label, "error": " | ".join(tail) or "no result"}
+    res, tail = run_worker([str(python), str(Path(__file__).resolve()), *extra], tail_lines=3)
+    if res is None:
+        return {"label": label, "error": tail or "no result"}
+    res["process_wall_s"] = round(res["process_wall_s"], 1)
+    res["load_average_after"] = [round(v, 2) for v in os.getloadavg()]
+    return res
 
 
 def _row(r: dict[str, Any]) -> str:
@@ -510,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     pythons = {"5.0": VENV_50}
     if args.blender53:
         pythons["5.3"] = VENV_53
-    pythons = {k: p for k, p in pythons.items() if _bpy_version(p) == k}
+    pythons = {k: p for k, p in pythons.items() if bpy_version(p) == k}
     load_start = [round(v, 2) for v in os.getloadavg()]
     rows: list[dict[str, Any]] = []
     t_start = time.perf_counter()
