@@ -69,6 +69,15 @@ class FrameContacts:
         self.touched = np.zeros(model.particle_count, dtype=np.uint8)
         self.collided = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = mesh_scene(meshes, kernels) if meshes else None
+        if self.scene is not None:
+            count = model.particle_count
+            # what ``kernels_collider.resting_contacts`` needs to skip the candidate search
+            self.cache_triangle = np.full(count, kernels.CACHE_UNKNOWN, dtype=np.int64)
+            self.cache_point = np.zeros((count, 3))
+            self.cache_room = np.zeros(count)
+            self.cache_time = np.zeros(count)
+            self.rest = np.zeros(count, dtype=np.uint8)
+            self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
         radius = model.particle_radius
@@ -146,6 +155,11 @@ class FrameContacts:
         reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
         assert self.scene is not None
         self.scene.find_candidates(x, x_end, reach, self.broad, only)
+        # new candidates: the nearest triangle must be searched for again
+        if only is None:
+            self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
+        else:
+            self.cache_triangle[only] = self.kernels.CACHE_UNKNOWN
         if only is None:
             self.triangle_chord = (x.copy(), x_end)
         else:
@@ -243,14 +257,8 @@ class FrameContacts:
                                    self.pairs, self.push_max, model.self_friction, touched,
                                    collided, False)
             if scene is not None and len(scene.candidates):
-                k.collider_contacts(
-                    x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
-                    scene.corners, scene.face_normal, scene.vertices, scene.vertices_end,
-                    scene.triangle_motion, scene.triangles, scene.triangle_edges,
-                    scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
-                    scene.edge_normal, scene.edge_normal_end, s1, scene.params,
-                    scene.offsets, scene.candidates, self.push_max, scene.distance,
-                    collided, touched, selective, scene.max_motion, self.no_extra)
+                self._colliders(x, v, s1, scene.params, collided, touched, selective,
+                                self.no_extra)
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
                                  self.push_max, collided, touched, selective, self.no_extra)
@@ -290,14 +298,7 @@ class FrameContacts:
                 params = scene.params.copy()
                 params[:, 1:3] = 0.0
                 self._frictionless = params
-            k.collider_contacts(
-                x, v, w, radius, self.velocity_scale, 1.0 / self.substeps,
-                scene.corners, scene.face_normal, scene.vertices, scene.vertices_end,
-                scene.triangle_motion, scene.triangles, scene.triangle_edges,
-                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
-                scene.edge_normal, scene.edge_normal_end, s1, params,
-                scene.offsets, scene.candidates, self.push_max, scene.distance,
-                self.moved, only, True, scene.max_motion, extra)
+            self._colliders(x, v, s1, params, self.moved, only, True, extra)
         if len(self.plane_rows):
             rows = self.__dict__.get("_frictionless_planes")
             if rows is None:
@@ -307,6 +308,33 @@ class FrameContacts:
             k.plane_contacts(x, v, w, radius, self.velocity_scale, rows, self.push_max,
                              self.moved, only, True, extra)
         return self.moved
+
+    def _colliders(self, x: np.ndarray, v: np.ndarray, s1: float, params: np.ndarray,
+                   moved: np.ndarray, only: np.ndarray, selective: bool,
+                   extra: np.ndarray) -> None:
+        """The mesh contacts at frame fraction s1 (``kernels_collider``): the particles
+        resting on a face first, then the general narrow phase for the rest (``params``
+        (C, 4) the colliders' thickness, friction and closed flag; the other arguments as
+        ``kernels_collider.collider_contacts``)."""
+        k, model, scene = self.kernels, self.model, self.scene
+        assert scene is not None
+        w, radius = model.particle_inv_mass, model.particle_radius
+        fraction = 1.0 / self.substeps
+        left = k.resting_contacts(
+            x, v, w, radius, self.velocity_scale, fraction, scene.corners, scene.face_normal,
+            scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_collider, s1,
+            params, self.push_max, self.thickest, moved, only, selective, scene.max_motion,
+            extra, self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
+            self.rest)
+        if left:
+            k.collider_contacts(
+                x, v, w, radius, self.velocity_scale, fraction, scene.corners,
+                scene.face_normal, scene.vertices, scene.vertices_end, scene.triangle_motion,
+                scene.triangles, scene.triangle_edges, scene.triangle_collider,
+                scene.vertex_normal, scene.vertex_normal_end, scene.edge_normal,
+                scene.edge_normal_end, s1, params, scene.offsets, scene.candidates,
+                self.push_max, scene.distance, moved, self.rest, True, scene.max_motion, extra,
+                self.thickest, self.cache_triangle, self.cache_point, self.cache_room, self.cache_time)
 
     def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
         """The broad-phase check after the contacts of ``substep``: redo a broad phase where

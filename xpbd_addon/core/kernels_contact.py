@@ -1,4 +1,4 @@
-"""numba kernels of the contacts: broad phase (hashed uniform grid), narrow phase, projection.
+"""numba kernels of the contacts: the constraints, and the projection for planes and rope pairs.
 
 Contacts are XPBD inequality constraints with zero compliance, solved once per substep after
 the rope's own constraints (Macklin, Müller, Chentanez & Kim, "Unified particle physics for
@@ -24,8 +24,9 @@ moved into the surface, relative to it) plus ``push_max`` = push speed x h, so a
 starts inside a collider is pushed out at that speed instead of being shot out, while a
 particle hit by a fast collider is moved the full distance.
 
-Candidates come from ``kernels_broadphase`` (hashed grid, redone only when a particle strays
-from its predicted path), so the per-substep work grows with the contacts, not with
+The mesh side (narrow phase against triangles) is ``kernels_collider``'s. Candidates come from
+``kernels_broadphase`` and ``kernels_segments`` (hashed grids, redone only when a particle
+strays from its predicted path), so the per-substep work grows with the contacts, not with
 particles x triangles. Everything runs in a fixed order on one thread: same input, same
 bits.
 
@@ -37,273 +38,25 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .jit import kernel
-from .kernels_geometry import (
-    _cross,
-    _segment_crosses,
-    closest_on_segments,
-    closest_on_triangle,
-    mesh_normals,
+from .kernels_collider import (
+    CACHE_NOTHING,
+    CACHE_UNKNOWN,
+    collider_contacts,
+    face_normals,
+    friction_correction,
+    resting_contacts,
 )
+from .kernels_geometry import _cross, closest_on_segments, mesh_normals
 from .topology import PARTICLE_V, PARTICLE_X
 
-__all__ = ["collider_contacts", "face_normals", "gather_moved", "mesh_normals", "plane_contacts",
-           "segment_contacts"]
+__all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "collider_contacts", "face_normals", "gather_moved",
+           "mesh_normals", "plane_contacts", "resting_contacts", "segment_contacts"]
 
 _TINY = 1e-12
 
 
 # ------------------------------------------------------------------ projection (per substep)
-
-
-@kernel
-def _corners(corners, t):
-    """The three corners of triangle t from the (T, 9) table of ``collider_contacts``."""
-    return (corners[t, 0], corners[t, 1], corners[t, 2], corners[t, 3], corners[t, 4],
-            corners[t, 5], corners[t, 6], corners[t, 7], corners[t, 8])
-
-
-@kernel
-def face_normals(corners, out):
-    """Unit normals (T, 3) of the triangles of a (T, 9) corner table, into ``out``; zero for a
-    triangle collapsed to a line or a point (|(b - a) x (c - a)|^2 <= 1e-36 m^4)."""
-    for t in range(corners.shape[0]):
-        ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-        nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-        length2 = nx * nx + ny * ny + nz * nz
-        if length2 > _TINY * _TINY * _TINY:
-            inverse = 1.0 / math.sqrt(length2)
-            out[t, 0], out[t, 1], out[t, 2] = nx * inverse, ny * inverse, nz * inverse
-        else:
-            out[t, 0] = out[t, 1] = out[t, 2] = 0.0
-
-
-@kernel
-def _unit_at(normal, normal_end, i, s):
-    """Row i of two normal arrays interpolated at s and normalised (zero if it vanishes)."""
-    nx = normal[i, 0] + s * (normal_end[i, 0] - normal[i, 0])
-    ny = normal[i, 1] + s * (normal_end[i, 1] - normal[i, 1])
-    nz = normal[i, 2] + s * (normal_end[i, 2] - normal[i, 2])
-    length = math.sqrt(nx * nx + ny * ny + nz * nz)
-    inverse = 1.0 / length if length > _TINY else 0.0
-    return nx * inverse, ny * inverse, nz * inverse
-
-
-@kernel
-def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_normal,
-                    vertex_normal_end, edge_normal, edge_normal_end):
-    """Pseudo-normal of the closest feature (``closest_on_triangle`` region) at fraction s."""
-    if region == 0:
-        return nx, ny, nz
-    if region <= 3:
-        return _unit_at(vertex_normal, vertex_normal_end, triangles[t, region - 1], s)
-    return _unit_at(edge_normal, edge_normal_end, triangle_edges[t, region - 4], s)
-
-
-@kernel
-def _friction(dx, dy, dz, nx, ny, nz, depth, static, dynamic):
-    """Position-level Coulomb friction (Macklin et al. 2014 eq. 24): the correction that
-    undoes (static) or shortens by dynamic * depth (sliding) the tangential part of the
-    relative displacement (dx, dy, dz) of a substep whose normal correction was ``depth``."""
-    along = dx * nx + dy * ny + dz * nz
-    tx, ty, tz = dx - along * nx, dy - along * ny, dz - along * nz
-    slip = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if not slip > 0.0:
-        return 0.0, 0.0, 0.0
-    scale = 1.0 if slip < static * depth else min(dynamic * depth / slip, 1.0)
-    return -scale * tx, -scale * ty, -scale * tz
-
-
-@kernel
-def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
-                      vertices, vertices_end, triangle_motion, triangles, triangle_edges,
-                      triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
-                      edge_normal_end, s1, collider_params, offsets, candidates, push_max,
-                      distance, moved, only, selective, max_motion, extra):
-    """Project every particle out of the collider triangles it may touch, at the end of the
-    substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
-
-    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius (N,)
-    [m]; corners (T, 9) [m] the triangles' corners at s1 (contiguous: the hot loop reads one row per
-    candidate instead of gathering three vertices), face_normal (T, 3) their unit normals at s1
-    (zero for a collapsed triangle), vertices / vertices_end at the start and end of the frame,
-    triangle_motion (T, 3) [m] each triangle's centroid displacement over a substep, triangles (T,
-    3), triangle_edges (T, 3), triangle_collider (T,), the pseudo-normals of ``mesh_normals`` at the
-    start and end of the frame; collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of
-    each collider; offsets/candidates from ``collider_candidates``; push_max [m] the largest
-    correction beyond the substep's approach; distance (K,) scratch (squared distances [m^2], or
-    lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
-    particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
-    collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
-    substep to count as approach besides the particle's path (what the rope's re-solve moved it,
-    else 0).
-
-    The contact of each particle is, first, a triangle it crossed this substep (its path
-    relative to the triangle, from x_prev to x, goes through it; from outside for a closed
-    mesh), else its nearest triangle: C = d - (r + thickness) with d signed (inside a closed
-    mesh, or the far side of a shell, is negative). Then the other triangles it is still
-    within r + thickness of, from outside (concave corners), and friction.
-    """
-    inverse_scale = 1.0 / velocity_scale
-    for i in range(x.shape[0]):
-        k0 = offsets[i]
-        k1 = offsets[i + 1]
-        if k0 == k1 or not w[i] > 0.0 or (selective and only[i] == 0):
-            continue
-        r = radius[i]
-        px, py, pz = x[i, 0], x[i, 1], x[i, 2]
-        ox = px - v[i, 0] * inverse_scale  # x_prev of the substep
-        oy = py - v[i, 1] * inverse_scale
-        oz = pz - v[i, 2] * inverse_scale
-        # a path relative to a triangle longer than r (which could jump a shell) needs the
-        # particle's own motion plus the fastest triangle's to exceed r
-        moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
-        may_cross = math.sqrt(moved2) + max_motion > r
-        best = -1
-        best_d2 = np.inf
-        best_hit = 2.0
-        hit = -1
-        qx = qy = qz = u0 = u1 = u2 = 0.0
-        region = 0
-        for k in range(k0, k1):
-            t = candidates[k]
-            nx, ny, nz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-            if nx == 0.0 and ny == 0.0 and nz == 0.0:
-                distance[k] = np.inf  # collapsed while deforming: no normal, skip it
-                continue
-            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-            plane = (px - ax) * nx + (py - ay) * ny + (pz - az) * nz
-            if plane * plane >= best_d2 and not may_cross:
-                # its plane is no nearer than the best triangle: neither is the triangle
-                distance[k] = plane * plane
-                continue
-            fx, fy, fz, b0, b1, b2, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx,
-                                                                  by, bz, cx, cy, cz)
-            d2 = (px - fx) ** 2 + (py - fy) ** 2 + (pz - fz) ** 2
-            distance[k] = d2
-            if d2 < best_d2:
-                best, best_d2 = t, d2
-                qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
-            # relative path of this substep: the triangle's motion (its centroid's) removed
-            if not may_cross:
-                continue
-            yx = ox + triangle_motion[t, 0]
-            yy = oy + triangle_motion[t, 1]
-            yz = oz + triangle_motion[t, 2]
-            reach = r + collider_params[triangle_collider[t], 0]
-            if (px - yx) ** 2 + (py - yy) ** 2 + (pz - yz) ** 2 > reach * reach:
-                closed = collider_params[triangle_collider[t], 3] > 0.5
-                if not closed or (yx - ax) * nx + (yy - ay) * ny + (yz - az) * nz > 0.0:
-                    crossing = _segment_crosses(yx, yy, yz, x[i], ax, ay, az, bx, by, bz,
-                                                cx, cy, cz)
-                    if crossing >= 0.0 and crossing < best_hit:
-                        best_hit, hit = crossing, t
-        if best < 0:
-            continue
-        primary = hit if hit >= 0 else best
-        collider = triangle_collider[primary]
-        contact = r + collider_params[collider, 0]
-        closed = collider_params[collider, 3] > 0.5
-        i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
-        ax, ay, az = corners[primary, 0], corners[primary, 1], corners[primary, 2]
-        fx, fy, fz = face_normal[primary, 0], face_normal[primary, 1], face_normal[primary, 2]
-        if hit >= 0:  # move with the triangle's centroid, leave on the side it came from
-            u0 = u1 = u2 = 1.0 / 3.0
-            qx, qy, qz = ax, ay, az
-        mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
-        if max_motion > 0.0:
-            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
-                vertices_end[i2, 0] - vertices[i2, 0]))
-            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
-                vertices_end[i2, 1] - vertices[i2, 1]))
-            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
-                vertices_end[i2, 2] - vertices[i2, 2]))
-        yx, yy, yz = ox + mx, oy + my, oz + mz
-        ex, ey, ez = px - qx, py - qy, pz - qz
-        gap = math.sqrt(ex * ex + ey * ey + ez * ez)
-        if hit >= 0 or (not closed and region == 0):
-            side = (yx - qx) * fx + (yy - qy) * fy + (yz - qz) * fz
-            if side == 0.0:
-                side = ex * fx + ey * fy + ez * fz
-            sign = -1.0 if side < 0.0 else 1.0
-            nx, ny, nz = sign * fx, sign * fy, sign * fz
-            signed = ex * nx + ey * ny + ez * nz
-        elif closed:
-            gx, gy, gz = _feature_normal(region, primary, s1, fx, fy, fz, triangles,
-                                         triangle_edges, vertex_normal, vertex_normal_end,
-                                         edge_normal, edge_normal_end)
-            sign = -1.0 if ex * gx + ey * gy + ez * gz < 0.0 else 1.0
-            if gap > _TINY:
-                nx, ny, nz = sign * ex / gap, sign * ey / gap, sign * ez / gap
-            else:
-                nx, ny, nz = gx, gy, gz
-            signed = sign * gap
-        else:  # a shell's rim (edge or corner): round
-            if gap > _TINY:
-                nx, ny, nz = ex / gap, ey / gap, ez / gap
-            else:
-                nx, ny, nz = fx, fy, fz
-            signed = gap
-        if signed >= contact:
-            continue
-        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
-        # only the part that undoes this substep's approach changes the velocity: the rest
-        # is a gentle push-out that must not launch the rope
-        kept = min(depth, approach)
-        px += depth * nx
-        py += depth * ny
-        pz += depth * nz
-        vx, vy, vz = kept * nx, kept * ny, kept * nz
-        for k in range(k0, k1):
-            t = candidates[k]
-            shell = r + collider_params[triangle_collider[t], 0]
-            if t == primary or not distance[k] < (shell + depth) * (shell + depth):
-                continue
-            ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-            hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-            # its plane bounds the distance from below: the neighbours of the primary in a
-            # smooth surface are that far already, and need no closest point
-            if abs((px - ax) * hx + (py - ay) * hy + (pz - az) * hz) >= shell:
-                continue
-            gx, gy, gz, _, _, _, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx, by,
-                                                               bz, cx, cy, cz)
-            ex, ey, ez = px - gx, py - gy, pz - gz
-            gap = math.sqrt(ex * ex + ey * ey + ez * ez)
-            reach = shell
-            if not (gap > _TINY and gap < reach):
-                continue
-            if collider_params[triangle_collider[t], 3] > 0.5:
-                hx, hy, hz = _feature_normal(feature, t, s1, hx, hy, hz,
-                                             triangles, triangle_edges, vertex_normal,
-                                             vertex_normal_end, edge_normal, edge_normal_end)
-                if ex * hx + ey * hy + ez * hz <= 0.0:
-                    continue  # this face sees the point from inside: not a contact
-            elif ex * (ox - gx) + ey * (oy - gy) + ez * (oz - gz) <= 0.0:
-                continue  # the far side of a shell: the primary contact handles it
-            push = reach - gap
-            px += push * ex / gap
-            py += push * ey / gap
-            pz += push * ez / gap
-            vx += push * ex / gap
-            vy += push * ey / gap
-            vz += push * ez / gap
-            depth += push
-        tx, ty, tz = _friction(px - ox - mx, py - oy - my, pz - oz - mz, nx, ny, nz, depth,
-                               collider_params[collider, 1], collider_params[collider, 2])
-        px += tx
-        py += ty
-        pz += tz
-        v[i, 0] += (vx + tx) * velocity_scale
-        v[i, 1] += (vy + ty) * velocity_scale
-        v[i, 2] += (vz + tz) * velocity_scale
-        x[i, 0], x[i, 1], x[i, 2] = px, py, pz
-        moved[i] = 1
 
 
 @kernel
@@ -330,8 +83,8 @@ def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, onl
             approach = max(-(dx * nx + dy * ny + dz * nz), 0.0) + extra[i]
             depth = min(contact - signed, approach + push_max)
             kept = min(depth, approach)
-            tx, ty, tz = _friction(dx + depth * nx, dy + depth * ny, dz + depth * nz, nx, ny,
-                                   nz, depth, planes[p, 7], planes[p, 8])
+            tx, ty, tz = friction_correction(dx + depth * nx, dy + depth * ny, dz + depth * nz,
+                                             nx, ny, nz, depth, planes[p, 7], planes[p, 8])
             x[i, 0] += depth * nx + tx
             x[i, 1] += depth * ny + ty
             x[i, 2] += depth * nz + tz
@@ -437,8 +190,8 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
         approach = max(-(rx * nx + ry * ny + rz * nz), 0.0)
         depth = min(contact - gap, approach + push_max)
         kept = min(depth, approach)
-        fx, fy, fz = _friction(rx + depth * nx, ry + depth * ny, rz + depth * nz, nx, ny, nz,
-                               depth, friction, friction)
+        fx, fy, fz = friction_correction(rx + depth * nx, ry + depth * ny, rz + depth * nz, nx,
+                                         ny, nz, depth, friction, friction)
         # the move of the four ends per unit of correction of the closest points' gap
         jx = (depth * nx + fx) / W
         jy = (depth * ny + fy) / W

@@ -38,6 +38,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels as sweep
         from . import kernels_bending as bending
         from . import kernels_broadphase as broad
+        from . import kernels_collider as collider
         from . import kernels_contact as contact
         from . import kernels_direct as direct
         from . import kernels_geometry as geometry
@@ -45,7 +46,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_segments as segments
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, bending, geometry, contact, broad, resolve,
+        _drop_stale_cache((sweep, direct, bending, geometry, collider, contact, broad, resolve,
                            segments))
         _kernels = (sweep, direct)
     return _kernels
@@ -99,7 +100,8 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 _STAMP = "xpbd-kernels.sha256"
 _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
-                   "kernels_contact.py", "kernels_broadphase.py", "kernels_resolve.py",
+                   "kernels_collider.py", "kernels_contact.py", "kernels_broadphase.py",
+                   "kernels_resolve.py",
                    "kernels_segments.py")
 
 
