@@ -76,8 +76,11 @@ class MeshScene:
         self.edge_normal_end = np.concatenate([e[1] for e in end])
         self.params = np.array([[m.thickness, m.static_friction, m.dynamic_friction,
                                  1.0 if m.closed else 0.0] for m in meshes])
-        self.offsets = np.zeros(1, dtype=np.int64)
+        self.spans = np.zeros((0, 2), dtype=np.int64)
+        """Each particle's candidates: candidates[spans[i, 0]:spans[i, 1]], (N, 2)"""
         self.candidates = np.zeros(0, dtype=np.int64)
+        self.live = 0
+        """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
         self.distance = np.zeros(0)
         self.moving = any(m.moving for m in meshes)
         self.meshes = meshes
@@ -120,7 +123,9 @@ class MeshScene:
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                         kernels: Any, only: np.ndarray | None = None) -> None:
         """Candidate triangles of every particle, or only of the particles ``only`` (sorted
-        ids; the others keep theirs), along the chords x -> x_end grown by ``reach`` [m]."""
+        ids; the others keep theirs), along the chords x -> x_end grown by ``reach`` [m].
+        The new lists of ``only`` are appended (their old ones are left unused until the
+        next search for all): a refresh for a few particles costs what they cost."""
         if only is not None and self.grid is not None:
             cell = self.grid[0][0]
         else:
@@ -140,11 +145,17 @@ class MeshScene:
             particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
             float(MAX_BOX_CELLS))
         if only is None:
-            self.offsets, self.candidates = offsets, candidates
+            self.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
+            self.candidates = candidates
+            self.live = len(candidates)
         else:
-            self.offsets, self.candidates = kernels.merge_candidates(
-                self.offsets, self.candidates, only, offsets, candidates)
-        self.distance = np.empty(len(self.candidates))
+            base = len(self.candidates)
+            self.live += len(candidates) - int(np.sum(self.spans[only, 1] - self.spans[only, 0]))
+            self.spans[only, 0] = offsets[:-1] + base
+            self.spans[only, 1] = offsets[1:] + base
+            self.candidates = np.concatenate([self.candidates, candidates])
+        if len(self.distance) < len(self.candidates):
+            self.distance = np.empty(max(len(self.candidates), 2 * len(self.distance)))
 
     def _grid(self, cell: float, kernels: Any) -> tuple:
         """``kernels_broadphase.triangle_grid`` for this cell size, built once per frame, or

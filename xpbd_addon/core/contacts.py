@@ -146,26 +146,33 @@ class FrameContacts:
                         only: np.ndarray | None = None) -> None:
         """Collider candidates from the state x at ``elapsed`` [s] into the frame, along the
         predicted path over the rest of it (a parabola: its chord, grown by its bulge), for
-        every particle or only for the particles ``only`` (sorted ids)."""
+        every particle or only for the particles ``only`` (sorted ids; then only their rows
+        are computed, so that a refresh for a few costs what they cost)."""
         model = self.model
         remaining = self.dt - elapsed
-        a = self.acceleration
-        x_end = x + self.prediction_velocity * remaining + 0.5 * a * remaining * remaining
+        rows = slice(None) if only is None else only
+        a = self.acceleration[rows]
+        start = x[rows]
+        end = start + self.prediction_velocity[rows] * remaining + 0.5 * a * remaining * remaining
         bulge = 0.125 * np.sqrt(np.einsum("ij,ij->i", a, a)) * remaining * remaining
-        reach = np.where(self.free, model.particle_radius + self.collider_margin + bulge, 0.0)
+        reach = np.where(self.free[rows], model.particle_radius[rows] + self.collider_margin
+                         + bulge, 0.0)
+        if only is None:
+            self.triangle_chord = (x.copy(), end)
+            self.triangle_reach = reach
+        else:
+            x0, chord_end = self.triangle_chord
+            x0[only] = start
+            chord_end[only] = end
+            self.triangle_reach[only] = reach
         assert self.scene is not None
-        self.scene.find_candidates(x, x_end, reach, self.broad, only)
+        x0, chord_end = self.triangle_chord
+        self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.broad, only)
         # new candidates: the nearest triangle must be searched for again
         if only is None:
             self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
         else:
             self.cache_triangle[only] = self.kernels.CACHE_UNKNOWN
-        if only is None:
-            self.triangle_chord = (x.copy(), x_end)
-        else:
-            x0, chord_end = self.triangle_chord
-            x0[only] = x[only]
-            chord_end[only] = x_end[only]
 
     def _find_pairs(self, x: np.ndarray, elapsed: float) -> None:
         """Rope-rope candidates of every segment from the state x at ``elapsed`` [s] into
@@ -332,9 +339,10 @@ class FrameContacts:
                 scene.face_normal, scene.vertices, scene.vertices_end, scene.triangle_motion,
                 scene.triangles, scene.triangle_edges, scene.triangle_collider,
                 scene.vertex_normal, scene.vertex_normal_end, scene.edge_normal,
-                scene.edge_normal_end, s1, params, scene.offsets, scene.candidates,
+                scene.edge_normal_end, s1, params, scene.spans, scene.candidates,
                 self.push_max, scene.distance, moved, self.rest, True, scene.max_motion, extra,
-                self.thickest, self.cache_triangle, self.cache_point, self.cache_room, self.cache_time)
+                self.thickest, self.cache_triangle, self.cache_point, self.cache_room,
+                self.cache_time)
 
     def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
         """The broad-phase check after the contacts of ``substep``: redo a broad phase where

@@ -221,33 +221,6 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
 
 
 @kernel
-def merge_candidates(offsets, candidates, particles, new_offsets, new_candidates):
-    """The CSR lists (offsets (N + 1,), ids) with the lists of ``particles`` (K,) (sorted
-    ids) replaced by (new_offsets (K + 1,), new_candidates)."""
-    n = offsets.shape[0] - 1
-    merged_offsets = np.empty(n + 1, dtype=np.int64)
-    total = candidates.shape[0] + new_candidates.shape[0]
-    for index in range(particles.shape[0]):
-        p = particles[index]
-        total -= offsets[p + 1] - offsets[p]
-    merged = np.empty(total, dtype=np.int64)
-    count = 0
-    index = 0
-    for p in range(n):
-        merged_offsets[p] = count
-        if index < particles.shape[0] and particles[index] == p:
-            first, last = new_offsets[index], new_offsets[index + 1]
-            merged[count:count + last - first] = new_candidates[first:last]
-            index += 1
-        else:
-            first, last = offsets[p], offsets[p + 1]
-            merged[count:count + last - first] = candidates[first:last]
-        count += last - first
-    merged_offsets[n] = count
-    return merged_offsets, merged
-
-
-@kernel
 def left_chord(x, x0, x_end, w, slack, strayed):
     """How many free particles (w > 0) are farther than ``slack`` [m] from the chord
     x0 -> x_end their collider candidates were found for (``collider_candidates``), flagged

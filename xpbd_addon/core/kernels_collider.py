@@ -107,7 +107,7 @@ def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_
 def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                       vertices, vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
-                      edge_normal_end, s1, collider_params, offsets, candidates, push_max,
+                      edge_normal_end, s1, collider_params, spans, candidates, push_max,
                       distance, moved, only, selective, max_motion, extra, thickest,
                       cache_triangle, cache_point, cache_room, cache_time):
     """Project every particle out of the collider triangles it may touch, at the end of the
@@ -120,16 +120,18 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     triangle_motion (T, 3) [m] each triangle's centroid displacement over a substep, triangles (T,
     3), triangle_edges (T, 3), triangle_collider (T,), the pseudo-normals of ``mesh_normals`` at the
     start and end of the frame; collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of
-    each collider; offsets/candidates from ``collider_candidates``; push_max [m] the largest
+    each collider; spans (N, 2), candidates: particle i's candidate triangles are
+    candidates[spans[i, 0]:spans[i, 1]] (``collider_candidates``); push_max [m] the largest
     correction beyond the substep's approach; distance (K,) scratch (squared distances [m^2], or
     lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
     particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
     collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
     substep to count as approach besides the particle's path (what the rope's re-solve moved it,
-    else 0); thickest [m] the largest collider thickness; cache_triangle (N,), cache_point (N, 3) [m], cache_room (N,) [m], cache_time (N,)
-    the cache ``resting_contacts`` reads, written here for every particle looked at: its
-    nearest triangle (or ``CACHE_NOTHING``, ``CACHE_UNKNOWN``), where it was, a lower bound of
-    its distance to every other candidate, and when (frame fraction).
+    else 0); thickest [m] the largest collider thickness; cache_triangle (N,), cache_point
+    (N, 3) [m], cache_room (N,) [m], cache_time (N,): the cache ``resting_contacts`` reads,
+    written here for every particle looked at: its nearest triangle (or ``CACHE_NOTHING``,
+    ``CACHE_UNKNOWN``), where it was, a lower bound of its distance to every other
+    candidate, and when (frame fraction).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -139,8 +141,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     """
     inverse_scale = 1.0 / velocity_scale
     for i in range(x.shape[0]):
-        k0 = offsets[i]
-        k1 = offsets[i + 1]
+        k0 = spans[i, 0]
+        k1 = spans[i, 1]
         if selective and only[i] == 0:
             continue
         if k0 == k1 or not w[i] > 0.0:
