@@ -123,7 +123,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
             last = getattr(spy, "last", None)
             if contacts and last is not None:
                 refreshes.append(last.refreshes)
-                candidates.append(last.scene.live if last.scene else 0)
+                candidates.append(last.lists.live if last.scene else 0)
                 pairs.append(len(last.pairs))
     finally:
         contacts_module.FrameContacts.__init__ = original

@@ -11,6 +11,7 @@ moving pin exercises full searches, partial ones and predictions that fail.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numba import njit
 
 from xpbd_addon.core import Model, step
@@ -100,13 +101,17 @@ def contacts_missed(frame, x, model):
     free = model.particle_inv_mass > 0
     missed_triangles = 0
     for i, t in _touching_triangles(x, free, scene.corners, R):
-        if t not in scene.candidates[scene.spans[i, 0]:scene.spans[i, 1]]:
+        if t not in frame.lists.candidates[frame.lists.spans[i, 0]:frame.lists.spans[i, 1]]:
             missed_triangles += 1
     return missed_pairs, missed_triangles, len(touching)
 
 
-def test_no_contact_is_ever_missed_by_the_broad_phases():
+@pytest.mark.parametrize("carried", [False, True], ids=["fresh colliders", "kept colliders"])
+def test_no_contact_is_ever_missed_by_the_broad_phases(carried):
+    """With new Collider objects every frame, every frame starts with a full search; with
+    the same ones, each frame goes on with the last frame's collider candidates."""
     vertices, triangles = bumpy_ground()
+    kept = [Collider(vertices, triangles), Plane((0.0, 0.0, -0.1))]
     model = heap()
     state = model.state()
     pinned = np.flatnonzero(model.particle_inv_mass == 0)
@@ -119,7 +124,7 @@ def test_no_contact_is_ever_missed_by_the_broad_phases():
         missed.append(contacts_missed(self, x, model))
         checked["substeps"] += 1
         checked["pairs"] += len(self.pairs)
-        checked["triangles"] += self.scene.live
+        checked["triangles"] += self.lists.live
         return original_project(self, x, v, substep, refresh)
 
     def update(self, *args):
@@ -135,8 +140,9 @@ def test_no_contact_is_ever_missed_by_the_broad_phases():
             angle = max(frame - 14, 0) * 0.6
             targets = state.x.copy()
             targets[pinned] = [-0.4 * np.cos(angle), -0.4 * np.sin(angle), 0.3]
-            step(model, state, 1 / 24, 8, pin_targets=targets,
-                 colliders=[Collider(vertices, triangles), Plane((0.0, 0.0, -0.1))])
+            scene = kept if carried else [Collider(vertices, triangles),
+                                          Plane((0.0, 0.0, -0.1))]
+            step(model, state, 1 / 24, 8, pin_targets=targets, colliders=scene)
     finally:
         contacts_module.FrameContacts.project = original_project
         contacts_module.FrameContacts._update_pairs = original_update

@@ -76,12 +76,6 @@ class MeshScene:
         self.edge_normal_end = np.concatenate([e[1] for e in end])
         self.params = np.array([[m.thickness, m.static_friction, m.dynamic_friction,
                                  1.0 if m.closed else 0.0] for m in meshes])
-        self.spans = np.zeros((0, 2), dtype=np.int64)
-        """Each particle's candidates: candidates[spans[i, 0]:spans[i, 1]], (N, 2)"""
-        self.candidates = np.zeros(0, dtype=np.int64)
-        self.live = 0
-        """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
-        self.distance = np.zeros(0)
         self.moving = any(m.moving for m in meshes)
         self.meshes = meshes
         self.grid: tuple | None = None
@@ -121,11 +115,13 @@ class MeshScene:
             self.max_motion = self.vertex_motion / substeps
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
-                        kernels: Any, only: np.ndarray | None = None) -> None:
-        """Candidate triangles of every particle, or only of the particles ``only`` (sorted
-        ids; the others keep theirs), along the chords x -> x_end grown by ``reach`` [m].
-        The new lists of ``only`` are appended (their old ones are left unused until the
-        next search for all): a refresh for a few particles costs what they cost."""
+                        kernels: Any, lists: CandidateLists,
+                        only: np.ndarray | None = None) -> None:
+        """Candidate triangles into ``lists``, of every particle, or only of the particles
+        ``only`` (sorted ids; the others keep theirs), along the chords x -> x_end grown by
+        ``reach`` [m]. The new lists of ``only`` are appended (their old ones are left unused
+        until the next search for all): a refresh for a few particles costs what they
+        cost."""
         if only is not None and self.grid is not None:
             cell = self.grid[0][0]
         else:
@@ -145,17 +141,18 @@ class MeshScene:
             particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
             float(MAX_BOX_CELLS))
         if only is None:
-            self.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
-            self.candidates = candidates
-            self.live = len(candidates)
+            lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
+            lists.candidates = candidates
+            lists.live = len(candidates)
         else:
-            base = len(self.candidates)
-            self.live += len(candidates) - int(np.sum(self.spans[only, 1] - self.spans[only, 0]))
-            self.spans[only, 0] = offsets[:-1] + base
-            self.spans[only, 1] = offsets[1:] + base
-            self.candidates = np.concatenate([self.candidates, candidates])
-        if len(self.distance) < len(self.candidates):
-            self.distance = np.empty(max(len(self.candidates), 2 * len(self.distance)))
+            spans = lists.spans
+            base = len(lists.candidates)
+            lists.live += len(candidates) - int(np.sum(spans[only, 1] - spans[only, 0]))
+            spans[only, 0] = offsets[:-1] + base
+            spans[only, 1] = offsets[1:] + base
+            lists.candidates = np.concatenate([lists.candidates, candidates])
+        if len(lists.distance) < len(lists.candidates):
+            lists.distance = np.empty(max(len(lists.candidates), 2 * len(lists.distance)))
 
     def _grid(self, cell: float, kernels: Any) -> tuple:
         """``kernels_broadphase.triangle_grid`` for this cell size, built once per frame, or
@@ -178,6 +175,19 @@ class MeshScene:
         if not self.moving:
             holder["_triangle_grid"] = self.grid
         return grid
+
+
+class CandidateLists:
+    """The collider candidates of a model's particles (``MeshScene.find_candidates``)."""
+
+    def __init__(self, count: int) -> None:
+        self.spans = np.zeros((count, 2), dtype=np.int64)
+        """Particle i's candidate triangles are candidates[spans[i, 0]:spans[i, 1]], (N, 2)"""
+        self.candidates = np.zeros(0, dtype=np.int64)
+        self.live = 0
+        """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
+        self.distance = np.zeros(0)
+        """Scratch of the narrow phase, one entry per candidate"""
 
 
 def mesh_scene(meshes: list[Collider], kernels: Any) -> MeshScene:

@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from .collision import Collider, Plane
-from .contact_scene import MAX_BOX_CELLS, mesh_scene, plane_table, segment_topology
+from .contact_scene import (
+    MAX_BOX_CELLS,
+    CandidateLists,
+    mesh_scene,
+    plane_table,
+    segment_topology,
+)
 
 SELF_SKIP = 1.5
 """Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
@@ -69,13 +75,24 @@ class FrameContacts:
         self.touched = np.zeros(model.particle_count, dtype=np.uint8)
         self.collided = np.zeros(model.particle_count, dtype=np.uint8)
         self.scene = mesh_scene(meshes, kernels) if meshes else None
+        self.collider_margin = max(model.contact_margin, MIN_MARGIN)
+        self.beyond = DEPTH_REACH * self.collider_margin
+        """How deep [m] past r + thickness a contact still holds a particle inside a closed
+        mesh or behind a shell (the search reaches that much farther than the margin)"""
+        carried = None
         if self.scene is not None:
             count = model.particle_count
-            # what ``kernels_collider.resting_contacts`` needs to skip the candidate search
-            self.cache_triangle = np.full(count, kernels.CACHE_UNKNOWN, dtype=np.int64)
-            self.cache_point = np.zeros((count, 3))
-            self.cache_room = np.zeros(count)
-            self.cache_time = np.zeros(count)
+            carried = self._carried(x)
+            if carried is None:
+                self.lists = CandidateLists(count)
+                # what ``kernels_collider.resting_contacts`` needs to skip the search
+                self.cache_triangle = np.full(count, kernels.CACHE_UNKNOWN, dtype=np.int64)
+                self.cache_point = np.zeros((count, 3))
+                self.cache_room = np.zeros(count)
+                self.cache_time = np.zeros(count)
+            else:
+                (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
+                 self.cache_point, self.cache_room, self.cache_time) = carried
             self.rest = np.zeros(count, dtype=np.uint8)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
@@ -106,7 +123,6 @@ class FrameContacts:
             self.extra_hi = np.empty((len(edges), 3))
             self.predicted_position = np.empty_like(x)
             self.predicted_velocity = np.empty_like(x)
-        self.collider_margin = max(model.contact_margin, MIN_MARGIN)
         # The motion the broad phases predict: each particle keeps its velocity and an
         # acceleration, pinned ones move linearly to their targets. At the frame's start
         # the acceleration is gravity for what moves faster than one frame of gravity would
@@ -125,10 +141,59 @@ class FrameContacts:
         self.measured_at = -1
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
-        if self.scene is not None:
+        self.resumed = carried is not None
+        """Whether the frame went on with the last one's collider candidates (diagnostics)"""
+        if carried is not None:
+            self._resume_triangles(x)
+        elif self.scene is not None:
             self._find_triangles(x, 0.0)
         if self.self_collision:
             self._find_pairs(x, 0.0)
+
+    def _carried(self, x: np.ndarray) -> tuple | None:
+        """The collider candidates the last frame of this model ended with, if this frame
+        starts where it ended, among the same static colliders (``finish``); else None.
+        Taken once: the frame changes them."""
+        carry = self.model.__dict__.pop("_collider_carry", None)
+        if carry is None or self.scene is None or self.scene.moving:
+            return None
+        scene, settings, x_end, kept = carry
+        if (scene is not self.scene or settings != (self.collider_margin, self.beyond)
+                or not np.array_equal(x_end, x)):
+            return None
+        return kept
+
+    def finish(self, x: np.ndarray) -> None:
+        """Keep the collider candidates for the model's next frame when the colliders are
+        static: a frame that starts where this one ends goes on with them (and with the
+        nearest-triangle cache), searching again only where a particle leaves its chord.
+        The narrow phase gives the same bits for any candidate lists that hold every
+        triangle within reach (sorted lists, a cut-off at ``beyond``), so this changes
+        nothing but the cost: a frame computed after a jump, from a cached state, is the
+        same as one played in order."""
+        if self.scene is None or self.scene.moving:
+            return
+        self.model.__dict__["_collider_carry"] = (
+            self.scene, (self.collider_margin, self.beyond), x.copy(),
+            (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
+             self.cache_point, self.cache_room, self.cache_time))
+
+    def _resume_triangles(self, x: np.ndarray) -> None:
+        """Go on with the last frame's collider candidates: search again for the particles
+        farther than the margin from their chord now, or whose path over this frame leaves
+        it (its end), unless so many that one search for all is cheaper."""
+        w = self.model.particle_inv_mass
+        x0, chord_end = self.triangle_chord
+        a = self.acceleration
+        end = x + self.prediction_velocity * self.dt + 0.5 * a * self.dt * self.dt
+        away = np.zeros(len(x), dtype=np.uint8)
+        self.broad.left_chord(x, x0, chord_end, w, self.collider_margin, self.strayed)
+        self.broad.left_chord(end, x0, chord_end, w, self.collider_margin, away)
+        only = np.flatnonzero(self.strayed | away)
+        if len(only) * PARTIAL_SEARCH >= len(x):
+            self._find_triangles(x, 0.0)
+        elif len(only):
+            self._find_triangles(x, 0.0, only)
 
     def _measure(self, v: np.ndarray, substep: int) -> None:
         """Prediction velocity and acceleration from the substep just ended
@@ -156,7 +221,7 @@ class FrameContacts:
         end = start + self.prediction_velocity[rows] * remaining + 0.5 * a * remaining * remaining
         bulge = 0.125 * np.sqrt(np.einsum("ij,ij->i", a, a)) * remaining * remaining
         reach = np.where(self.free[rows], model.particle_radius[rows] + self.collider_margin
-                         + bulge, 0.0)
+                         + self.beyond + bulge, 0.0)
         if only is None:
             self.triangle_chord = (x.copy(), end)
             self.triangle_reach = reach
@@ -167,7 +232,8 @@ class FrameContacts:
             self.triangle_reach[only] = reach
         assert self.scene is not None
         x0, chord_end = self.triangle_chord
-        self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.broad, only)
+        self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.broad, self.lists,
+                                   only)
         # new candidates: the nearest triangle must be searched for again
         if only is None:
             self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
@@ -263,7 +329,7 @@ class FrameContacts:
                 k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
                                    self.pairs, self.push_max, model.self_friction, touched,
                                    collided, False)
-            if scene is not None and len(scene.candidates):
+            if scene is not None and self.lists.live:
                 self._colliders(x, v, s1, scene.params, collided, touched, selective,
                                 self.no_extra)
             if len(self.plane_rows):
@@ -299,7 +365,7 @@ class FrameContacts:
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0
-        if scene is not None and len(scene.candidates):
+        if scene is not None and self.lists.live:
             params = self.__dict__.get("_frictionless")
             if params is None:
                 params = scene.params.copy()
@@ -330,19 +396,19 @@ class FrameContacts:
         left = k.resting_contacts(
             x, v, w, radius, self.velocity_scale, fraction, scene.corners, scene.face_normal,
             scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_collider, s1,
-            params, self.push_max, self.thickest, moved, only, selective, scene.max_motion,
-            extra, self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
-            self.rest)
+            params, self.push_max, self.thickest, self.beyond, moved, only, selective,
+            scene.max_motion, extra, self.cache_triangle, self.cache_point, self.cache_room,
+            self.cache_time, self.rest)
         if left:
             k.collider_contacts(
                 x, v, w, radius, self.velocity_scale, fraction, scene.corners,
                 scene.face_normal, scene.vertices, scene.vertices_end, scene.triangle_motion,
                 scene.triangles, scene.triangle_edges, scene.triangle_collider,
                 scene.vertex_normal, scene.vertex_normal_end, scene.edge_normal,
-                scene.edge_normal_end, s1, params, scene.spans, scene.candidates,
-                self.push_max, scene.distance, moved, self.rest, True, scene.max_motion, extra,
-                self.thickest, self.cache_triangle, self.cache_point, self.cache_room,
-                self.cache_time)
+                scene.edge_normal_end, s1, params, self.lists.spans, self.lists.candidates,
+                self.push_max, self.lists.distance, moved, self.rest, True, scene.max_motion, extra,
+                self.thickest, self.beyond, self.cache_triangle, self.cache_point,
+                self.cache_room, self.cache_time)
 
     def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
         """The broad-phase check after the contacts of ``substep``: redo a broad phase where
@@ -398,6 +464,9 @@ since the last full search) before a full search is cheaper."""
 """A broad phase is redone for the strayed particles only while they are fewer than 1 in
 PARTIAL_SEARCH of all (more, and one search for everything costs less than the merge)."""
 """Passes over all contacts per substep when rope-rope contacts are on."""
+
+DEPTH_REACH = 0.5
+"""``FrameContacts.beyond`` as a fraction of the collider margin."""
 
 MIN_MARGIN = 1e-4
 """Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a

@@ -157,7 +157,8 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
     the chord (pieces no longer than ``reach``) comes within reach + the triangle's slack +
     half a piece of the triangle at the start of the frame. As long as a particle stays
     within its margin of its predicted path (``left_chord``), every contact it can have is in
-    the list. Returns CSR over ``particles``: (offsets (K + 1,), triangle ids)."""
+    the list. Returns CSR over ``particles``: (offsets (K + 1,), triangle ids, each list in
+    increasing order)."""
     n = particles.shape[0]
     m = triangles.shape[0]
     inverse_cell = 1.0 / cell
@@ -216,6 +217,15 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
                         candidates = grown
                     candidates[count] = t
                     count += 1
+        # in increasing order (a short list: insertion sort): the narrow phase then gives the
+        # same result for any list holding the triangles within reach, fresh or kept
+        for k in range(offsets[index] + 1, count):
+            t = candidates[k]
+            j = k - 1
+            while j >= offsets[index] and candidates[j] > t:
+                candidates[j + 1] = candidates[j]
+                j -= 1
+            candidates[j + 1] = t
     offsets[n] = count
     return offsets, candidates[:count].copy()
 

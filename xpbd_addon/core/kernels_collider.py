@@ -104,11 +104,45 @@ def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_
 
 
 @kernel
+def _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz):
+    """(e_ab, e_bc, e_ca, plane) of p and triangle abc with unit normal h: (edge x (p - its
+    start)) . h for the three edges, twice the areas of the sub-triangles seen from p (p is
+    over the face, its nearest point the projection, iff all three are >= 0 and their sum,
+    twice the area, > 0; they are then its barycentric weights of c, a, b times the sum),
+    and the signed distance (p - a) . h to the triangle's plane [m]. Both contact kernels
+    use this, so a face contact has the same bits whichever of them computes it."""
+    apx, apy, apz = px - ax, py - ay, pz - az
+    e_ab = (((by - ay) * apz - (bz - az) * apy) * hx + ((bz - az) * apx - (bx - ax) * apz)
+            * hy + ((bx - ax) * apy - (by - ay) * apx) * hz)
+    bpx, bpy, bpz = px - bx, py - by, pz - bz
+    e_bc = (((cy - by) * bpz - (cz - bz) * bpy) * hx + ((cz - bz) * bpx - (cx - bx) * bpz)
+            * hy + ((cx - bx) * bpy - (cy - by) * bpx) * hz)
+    cpx, cpy, cpz = px - cx, py - cy, pz - cz
+    e_ca = (((ay - cy) * cpz - (az - cz) * cpy) * hx + ((az - cz) * cpx - (ax - cx) * cpz)
+            * hy + ((ax - cx) * cpy - (ay - cy) * cpx) * hz)
+    return e_ab, e_bc, e_ca, apx * hx + apy * hy + apz * hz
+
+
+@kernel
+def _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane, closed):
+    """Normal n and signed distance [m] of a contact with the face (unit normal h, p at
+    ``plane`` from its plane): a closed mesh's outside is where h points; a shell is left
+    on the side the particle came from (y: where it was, relative to the face)."""
+    if closed:
+        return hx, hy, hz, plane
+    side = (yx - px) * hx + (yy - py) * hy + (yz - pz) * hz + plane
+    if side == 0.0:
+        side = plane
+    sign = -1.0 if side < 0.0 else 1.0
+    return sign * hx, sign * hy, sign * hz, sign * plane
+
+
+@kernel
 def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                       vertices, vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, spans, candidates, push_max,
-                      distance, moved, only, selective, max_motion, extra, thickest,
+                      distance, moved, only, selective, max_motion, extra, thickest, beyond,
                       cache_triangle, cache_point, cache_room, cache_time):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
@@ -127,7 +161,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
     collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
     substep to count as approach besides the particle's path (what the rope's re-solve moved it,
-    else 0); thickest [m] the largest collider thickness; cache_triangle (N,), cache_point
+    else 0); thickest [m] the largest collider thickness; beyond [m] how much farther than
+    r + thickness the nearest triangle may be and still hold a particle that is inside a
+    closed mesh or behind a shell (the candidate lists hold every triangle that near);
+    cache_triangle (N,), cache_point
     (N, 3) [m], cache_room (N,) [m], cache_time (N,): the cache ``resting_contacts`` reads,
     written here for every particle looked at: its nearest triangle (or ``CACHE_NOTHING``,
     ``CACHE_UNKNOWN``), where it was, a lower bound of its distance to every other
@@ -199,7 +236,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
             reach = r + collider_params[triangle_collider[t], 0]
             if (px - yx) ** 2 + (py - yy) ** 2 + (pz - yz) ** 2 > reach * reach:
                 closed = collider_params[triangle_collider[t], 3] > 0.5
-                if not closed or (yx - ax) * nx + (yy - ay) * ny + (yz - az) * nz > 0.0:
+                # into a closed mesh from outside or from its surface (a point of radius 0
+                # lies on it after a contact)
+                if not closed or (yx - ax) * nx + (yy - ay) * ny + (yz - az) * nz >= 0.0:
                     crossing = _segment_crosses(yx, yy, yz, x[i], ax, ay, az, bx, by, bz,
                                                 cx, cy, cz)
                     if crossing >= 0.0 and crossing < best_hit:
@@ -220,9 +259,27 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
         ax, ay, az = corners[primary, 0], corners[primary, 1], corners[primary, 2]
         fx, fy, fz = face_normal[primary, 0], face_normal[primary, 1], face_normal[primary, 2]
+        face = False
+        plane = 0.0
         if hit >= 0:  # move with the triangle's centroid, leave on the side it came from
             u0 = u1 = u2 = 1.0 / 3.0
             qx, qy, qz = ax, ay, az
+        else:
+            # over the nearest triangle's face: its projection, in ``resting_contacts``'s bits
+            e_ab, e_bc, e_ca, plane = _over_face(
+                px, py, pz, ax, ay, az, corners[primary, 3], corners[primary, 4],
+                corners[primary, 5], corners[primary, 6], corners[primary, 7],
+                corners[primary, 8], fx, fy, fz)
+            total = e_ab + e_bc + e_ca
+            if e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0:
+                face = True
+                u0, u1 = e_bc / total, e_ca / total
+                u2 = 1.0 - u0 - u1
+                best_d2 = plane * plane
+            if best_d2 > (contact + beyond) * (contact + beyond):
+                # nearest out of reach: no contact. Every list a broad phase may hand over
+                # holds the triangles within reach: more candidates then change nothing
+                continue
         mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
         if max_motion > 0.0:
             mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
@@ -237,11 +294,14 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         yx, yy, yz = ox + mx, oy + my, oz + mz
         ex, ey, ez = px - qx, py - qy, pz - qz
         gap = math.sqrt(ex * ex + ey * ey + ez * ez)
-        if hit >= 0 or (not closed and region == 0):
+        if face:
+            nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, fx, fy, fz, plane, closed)
+        elif hit >= 0 or (not closed and region == 0):
             side = (yx - qx) * fx + (yy - qy) * fy + (yz - qz) * fz
             if side == 0.0:
                 side = ex * fx + ey * fy + ez * fz
-            sign = -1.0 if side < 0.0 else 1.0
+            # a closed mesh is entered only from outside (the crossing test): out it goes
+            sign = 1.0 if closed else (-1.0 if side < 0.0 else 1.0)
             nx, ny, nz = sign * fx, sign * fy, sign * fz
             signed = ex * nx + ey * ny + ez * nz
         elif closed:
@@ -321,13 +381,13 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
 @kernel
 def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                      vertices, vertices_end, triangles, triangle_collider, s1, collider_params,
-                     push_max, thickest, moved, only, selective, max_motion, extra,
+                     push_max, thickest, beyond, moved, only, selective, max_motion, extra,
                      cache_triangle, cache_point, cache_room, cache_time, rest):
     """The contacts of the particles still over the face of the triangle that was nearest
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
     for it. Returns how many were flagged.
 
-    Arguments as ``collider_contacts`` (thickest [m]: the largest collider thickness). A
+    Arguments as ``collider_contacts``. A
     particle qualifies when, with room = cache_room - |x - cache_point|_1 - max_motion x the
     substeps since cache_time (every other candidate is at least that far: distances change
     no faster than the particle and the collider move), it has not moved farther than r in
@@ -365,18 +425,9 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         bx, by, bz = corners[t, 3], corners[t, 4], corners[t, 5]
         cx, cy, cz = corners[t, 6], corners[t, 7], corners[t, 8]
         hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-        # (edge x (p - its start)) . n >= 0 for the three edges: p is over the face
-        apx, apy, apz = px - ax, py - ay, pz - az
-        e_ab = (((by - ay) * apz - (bz - az) * apy) * hx + ((bz - az) * apx - (bx - ax) * apz)
-                * hy + ((bx - ax) * apy - (by - ay) * apx) * hz)
-        bpx, bpy, bpz = px - bx, py - by, pz - bz
-        e_bc = (((cy - by) * bpz - (cz - bz) * bpy) * hx + ((cz - bz) * bpx - (cx - bx) * bpz)
-                * hy + ((cx - bx) * bpy - (cy - by) * bpx) * hz)
-        cpx, cpy, cpz = px - cx, py - cy, pz - cz
-        e_ca = (((ay - cy) * cpz - (az - cz) * cpy) * hx + ((az - cz) * cpx - (ax - cx) * cpz)
-                * hy + ((ax - cx) * cpy - (ay - cy) * cpx) * hz)
+        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz,
+                                             hx, hy, hz)
         total = e_ab + e_bc + e_ca  # twice the area (zero: collapsed, no normal)
-        plane = apx * hx + apy * hy + apz * hz
         if not (e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
                 and plane * plane < room * room):
             rest[i] = 1
@@ -384,6 +435,8 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
             continue
         collider = triangle_collider[t]
         contact = r + collider_params[collider, 0]
+        if plane * plane > (contact + beyond) * (contact + beyond):
+            continue  # out of reach (as ``collider_contacts``)
         mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
         if max_motion > 0.0:
             u0, u1 = e_bc / total, e_ca / total
@@ -399,16 +452,8 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
                 vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
                 vertices_end[i2, 2] - vertices[i2, 2]))
         yx, yy, yz = ox + mx, oy + my, oz + mz
-        if collider_params[collider, 3] > 0.5:  # closed: outside is where the normal points
-            nx, ny, nz = hx, hy, hz
-            signed = plane
-        else:  # a shell: the side the particle came from
-            side = (yx - px) * hx + (yy - py) * hy + (yz - pz) * hz + plane
-            if side == 0.0:
-                side = plane
-            sign = -1.0 if side < 0.0 else 1.0
-            nx, ny, nz = sign * hx, sign * hy, sign * hz
-            signed = sign * plane
+        nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
+                                        collider_params[collider, 3] > 0.5)
         if signed >= contact:
             continue
         approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]

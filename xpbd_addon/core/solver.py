@@ -332,3 +332,4 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
         else:
             moved[:] = 0
+    frame.finish(x)

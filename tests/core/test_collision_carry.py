@@ -1,0 +1,123 @@
+"""What the contacts keep from one substep or frame to the next changes nothing but the cost.
+
+Two things are kept: the nearest triangle of each particle, so that a particle resting on a
+face skips the candidate search (``kernels_collider.resting_contacts``), and, with static
+colliders, the last frame's candidate lists (``contacts.FrameContacts.finish``). Both must
+give the same bits as computing everything afresh; otherwise a frame simulated after a jump
+(from a cached state) would differ from the same frame played in order, and a render or a
+bake from the animation a user has scrubbed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xpbd_addon.core import contacts as contacts_module
+from xpbd_addon.core import kernels_contact, step
+from xpbd_addon.core.collision import Collider, Plane
+
+from .colliders import icosphere
+from .test_collision_broadphase import bumpy_ground, heap
+
+DT = 1.0 / 24.0
+SUBSTEPS = 10
+
+
+def colliders():
+    """An open bumpy ground, a closed sphere the ropes land on, and a ground plane."""
+    vertices, triangles = bumpy_ground()
+    sphere, faces = icosphere(2, 0.12, (0.1, 0.05, 0.05))
+    return [Collider(vertices, triangles, static_friction=0.4, dynamic_friction=0.3),
+            Collider(sphere, faces, static_friction=0.2, dynamic_friction=0.1),
+            Plane((0.0, 0.0, -0.3))]
+
+
+def play(model, frames, scene):
+    """The states after each of ``frames`` frames, and how many frames went on with the
+    last frame's candidates."""
+    state = model.state()
+    states, resumed = [], []
+    original = contacts_module.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        resumed.append(self.resumed)
+
+    contacts_module.FrameContacts.__init__ = spy
+    try:
+        for _ in range(frames):
+            step(model, state, DT, SUBSTEPS, colliders=scene)
+            states.append((state.x.copy(), state.v.copy()))
+    finally:
+        contacts_module.FrameContacts.__init__ = original
+    return states, sum(resumed)
+
+
+def test_a_frame_from_a_restored_state_equals_the_frame_played_in_order():
+    scene = colliders()
+    states, resumed = play(heap(), 30, scene)
+    assert resumed >= 25  # the candidates were carried from frame to frame
+    for frame in (1, 8, 15, 22, 29):
+        model = heap()  # a new model: nothing carried
+        state = model.state()
+        state.x[:], state.v[:] = states[frame - 1]
+        step(model, state, DT, SUBSTEPS, colliders=scene)
+        np.testing.assert_array_equal(state.x, states[frame][0], err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(state.v, states[frame][1], err_msg=f"frame {frame}")
+
+
+def test_the_carry_is_dropped_when_the_frame_does_not_start_where_the_last_ended():
+    scene = colliders()
+    model = heap()
+    state = model.state()
+    step(model, state, DT, SUBSTEPS, colliders=scene)
+    state.x[0, 2] += 1e-9  # the caller moved a particle: the kept lists may not hold
+    fresh = play_one(model, state, scene)
+    assert not fresh.resumed
+    step(model, state, DT, SUBSTEPS, colliders=colliders())  # new collider objects
+    assert not play_one(model, state, colliders()).resumed
+
+
+def play_one(model, state, scene):
+    seen = []
+    original = contacts_module.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self)
+
+    contacts_module.FrameContacts.__init__ = spy
+    try:
+        step(model, state, DT, SUBSTEPS, colliders=scene)
+    finally:
+        contacts_module.FrameContacts.__init__ = original
+    return seen[0]
+
+
+def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
+    """Every particle through the general narrow phase (the fast kernel hands all of them
+    over) gives the same trajectory, bit for bit, as with the fast kernel at work."""
+    scene = colliders()
+    fast, _ = play(heap(), 24, scene)
+    taken = []
+    resting = kernels_contact.resting_contacts
+
+    def count(*args):
+        left = resting(*args)
+        taken.append(len(args[-1]) - left)
+        return left
+
+    monkeypatch.setattr(kernels_contact, "resting_contacts", count)
+    play(heap(), 24, colliders())
+    assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
+
+    def hand_over(*args):
+        only, selective, rest = args[18], args[19], args[-1]
+        rest[:] = only if selective else 1
+        return len(rest)
+
+    monkeypatch.setattr(kernels_contact, "resting_contacts", hand_over)
+    general, _ = play(heap(), 24, colliders())
+    for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
+        np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")
