@@ -32,9 +32,18 @@ def colliders():
             Plane((0.0, 0.0, -0.3))]
 
 
+def moving(frame):
+    """``colliders`` with the sphere rising 2 mm per frame (a moving scene)."""
+    ground, sphere, plane = colliders()
+    lift = np.array([0.0, 0.0, 0.002])
+    return [ground, sphere.moved(sphere.vertices + frame * lift,
+                                 sphere.vertices + (frame + 1) * lift), plane]
+
+
 def play(model, frames, scene):
-    """The states after each of ``frames`` frames, and how many frames went on with the
-    last frame's candidates."""
+    """The states after each of ``frames`` frames (``scene``: the colliders, or a function
+    of the frame giving them), and how many frames went on with the last frame's
+    candidates."""
     state = model.state()
     states, resumed = [], []
     original = contacts_module.FrameContacts.__init__
@@ -45,8 +54,9 @@ def play(model, frames, scene):
 
     contacts_module.FrameContacts.__init__ = spy
     try:
-        for _ in range(frames):
-            step(model, state, DT, SUBSTEPS, colliders=scene)
+        for frame in range(frames):
+            step(model, state, DT, SUBSTEPS,
+                 colliders=scene(frame) if callable(scene) else scene)
             states.append((state.x.copy(), state.v.copy()))
     finally:
         contacts_module.FrameContacts.__init__ = original
@@ -100,16 +110,44 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
     scene = colliders()
     fast, _ = play(heap(), 24, scene)
     taken = []
+    resting = kernels_contact.resting_static
+
+    def count(*args):
+        left = resting(*args)
+        taken.append(args[2] - left)
+        return left
+
+    monkeypatch.setattr(kernels_contact, "resting_static", count)
+    play(heap(), 24, colliders())
+    assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
+
+    def hand_over(*args):
+        only, selective, rest = args[9], args[10], args[-1]
+        rest[:] = only if selective else 1
+        return len(rest)
+
+    monkeypatch.setattr(kernels_contact, "resting_static", hand_over)
+    general, _ = play(heap(), 24, colliders())
+    for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
+        np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")
+
+
+def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_bits(
+        monkeypatch):
+    """The same with a collider moving: the scalar kernel, which follows the triangles."""
+    fast, _ = play(heap(), 24, moving)
+    taken = []
     resting = kernels_contact.resting_contacts
 
     def count(*args):
         left = resting(*args)
-        taken.append(len(args[-1]) - left)
+        taken.append(len(args[0]) - left)
         return left
 
     monkeypatch.setattr(kernels_contact, "resting_contacts", count)
-    play(heap(), 24, colliders())
-    assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
+    play(heap(), 24, moving)
+    assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])
 
     def hand_over(*args):
         only, selective, rest = args[18], args[19], args[-1]
@@ -117,7 +155,7 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
         return len(rest)
 
     monkeypatch.setattr(kernels_contact, "resting_contacts", hand_over)
-    general, _ = play(heap(), 24, colliders())
+    general, _ = play(heap(), 24, moving)
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
         np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")

@@ -90,9 +90,11 @@ class FrameContacts:
                 self.cache_point = np.zeros((count, 3))
                 self.cache_room = np.zeros(count)
                 self.cache_time = np.zeros(count)
+                self.geometry = np.zeros((kernels.GEOMETRY_ROWS, count))
+                """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
             else:
                 (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-                 self.cache_point, self.cache_room, self.cache_time) = carried
+                 self.cache_point, self.cache_room, self.cache_time, self.geometry) = carried
             self.rest = np.zeros(count, dtype=np.uint8)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
@@ -176,7 +178,7 @@ class FrameContacts:
         self.model.__dict__["_collider_carry"] = (
             self.scene, (self.collider_margin, self.beyond), x.copy(),
             (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-             self.cache_point, self.cache_room, self.cache_time))
+             self.cache_point, self.cache_room, self.cache_time, self.geometry))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -393,12 +395,20 @@ class FrameContacts:
         assert scene is not None
         w, radius = model.particle_inv_mass, model.particle_radius
         fraction = 1.0 / self.substeps
-        left = k.resting_contacts(
-            x, v, w, radius, self.velocity_scale, fraction, scene.corners, scene.face_normal,
-            scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_collider, s1,
-            params, self.push_max, self.thickest, self.beyond, moved, only, selective,
-            scene.max_motion, extra, self.cache_triangle, self.cache_point, self.cache_room,
-            self.cache_time, self.rest)
+        static = scene.max_motion == 0.0
+        if static and not selective:  # (the scalar kernel skips the particles not chosen)
+            left = k.resting_static(
+                x.reshape(-1), v.reshape(-1), len(x), radius, self.velocity_scale,
+                self.push_max, self.thickest, self.beyond, 1.0 if params is scene.params else 0.0,
+                only, selective, extra, self.cache_triangle, self.cache_point.reshape(-1),
+                self.cache_room, *self.geometry, moved, self.rest)
+        else:
+            left = k.resting_contacts(
+                x, v, w, radius, self.velocity_scale, fraction, scene.corners,
+                scene.face_normal, scene.vertices, scene.vertices_end, scene.triangles,
+                scene.triangle_collider, s1, params, self.push_max, self.thickest, self.beyond,
+                moved, only, selective, scene.max_motion, extra, self.cache_triangle,
+                self.cache_point, self.cache_room, self.cache_time, self.rest)
         if left:
             k.collider_contacts(
                 x, v, w, radius, self.velocity_scale, fraction, scene.corners,
@@ -409,6 +419,9 @@ class FrameContacts:
                 self.push_max, self.lists.distance, moved, self.rest, True, scene.max_motion, extra,
                 self.thickest, self.beyond, self.cache_triangle, self.cache_point,
                 self.cache_room, self.cache_time)
+            if static:  # the triangles it cached, for the next ``resting_static``
+                k.fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
+                               scene.triangle_collider, scene.params, radius, self.geometry)
 
     def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
         """The broad-phase check after the contacts of ``substep``: redo a broad phase where

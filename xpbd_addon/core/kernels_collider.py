@@ -3,7 +3,7 @@
 The constraint, friction, push-out cap and velocity rule are ``kernels_contact``'s (its module
 docstring); this module holds the mesh side of them:
 
-* ``resting_contacts``, the common case in a few nanoseconds: a particle that stays over the
+* ``kernels_resting``, the common case in a few nanoseconds: a particle that stays over the
   face of the triangle that was nearest when it was last looked at, while no other
   candidate can have come nearer (their distances, then, bound from below, minus how far the
   particle and the collider have moved since, ``room``). A rope lying on the ground or
@@ -28,8 +28,8 @@ import numpy as np
 from .jit import kernel
 from .kernels_geometry import _cross, _segment_crosses, closest_on_triangle
 
-__all__ = ["collider_contacts", "face_normals", "friction_correction", "resting_contacts",
-           "CACHE_UNKNOWN", "CACHE_NOTHING"]
+__all__ = ["collider_contacts", "face_normals", "friction_correction", "CACHE_UNKNOWN",
+           "CACHE_NOTHING"]
 
 _TINY = 1e-12
 
@@ -376,102 +376,3 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         v[i, 2] += (vz + tz) * velocity_scale
         x[i, 0], x[i, 1], x[i, 2] = px, py, pz
         moved[i] = 1
-
-
-@kernel
-def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
-                     vertices, vertices_end, triangles, triangle_collider, s1, collider_params,
-                     push_max, thickest, beyond, moved, only, selective, max_motion, extra,
-                     cache_triangle, cache_point, cache_room, cache_time, rest):
-    """The contacts of the particles still over the face of the triangle that was nearest
-    when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
-    for it. Returns how many were flagged.
-
-    Arguments as ``collider_contacts``. A
-    particle qualifies when, with room = cache_room - |x - cache_point|_1 - max_motion x the
-    substeps since cache_time (every other candidate is at least that far: distances change
-    no faster than the particle and the collider move), it has not moved farther than r in
-    the substep (no crossing to look for), it lies over the cached triangle's face (inside
-    its three edge planes, so the nearest point is its projection, at the distance |plane|),
-    |plane| < room (the cached triangle is still the nearest), and room >= r + thickest +
-    the correction (no other triangle within reach after it: no concave corner). Its contact
-    is then the face's, exactly as ``collider_contacts`` computes it for a face: the normal n
-    of the face (of a shell: on the side the particle came from), C = plane . n - (r +
-    thickness), push-out cap and friction.
-    """
-    inverse_scale = 1.0 / velocity_scale
-    left = 0
-    for i in range(x.shape[0]):
-        rest[i] = 0
-        t = cache_triangle[i]
-        if t == CACHE_NOTHING or (selective and only[i] == 0):
-            continue
-        r = radius[i]
-        px, py, pz = x[i, 0], x[i, 1], x[i, 2]
-        ox = px - v[i, 0] * inverse_scale  # x_prev of the substep
-        oy = py - v[i, 1] * inverse_scale
-        oz = pz - v[i, 2] * inverse_scale
-        moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
-        # the 1-norm bounds the distance moved from above and needs no square root
-        room = cache_room[i] - (abs(px - cache_point[i, 0]) + abs(py - cache_point[i, 1])
-                                + abs(pz - cache_point[i, 2]))
-        if max_motion > 0.0:
-            room -= max_motion * (s1 - cache_time[i]) / fraction
-        if t < 0 or not room > 0.0 or math.sqrt(moved2) + max_motion > r:
-            rest[i] = 1
-            left += 1
-            continue
-        ax, ay, az = corners[t, 0], corners[t, 1], corners[t, 2]
-        bx, by, bz = corners[t, 3], corners[t, 4], corners[t, 5]
-        cx, cy, cz = corners[t, 6], corners[t, 7], corners[t, 8]
-        hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz,
-                                             hx, hy, hz)
-        total = e_ab + e_bc + e_ca  # twice the area (zero: collapsed, no normal)
-        if not (e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
-                and plane * plane < room * room):
-            rest[i] = 1
-            left += 1
-            continue
-        collider = triangle_collider[t]
-        contact = r + collider_params[collider, 0]
-        if plane * plane > (contact + beyond) * (contact + beyond):
-            continue  # out of reach (as ``collider_contacts``)
-        mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
-        if max_motion > 0.0:
-            u0, u1 = e_bc / total, e_ca / total
-            u2 = 1.0 - u0 - u1
-            i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
-            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
-                vertices_end[i2, 0] - vertices[i2, 0]))
-            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
-                vertices_end[i2, 1] - vertices[i2, 1]))
-            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
-                vertices_end[i2, 2] - vertices[i2, 2]))
-        yx, yy, yz = ox + mx, oy + my, oz + mz
-        nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
-                                        collider_params[collider, 3] > 0.5)
-        if signed >= contact:
-            continue
-        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
-        if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
-            rest[i] = 1  # another triangle may be within reach after the correction
-            left += 1
-            continue
-        kept = min(depth, approach)  # the rest is push-out, which must not launch the rope
-        px += depth * nx
-        py += depth * ny
-        pz += depth * nz
-        tx, ty, tz = friction_correction(px - ox - mx, py - oy - my, pz - oz - mz, nx, ny, nz,
-                                         depth, collider_params[collider, 1],
-                                         collider_params[collider, 2])
-        x[i, 0], x[i, 1], x[i, 2] = px + tx, py + ty, pz + tz
-        v[i, 0] += (kept * nx + tx) * velocity_scale
-        v[i, 1] += (kept * ny + ty) * velocity_scale
-        v[i, 2] += (kept * nz + tz) * velocity_scale
-        moved[i] = 1
-    return left

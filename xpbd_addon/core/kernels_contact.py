@@ -45,13 +45,14 @@ from .kernels_collider import (
     collider_contacts,
     face_normals,
     friction_correction,
-    resting_contacts,
 )
 from .kernels_geometry import _cross, closest_on_segments, mesh_normals
+from .kernels_resting import GEOMETRY_ROWS, fill_resting, resting_contacts, resting_static
 from .topology import PARTICLE_V, PARTICLE_X
 
-__all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "collider_contacts", "face_normals", "gather_moved",
-           "mesh_normals", "plane_contacts", "resting_contacts", "segment_contacts"]
+__all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "GEOMETRY_ROWS", "collider_contacts", "face_normals",
+           "fill_resting", "gather_moved", "mesh_normals", "plane_contacts", "resting_contacts",
+           "resting_static", "segment_contacts"]
 
 _TINY = 1e-12
 
