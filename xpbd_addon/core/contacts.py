@@ -71,6 +71,8 @@ class FrameContacts:
         self.free = model.particle_inv_mass > 0.0
         self.pin_velocity = (pin_end - x) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
+        self.held = np.zeros(model.particle_count, dtype=np.uint8)
+        """Flags of the particles the last substep's contacts moved"""
         self.no_extra = np.zeros(model.particle_count)
         self.touched = np.zeros(model.particle_count, dtype=np.uint8)
         self.collided = np.zeros(model.particle_count, dtype=np.uint8)
@@ -134,6 +136,8 @@ class FrameContacts:
         speed2 = np.einsum("ij,ij->i", v, v)
         flying = self.free & (speed2 > float(gravity @ gravity) * dt * dt)
         self.acceleration = np.where(flying[:, None], gravity[None, :], 0.0)
+        still = self.free & ~flying & (np.sqrt(speed2) * dt <= STILL)
+        self.prediction_velocity[still] = 0.0
         self.v_last = v.copy()
         """Velocities at the end of the last substep (or the frame's start) [m/s]"""
         self.strayed = np.zeros(model.particle_count, dtype=np.uint8)
@@ -198,23 +202,26 @@ class FrameContacts:
             self._find_triangles(x, 0.0, only)
 
     def _measure(self, v: np.ndarray, substep: int) -> None:
-        """Prediction velocity and acceleration from the substep just ended
-        (``kernels_segments.measure_motion``: a = (v - v_last) / h, zero where a contact
-        moved the particle, at most 2 |g|). Only the broad phases use it."""
+        """Prediction velocity and acceleration from the substep under way, its rope solve
+        done (``kernels_segments.measure_motion``: a = (v - v_last) / h, zero where the last
+        contacts moved the particle, at most 2 |g|; still below ``STILL``). Only the broad
+        phases use it."""
         if self.measured_at == substep:
             return
         self.measured_at = substep
         limit = 2.0 * float(np.linalg.norm(self.gravity))
-        self.segments.measure_motion(v, self.v_last, self.moved, self.free, self.pin_velocity,
-                                     self.h, limit, self.prediction_velocity,
+        self.segments.measure_motion(v, self.v_last, self.held, self.free, self.pin_velocity,
+                                     self.h, limit, STILL, self.dt, self.prediction_velocity,
                                      self.acceleration)
 
-    def _find_triangles(self, x: np.ndarray, elapsed: float,
-                        only: np.ndarray | None = None) -> None:
+    def _find_triangles(self, x: np.ndarray, elapsed: float, only: np.ndarray | None = None,
+                        x_from: np.ndarray | None = None) -> None:
         """Collider candidates from the state x at ``elapsed`` [s] into the frame, along the
         predicted path over the rest of it (a parabola: its chord, grown by its bulge), for
         every particle or only for the particles ``only`` (sorted ids; then only their rows
-        are computed, so that a refresh for a few costs what they cost)."""
+        are computed, so that a refresh for a few costs what they cost). With ``x_from``
+        (N, 3) [m], where the particles began the substep under way, its path is covered
+        too: the chord is searched from there, grown by how far x lies off it."""
         model = self.model
         remaining = self.dt - elapsed
         rows = slice(None) if only is None else only
@@ -222,32 +229,48 @@ class FrameContacts:
         start = x[rows]
         end = start + self.prediction_velocity[rows] * remaining + 0.5 * a * remaining * remaining
         bulge = 0.125 * np.sqrt(np.einsum("ij,ij->i", a, a)) * remaining * remaining
-        reach = np.where(self.free[rows], model.particle_radius[rows] + self.collider_margin
-                         + self.beyond + bulge, 0.0)
+        reach = model.particle_radius[rows] + self.collider_margin + self.beyond + bulge
+        begin = start
+        if x_from is not None:
+            begin = x_from[rows]
+            chord = end - begin
+            length2 = np.einsum("ij,ij->i", chord, chord)
+            along = np.einsum("ij,ij->i", start - begin, chord)
+            f = np.clip(np.divide(along, length2, out=np.zeros_like(along),
+                                  where=length2 > 0.0), 0.0, 1.0)
+            off = start - begin - f[:, None] * chord
+            reach = reach + np.sqrt(np.einsum("ij,ij->i", off, off))
+        reach = np.where(self.free[rows], reach, 0.0)
         if only is None:
-            self.triangle_chord = (x.copy(), end)
+            self.triangle_chord = (begin.copy(), end)
             self.triangle_reach = reach
         else:
             x0, chord_end = self.triangle_chord
-            x0[only] = start
+            x0[only] = begin
             chord_end[only] = end
             self.triangle_reach[only] = reach
         assert self.scene is not None
         x0, chord_end = self.triangle_chord
         self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.broad, self.lists,
                                    only)
+        # the chord the stray test follows starts where the particle is now
+        x0[rows] = start
         # new candidates: the nearest triangle must be searched for again
         if only is None:
             self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
         else:
             self.cache_triangle[only] = self.kernels.CACHE_UNKNOWN
 
-    def _find_pairs(self, x: np.ndarray, elapsed: float) -> None:
+    def _find_pairs(self, x: np.ndarray, elapsed: float,
+                    velocity: np.ndarray | None = None) -> None:
         """Rope-rope candidates of every segment from the state x at ``elapsed`` [s] into
-        the frame, for the horizon ``kernels_segments.segment_motion`` picks."""
+        the frame, for the horizon ``kernels_segments.segment_motion`` picks; the motion
+        predicted with ``velocity`` (N, 3) [m/s] (default: the prediction's)."""
         model, seg = self.model, self.segments
         edges = model.edge_index
-        velocity, acceleration = self.prediction_velocity, self.acceleration
+        acceleration = self.acceleration
+        if velocity is None:
+            velocity = self.prediction_velocity
         end, grow, cell, horizon, shared_v, shared_a = seg.segment_motion(
             x, velocity, acceleration, model.particle_radius, self.self_slack,
             self.dt - elapsed, self.h, edges, HORIZON_REACH)
@@ -269,10 +292,12 @@ class FrameContacts:
         self.prediction = (x.copy(), velocity.copy(), acceleration.copy(),
                            np.full(len(x), elapsed))
 
-    def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray) -> bool:
+    def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray,
+                      velocity: np.ndarray) -> bool:
         """Search again only the segments at the ``strayed`` particles (flags (N,)), which
-        get a new prediction from now; False (nothing done) when a full search is due
-        because too many segments would be searched by brute force."""
+        get a new prediction from x at ``now`` [s] with ``velocity`` (N, 3) [m/s]; False
+        (nothing done) when a full search is due because too many segments would be
+        searched by brute force."""
         model, seg = self.model, self.segments
         edges = model.edge_index
         current = strayed[edges[:, 0]] | strayed[edges[:, 1]]
@@ -282,8 +307,8 @@ class FrameContacts:
                 edges):
             return False
         x0, v0, a0, since = self.prediction
-        seg.restart_prediction(np.flatnonzero(strayed), x, self.prediction_velocity,
-                               self.acceleration, now, x0, v0, a0, since)
+        seg.restart_prediction(np.flatnonzero(strayed), x, velocity, self.acceleration, now, x0,
+                               v0, a0, since)
         position, velocity = self.predicted_position, self.predicted_velocity
         seg.predicted_now(x0, v0, a0, since, now, position, velocity)
         shared_v, shared_a = self.shared_motion
@@ -305,12 +330,11 @@ class FrameContacts:
         self.pairs = seg.merge_pairs(self.pairs, current, found)
         return True
 
-    def project(self, x: np.ndarray, v: np.ndarray, substep: int,
-                refresh: bool = True) -> np.ndarray:
-        """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3); returns the
-        (N,) uint8 flags of the particles moved (the caller clears them). With ``refresh``
-        the broad-phase check (``refresh``) follows; the solver calls it itself when the
-        rope is solved again after the contacts (``project_again``)."""
+    def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
+        """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3), after the
+        broad-phase check (``refresh``); returns the (N,) uint8 flags of the particles moved
+        (the caller clears them)."""
+        self.refresh(x, v, substep)
         model, k = self.model, self.kernels
         w, radius = model.particle_inv_mass, model.particle_radius
         scene = self.scene
@@ -342,8 +366,6 @@ class FrameContacts:
                 touched[:] = 0
         np.bitwise_or(self.moved, collided, out=self.moved)
         collided[:] = 0
-        if refresh:
-            self.refresh(x, v, substep)
         return self.moved
 
     def project_again(self, x: np.ndarray, v: np.ndarray, substep: int,
@@ -423,43 +445,52 @@ class FrameContacts:
                 k.fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
                                scene.triangle_collider, scene.params, radius, self.geometry)
 
-    def refresh(self, x: np.ndarray, v: np.ndarray, substep: int, last: bool = False) -> None:
-        """The broad-phase check after the contacts of ``substep``: redo a broad phase where
-        a particle left its predicted path (see the class). The frame's last substep needs
-        none (the next frame starts afresh) unless contacts are still to come in it
-        (``last``: before the second pass)."""
+    def refresh(self, x: np.ndarray, v: np.ndarray, substep: int) -> None:
+        """The broad-phase check right before contacts at the end of ``substep``: redo a
+        broad phase where a particle left its predicted path (see the class). Checked
+        here, the candidates hold every contact of the positions they are used at; a search
+        redone here covers the substep's own path too (from where it began, x - v / s),
+        which the contacts follow for crossings."""
         w = self.model.particle_inv_mass
         scene = self.scene
-        s1 = (substep + 1) / self.substeps
-        if last or substep + 1 < self.substeps:
-            now = self.dt * s1
-            if scene is not None:
-                x0, x_end = self.triangle_chord
-                strayed = self.broad.left_chord(x, x0, x_end, w, self.collider_margin,
-                                                self.strayed)
-                if strayed:
-                    self.refreshes += 1
-                    self._measure(v, substep)
-                    # the candidate lists are per particle: only the strayed ones need new
-                    # lists, unless so many strayed that one search for all is cheaper
-                    only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
-                            else None)
-                    self._find_triangles(x, now, only)
-            if self.self_collision:
-                x0, v0, a0, since = self.prediction
-                # the pairs must hold until the next contacts: the end of the next substep,
-                # or now, for those still to come in this one
-                expired = now + (0.0 if last else self.h) > self.pair_until + 1e-9 * self.dt
-                strayed = 0 if expired else self.segments.left_prediction(
-                    x, x0, v0, a0, since, now, self.self_slack, self.pair_strayed)
-                if expired or strayed:
-                    self.refreshes += 1
-                    self._measure(v, substep)
-                    if expired or strayed * PARTIAL_SEARCH >= len(x) or not self._update_pairs(
-                            x, now, self.pair_strayed):
-                        self._find_pairs(x, now)
-        if not last:
-            np.copyto(self.v_last, v)
+        now = self.dt * (substep + 1) / self.substeps
+        begun = now - self.h
+        x_from = None
+        if scene is not None:
+            x0, x_end = self.triangle_chord
+            strayed = self.broad.left_chord(x, x0, x_end, w, self.collider_margin,
+                                            self.strayed)
+            if strayed:
+                self.refreshes += 1
+                self._measure(v, substep)
+                x_from = x - v * (1.0 / self.velocity_scale)
+                # the candidate lists are per particle: only the strayed ones need new
+                # lists, unless so many strayed that one search for all is cheaper
+                only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
+                        else None)
+                self._find_triangles(x, now, only, x_from)
+        if self.self_collision:
+            x0, v0, a0, since = self.prediction
+            # the pairs must hold now
+            expired = now > self.pair_until + 1e-9 * self.dt
+            strayed = 0 if expired else self.segments.left_prediction(
+                x, x0, v0, a0, since, now, self.self_slack, self.pair_strayed)
+            if expired or strayed:
+                self.refreshes += 1
+                self._measure(v, substep)
+                if x_from is None:
+                    x_from = x - v * (1.0 / self.velocity_scale)
+                # predicted from where the substep began, through where it is now
+                velocity = (x - x_from) * (1.0 / self.h) - (0.5 * self.h) * self.acceleration
+                if expired or strayed * PARTIAL_SEARCH >= len(x) or not self._update_pairs(
+                        x_from, begun, self.pair_strayed, velocity):
+                    self._find_pairs(x_from, begun, velocity)
+
+    def end_substep(self, v: np.ndarray) -> None:
+        """The substep's contacts are done: its end velocities and the particles they moved
+        are what the next one's prediction is measured against (``_measure``)."""
+        np.copyto(self.v_last, v)
+        np.copyto(self.held, self.moved)
 
 
 CONTACT_PASSES = 2
@@ -480,6 +511,9 @@ PARTIAL_SEARCH of all (more, and one search for everything costs less than the m
 
 DEPTH_REACH = 0.5
 """``FrameContacts.beyond`` as a fraction of the collider margin."""
+
+STILL = 1e-9
+"""A particle predicted to move less than this [m] over a frame is predicted still."""
 
 MIN_MARGIN = 1e-4
 """Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a

@@ -38,11 +38,16 @@ def _sampled_median(values, column, stride):
 
 
 @kernel
-def measure_motion(v, v_last, moved, free, pin_velocity, h, limit, velocity, acceleration):
-    """The prediction from the substep just ended, into ``velocity``, ``acceleration`` (N, 3):
-    free particles keep v [m/s] and a = (v - v_last) / h [m/s^2], at most ``limit`` long,
-    or zero where a contact moved the particle this substep (``moved``: it is held, its
-    velocity jumped); pinned particles move with ``pin_velocity``, a = 0."""
+def measure_motion(v, v_last, held, free, pin_velocity, h, limit, still, span, velocity,
+                   acceleration):
+    """The prediction from the substep under way, into ``velocity``, ``acceleration`` (N, 3):
+    free particles keep v [m/s] (the rope's solve done, the contacts to come) and
+    a = (v - v_last) / h [m/s^2] (v_last: the last substep's end), at most ``limit`` long;
+    where the last substep's contacts moved the particle (``held``) it keeps v_last, a = 0
+    (the contact holds it; v is the pull it is about to undo). Pinned particles move with
+    ``pin_velocity``, a = 0. A prediction that moves less than ``still`` [m] over ``span``
+    [s] is zero: a particle at rest is predicted exactly still (``contacts`` keeps the
+    rope-rope pairs of still particles from frame to frame)."""
     for i in range(v.shape[0]):
         if not free[i]:
             for c in range(3):
@@ -50,11 +55,18 @@ def measure_motion(v, v_last, moved, free, pin_velocity, h, limit, velocity, acc
                 acceleration[i, c] = 0.0
             continue
         a2 = 0.0
+        v2 = 0.0
         for c in range(3):
-            velocity[i, c] = v[i, c]
+            velocity[i, c] = v_last[i, c] if held[i] else v[i, c]
             acceleration[i, c] = (v[i, c] - v_last[i, c]) / h
             a2 += acceleration[i, c] ** 2
-        scale = 0.0 if moved[i] else (limit / math.sqrt(a2) if a2 > limit * limit else 1.0)
+            v2 += velocity[i, c] ** 2
+        scale = 0.0 if held[i] else (limit / math.sqrt(a2) if a2 > limit * limit else 1.0)
+        a2 *= scale * scale
+        if math.sqrt(v2) * span + 0.5 * math.sqrt(a2) * span * span <= still:
+            for c in range(3):
+                velocity[i, c] = 0.0
+            scale = 0.0
         for c in range(3):
             acceleration[i, c] *= scale
 
@@ -254,15 +266,6 @@ def _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, b
 
 
 @kernel
-def _overlap(lo_a, hi_a, i, lo_b, hi_b, j):
-    """Whether box i of (lo_a, hi_a) and box j of (lo_b, hi_b) overlap (rows indexed here:
-    array views per test cost more than the test)."""
-    return (lo_a[i, 0] <= hi_b[j, 0] and lo_b[j, 0] <= hi_a[i, 0]
-            and lo_a[i, 1] <= hi_b[j, 1] and lo_b[j, 1] <= hi_a[i, 1]
-            and lo_a[i, 2] <= hi_b[j, 2] and lo_b[j, 2] <= hi_a[i, 2])
-
-
-@kernel
 def _stored(pairs, count, e, f):
     """``pairs`` (K, 2) with the pair (min, max) of e, f in row ``count``, grown to twice its
     length first if full (a kept pair is rare: the call costs nothing in the scan)."""
@@ -280,9 +283,9 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                   max_cells, full, moved_box, extra, extra_lo, extra_hi, current, edges,
                   edge_chain, edge_arc, segment_reach, segment_skip, bound, position,
                   velocity, acceleration, horizon):
-    """Candidate pairs (K, 2), first < second, of the segments ``query`` with boxes
-    (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at ``position``/``velocity``/
-    ``acceleration`` (N, 3) over ``horizon`` [s].
+    """Candidate pairs (K, 2), first < second, in increasing order (``_in_order``), of the
+    segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at
+    ``position``/``velocity``/``acceleration`` (N, 3) over ``horizon`` [s].
 
     The grid (boxes lo, hi (M, 3), start, ids, oversize, mask of ``build_grid`` with cell
     [m]) holds every segment's box of the last full search. ``full``: the query is every
@@ -341,13 +344,48 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
             f = extra[other]
             if f == e or (current[f] != 0 and f < e):
                 continue  # a pair within the query is found from its lower segment
-            if not _overlap(query_lo, query_hi, index, extra_lo, extra_hi, f):
+            # the box test inline: as a call (array arguments, not inlined by numba) it cost
+            # 40 ns a test, and a partial search with a few hundred segments moved 8 ms
+            if not (query_lo[index, 0] <= extra_hi[f, 0] and extra_lo[f, 0] <= query_hi[index, 0]
+                    and query_lo[index, 1] <= extra_hi[f, 1]
+                    and extra_lo[f, 1] <= query_hi[index, 1]
+                    and query_lo[index, 2] <= extra_hi[f, 2]
+                    and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                           bound, position, velocity, acceleration, horizon):
                 pairs = _stored(pairs, count, e, f)
                 count += 1
-    return pairs[:count].copy()
+    return _in_order(pairs[:count], full, m)
+
+
+@kernel
+def _in_order(pairs, full, m):
+    """The pairs in increasing (first, second) order, a copy: the contacts then give the
+    same bits for any pair list that holds the pairs within reach, fresh or kept. A full
+    search finds them in runs of one first segment, increasing: each run is sorted (short,
+    by insertion); a partial search's few are sorted outright."""
+    count = pairs.shape[0]
+    if not full:
+        keys = np.empty(count, dtype=np.int64)
+        for k in range(count):
+            keys[k] = pairs[k, 0] * m + pairs[k, 1]
+        return pairs[np.argsort(keys, kind="mergesort")]
+    ordered = pairs.copy()
+    first = 0
+    while first < count:
+        last = first + 1
+        while last < count and ordered[last, 0] == ordered[first, 0]:
+            last += 1
+        for k in range(first + 1, last):
+            f = ordered[k, 1]
+            j = k - 1
+            while j >= first and ordered[j, 1] > f:
+                ordered[j + 1, 1] = ordered[j, 1]
+                j -= 1
+            ordered[j + 1, 1] = f
+        first = last
+    return ordered
 
 
 @kernel
@@ -359,22 +397,30 @@ def segment_grid(lo, hi, cell, max_cells):
 @kernel
 def merge_pairs(pairs, searched, new_pairs):
     """The pairs (K, 2) without those with a segment flagged in ``searched`` (M,) (found
-    again), followed by ``new_pairs``."""
+    again), merged with ``new_pairs``; both in increasing (first, second) order, and so is
+    the result."""
     kept = 0
     for k in range(pairs.shape[0]):
         if searched[pairs[k, 0]] == 0 and searched[pairs[k, 1]] == 0:
             kept += 1
     merged = np.empty((kept + new_pairs.shape[0], 2), dtype=np.int64)
     count = 0
+    j = 0
     for k in range(pairs.shape[0]):
-        if searched[pairs[k, 0]] == 0 and searched[pairs[k, 1]] == 0:
-            merged[count, 0] = pairs[k, 0]
-            merged[count, 1] = pairs[k, 1]
+        a, b = pairs[k, 0], pairs[k, 1]
+        if searched[a] != 0 or searched[b] != 0:
+            continue
+        while j < new_pairs.shape[0] and (new_pairs[j, 0] < a or (
+                new_pairs[j, 0] == a and new_pairs[j, 1] < b)):
+            merged[count, 0], merged[count, 1] = new_pairs[j, 0], new_pairs[j, 1]
             count += 1
-    for k in range(new_pairs.shape[0]):
-        merged[count, 0] = new_pairs[k, 0]
-        merged[count, 1] = new_pairs[k, 1]
+            j += 1
+        merged[count, 0], merged[count, 1] = a, b
         count += 1
+    while j < new_pairs.shape[0]:
+        merged[count, 0], merged[count, 1] = new_pairs[j, 0], new_pairs[j, 1]
+        count += 1
+        j += 1
     return merged
 
 

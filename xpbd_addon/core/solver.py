@@ -309,7 +309,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         resolve = lanes is not None and plan.lane_solver == "direct"
         if resolve:
             np.copyto(before_resolve, x)
-        moved = frame.project(x, v, substep, refresh=not resolve)
+        moved = frame.project(x, v, substep)
         if (resolve and lanes is not None and moved.any()
                 and k_resolve.moved_beyond(x, before_resolve, moved, resolve_move)):
             # The rope's stretch constraints once more on the contact-corrected positions
@@ -323,13 +323,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                         h, model.iterations, strain_limit, velocity_scale)
             k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v,
                            layout.lanes)
-            frame.refresh(x, v, substep, last=True)  # the re-solve may leave the chords
+            frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             np.subtract(x, before_resolve, out=before_resolve)
             extra = np.sqrt(np.einsum("ij,ij->i", before_resolve, before_resolve))
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, extra)
-        if resolve:
-            frame.refresh(x, v, substep)
+        frame.end_substep(v)
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
         else:
