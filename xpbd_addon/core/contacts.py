@@ -153,8 +153,40 @@ class FrameContacts:
             self._resume_triangles(x)
         elif self.scene is not None:
             self._find_triangles(x, 0.0)
+        self.resumed_pairs = False
+        """Whether the frame went on with the last one's rope-rope pairs (diagnostics)"""
         if self.self_collision:
-            self._find_pairs(x, 0.0)
+            carry = self.model.__dict__.pop("_pair_carry", None)
+            if carry is None or not self._resume_pairs(x, carry):
+                self._find_pairs(x, 0.0)
+
+    def _resume_pairs(self, x: np.ndarray, carry: tuple) -> bool:
+        """Go on with the rope-rope pairs the last frame ended with (``finish``), if this
+        frame starts where it ended and its last full search had no shared motion: the
+        pairs and boxes of particles predicted still hold for any horizon, so only the
+        segments at particles predicted to move, or off their prediction, are searched
+        again, for the whole new frame. False: a full search is due."""
+        x_end, slack, state = carry
+        if not (np.array_equal(x_end, x) and np.array_equal(slack, self.self_slack)):
+            return False
+        (pairs, grid, prediction, pair_from, shared, moved_box, extra_lo, extra_hi,
+         span) = state
+        if np.any(shared[0]) or np.any(shared[1]):
+            return False
+        x0, v0, a0, since = prediction
+        since -= span  # the times of the last frame, from this one's start
+        self.pairs, self.pair_grid, self.prediction = pairs, grid, prediction
+        self.pair_from, self.pair_until, self.shared_motion = pair_from - span, self.dt, shared
+        self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
+        moving = np.any(v0 != 0.0, axis=1) | np.any(a0 != 0.0, axis=1)
+        self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
+                                      self.pair_strayed)
+        self.pair_strayed |= moving
+        if self.pair_strayed.any() and not self._update_pairs(
+                x, 0.0, self.pair_strayed, self.prediction_velocity):
+            return False
+        self.resumed_pairs = True
+        return True
 
     def _carried(self, x: np.ndarray) -> tuple | None:
         """The collider candidates the last frame of this model ended with, if this frame
@@ -170,13 +202,19 @@ class FrameContacts:
         return kept
 
     def finish(self, x: np.ndarray) -> None:
-        """Keep the collider candidates for the model's next frame when the colliders are
-        static: a frame that starts where this one ends goes on with them (and with the
-        nearest-triangle cache), searching again only where a particle leaves its chord.
-        The narrow phase gives the same bits for any candidate lists that hold every
-        triangle within reach (sorted lists, a cut-off at ``beyond``), so this changes
-        nothing but the cost: a frame computed after a jump, from a cached state, is the
-        same as one played in order."""
+        """Keep the candidates for the model's next frame: the rope-rope pairs, and the
+        collider candidates when the colliders are static. A frame that starts where this
+        one ends goes on with them (and with the nearest-triangle cache), searching again
+        only where a particle leaves its prediction (``_resume_triangles``,
+        ``_resume_pairs``). The contacts give the same bits for any candidates that hold
+        every contact within reach (sorted lists and pairs, a cut-off at ``beyond``), so
+        this changes nothing but the cost: a frame computed after a jump, from a cached
+        state, is the same as one played in order."""
+        if self.self_collision:
+            self.model.__dict__["_pair_carry"] = (
+                x.copy(), self.self_slack,
+                (self.pairs, self.pair_grid, self.prediction, self.pair_from,
+                 self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi, self.dt))
         if self.scene is None or self.scene.moving:
             return
         self.model.__dict__["_collider_carry"] = (
