@@ -144,7 +144,11 @@ class FrameContacts:
         """Flags of the particles that left their collider chord"""
         self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their rope-rope prediction"""
-        self.measured_at = -1
+        self.every_particle = np.arange(model.particle_count)
+        self.x_from = np.empty_like(x)
+        """Where the particles began the substep under way [m] (rows ``_measure`` set)"""
+        self.path_velocity = np.empty_like(x)
+        """The rope-rope prediction's velocity through x_from and x [m/s] (rows searched)"""
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
         self.resumed = carried is not None
@@ -239,18 +243,22 @@ class FrameContacts:
         elif len(only):
             self._find_triangles(x, 0.0, only)
 
-    def _measure(self, v: np.ndarray, substep: int) -> None:
+    def _measure(self, x: np.ndarray, v: np.ndarray, ids: np.ndarray | None) -> None:
         """Prediction velocity and acceleration from the substep under way, its rope solve
         done (``kernels_segments.measure_motion``: a = (v - v_last) / h, zero where the last
-        contacts moved the particle, at most 2 |g|; still below ``STILL``). Only the broad
-        phases use it."""
-        if self.measured_at == substep:
-            return
-        self.measured_at = substep
+        contacts moved the particle, at most 2 |g|; still below ``STILL``), and where the
+        substep began (``x_from`` = x - v / s), for the particles ``ids`` (all: None). Only
+        the broad phases use them, for the particles they search again."""
+        rows = self.every_particle if ids is None else ids
         limit = 2.0 * float(np.linalg.norm(self.gravity))
-        self.segments.measure_motion(v, self.v_last, self.held, self.free, self.pin_velocity,
-                                     self.h, limit, STILL, self.dt, self.prediction_velocity,
-                                     self.acceleration)
+        self.segments.measure_motion(rows, v, self.v_last, self.held, self.free,
+                                     self.pin_velocity, self.h, limit, STILL, self.dt,
+                                     self.prediction_velocity, self.acceleration)
+        if ids is None:
+            np.multiply(v, -1.0 / self.velocity_scale, out=self.x_from)
+            self.x_from += x
+        else:
+            self.x_from[ids] = x[ids] - v[ids] * (1.0 / self.velocity_scale)
 
     def _find_triangles(self, x: np.ndarray, elapsed: float, only: np.ndarray | None = None,
                         x_from: np.ndarray | None = None) -> None:
@@ -493,20 +501,18 @@ class FrameContacts:
         scene = self.scene
         now = self.dt * (substep + 1) / self.substeps
         begun = now - self.h
-        x_from = None
         if scene is not None:
             x0, x_end = self.triangle_chord
             strayed = self.broad.left_chord(x, x0, x_end, w, self.collider_margin,
                                             self.strayed)
             if strayed:
                 self.refreshes += 1
-                self._measure(v, substep)
-                x_from = x - v * (1.0 / self.velocity_scale)
                 # the candidate lists are per particle: only the strayed ones need new
                 # lists, unless so many strayed that one search for all is cheaper
                 only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
                         else None)
-                self._find_triangles(x, now, only, x_from)
+                self._measure(x, v, only)
+                self._find_triangles(x, now, only, self.x_from)
         if self.self_collision:
             x0, v0, a0, since = self.prediction
             # the pairs must hold now
@@ -515,14 +521,24 @@ class FrameContacts:
                 x, x0, v0, a0, since, now, self.self_slack, self.pair_strayed)
             if expired or strayed:
                 self.refreshes += 1
-                self._measure(v, substep)
-                if x_from is None:
-                    x_from = x - v * (1.0 / self.velocity_scale)
-                # predicted from where the substep began, through where it is now
-                velocity = (x - x_from) * (1.0 / self.h) - (0.5 * self.h) * self.acceleration
-                if expired or strayed * PARTIAL_SEARCH >= len(x) or not self._update_pairs(
-                        x_from, begun, self.pair_strayed, velocity):
-                    self._find_pairs(x_from, begun, velocity)
+                full = expired or strayed * PARTIAL_SEARCH >= len(x)
+                if not full:
+                    ids = np.flatnonzero(self.pair_strayed)
+                    self._measure(x, v, ids)
+                    self._path_velocity(x, ids)
+                    full = not self._update_pairs(self.x_from, begun, self.pair_strayed,
+                                                  self.path_velocity)
+                if full:
+                    self._measure(x, v, None)
+                    self._path_velocity(x, None)
+                    self._find_pairs(self.x_from, begun, self.path_velocity)
+
+    def _path_velocity(self, x: np.ndarray, ids: np.ndarray | None) -> None:
+        """The velocity of a prediction from x_from at the substep's start that passes
+        through x now: (x - x_from) / h - a h / 2, for the particles ``ids`` (all: None)."""
+        rows = slice(None) if ids is None else ids
+        self.path_velocity[rows] = ((x[rows] - self.x_from[rows]) * (1.0 / self.h)
+                                    - (0.5 * self.h) * self.acceleration[rows])
 
     def end_substep(self, v: np.ndarray) -> None:
         """The substep's contacts are done: its end velocities and the particles they moved

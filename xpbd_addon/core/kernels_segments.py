@@ -38,9 +38,10 @@ def _sampled_median(values, column, stride):
 
 
 @kernel
-def measure_motion(v, v_last, held, free, pin_velocity, h, limit, still, span, velocity,
+def measure_motion(ids, v, v_last, held, free, pin_velocity, h, limit, still, span, velocity,
                    acceleration):
-    """The prediction from the substep under way, into ``velocity``, ``acceleration`` (N, 3):
+    """The prediction of the particles ``ids`` (K,) from the substep under way, into
+    ``velocity``, ``acceleration`` (N, 3):
     free particles keep v [m/s] (the rope's solve done, the contacts to come) and
     a = (v - v_last) / h [m/s^2] (v_last: the last substep's end), at most ``limit`` long;
     where the last substep's contacts moved the particle (``held``) it keeps v_last, a = 0
@@ -48,7 +49,8 @@ def measure_motion(v, v_last, held, free, pin_velocity, h, limit, still, span, v
     ``pin_velocity``, a = 0. A prediction that moves less than ``still`` [m] over ``span``
     [s] is zero: a particle at rest is predicted exactly still (``contacts`` keeps the
     rope-rope pairs of still particles from frame to frame)."""
-    for i in range(v.shape[0]):
+    for index in range(ids.shape[0]):
+        i = ids[index]
         if not free[i]:
             for c in range(3):
                 velocity[i, c] = pin_velocity[i, c]
