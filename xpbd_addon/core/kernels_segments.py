@@ -281,6 +281,31 @@ def _stored(pairs, count, e, f):
 
 
 @kernel
+def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
+                 current, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
+                 position, velocity, acceleration, horizon):
+    """``segment_pairs``' brute-force part for query segment e (row ``index``): its pairs
+    with the segments ``extra`` searched again since the last full search. Returns the
+    grown (pairs, count). Its own function, called once per query segment: inlined, this
+    loop made the grid scan of a full search 1.7x slower; a call per test (the box test as
+    a helper with array arguments, which numba does not inline) cost 40 ns a test."""
+    for other in range(extra.shape[0]):
+        f = extra[other]
+        if f == e or (current[f] != 0 and f < e):
+            continue  # a pair within the query is found from its lower segment
+        if not (query_lo[index, 0] <= extra_hi[f, 0] and extra_lo[f, 0] <= query_hi[index, 0]
+                and query_lo[index, 1] <= extra_hi[f, 1] and extra_lo[f, 1] <= query_hi[index, 1]
+                and query_lo[index, 2] <= extra_hi[f, 2]
+                and extra_lo[f, 2] <= query_hi[index, 2]):
+            continue
+        if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
+                      position, velocity, acceleration, horizon):
+            pairs = _stored(pairs, count, e, f)
+            count += 1
+    return pairs, count
+
+
+@kernel
 def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask, cell,
                   max_cells, full, moved_box, extra, extra_lo, extra_hi, current, edges,
                   edge_chain, edge_arc, segment_reach, segment_skip, bound, position,
@@ -342,22 +367,11 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                               bound, position, velocity, acceleration, horizon):
                     pairs = _stored(pairs, count, e, f)
                     count += 1
-        for other in range(extra.shape[0]):
-            f = extra[other]
-            if f == e or (current[f] != 0 and f < e):
-                continue  # a pair within the query is found from its lower segment
-            # the box test inline: as a call (array arguments, not inlined by numba) it cost
-            # 40 ns a test, and a partial search with a few hundred segments moved 8 ms
-            if not (query_lo[index, 0] <= extra_hi[f, 0] and extra_lo[f, 0] <= query_hi[index, 0]
-                    and query_lo[index, 1] <= extra_hi[f, 1]
-                    and extra_lo[f, 1] <= query_hi[index, 1]
-                    and query_lo[index, 2] <= extra_hi[f, 2]
-                    and extra_lo[f, 2] <= query_hi[index, 2]):
-                continue
-            if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
-                          bound, position, velocity, acceleration, horizon):
-                pairs = _stored(pairs, count, e, f)
-                count += 1
+        if extra.shape[0]:
+            pairs, count = _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra,
+                                        extra_lo, extra_hi, current, edges, edge_chain,
+                                        edge_arc, segment_reach, segment_skip, bound,
+                                        position, velocity, acceleration, horizon)
     return _in_order(pairs[:count], full, m)
 
 
