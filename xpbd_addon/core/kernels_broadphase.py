@@ -235,19 +235,21 @@ def left_chord(x, x0, x_end, w, slack, strayed):
     """How many free particles (w > 0) are farther than ``slack`` [m] from the chord
     x0 -> x_end their collider candidates were found for (``collider_candidates``), flagged
     in ``strayed`` (N,) (set to 1, others 0): only their candidates may miss a contact. A
-    particle held by a contact stays near the chord's start and never strays."""
+    particle held by a contact stays near the chord's start and never strays. Without a
+    branch, on flat views (x, x0, x_end C-contiguous): LLVM runs it 8 particles at a time."""
     count = 0
-    for i in range(x.shape[0]):
-        strayed[i] = 0
-        if not w[i] > 0.0:
-            continue
-        dx, dy, dz = x_end[i, 0] - x0[i, 0], x_end[i, 1] - x0[i, 1], x_end[i, 2] - x0[i, 2]
-        rx, ry, rz = x[i, 0] - x0[i, 0], x[i, 1] - x0[i, 1], x[i, 2] - x0[i, 2]
+    p, a, b = x.reshape(-1), x0.reshape(-1), x_end.reshape(-1)
+    limit = slack * slack
+    for i in range(np.uint64(w.shape[0])):
+        j = i * np.uint64(3)
+        j1, j2 = j + np.uint64(1), j + np.uint64(2)
+        dx, dy, dz = b[j] - a[j], b[j1] - a[j1], b[j2] - a[j2]
+        rx, ry, rz = p[j] - a[j], p[j1] - a[j1], p[j2] - a[j2]
         length2 = dx * dx + dy * dy + dz * dz
         f = (rx * dx + ry * dy + rz * dz) / length2 if length2 > 0.0 else 0.0
         f = min(max(f, 0.0), 1.0)
         d2 = (rx - f * dx) ** 2 + (ry - f * dy) ** 2 + (rz - f * dz) ** 2
-        if d2 > slack * slack:
-            strayed[i] = 1
-            count += 1
+        away = w[i] > 0.0 and d2 > limit
+        strayed[i] = 1 if away else 0
+        count += 1 if away else 0
     return count

@@ -444,20 +444,21 @@ def merge_pairs(pairs, searched, new_pairs):
 def left_prediction(x, x0, v0, a0, since, now, slack, strayed):
     """How many particles are farther than their ``slack`` (N,) [m] from where their
     prediction puts them at ``now`` [s]: x0 + v0 t + a0 t^2 / 2, t = now - since (N,) [s];
-    flagged in ``strayed`` (N,) (1, others 0). Pairs of the others hold every contact."""
+    flagged in ``strayed`` (N,) (1, others 0). Pairs of the others hold every contact.
+    Without a branch, on flat views (C-contiguous arrays): 8 particles at a time."""
     count = 0
-    for i in range(x.shape[0]):
+    p, q, u, g = x.reshape(-1), x0.reshape(-1), v0.reshape(-1), a0.reshape(-1)
+    for i in range(np.uint64(since.shape[0])):
+        j = i * np.uint64(3)
+        j1, j2 = j + np.uint64(1), j + np.uint64(2)
         t = now - since[i]
         half_square = 0.5 * t * t
-        d2 = 0.0
-        for c in range(3):
-            d = x[i, c] - (x0[i, c] + v0[i, c] * t + a0[i, c] * half_square)
-            d2 += d * d
-        if d2 > slack[i] * slack[i]:
-            strayed[i] = 1
-            count += 1
-        else:
-            strayed[i] = 0
+        dx = p[j] - (q[j] + u[j] * t + g[j] * half_square)
+        dy = p[j1] - (q[j1] + u[j1] * t + g[j1] * half_square)
+        dz = p[j2] - (q[j2] + u[j2] * t + g[j2] * half_square)
+        away = dx * dx + dy * dy + dz * dz > slack[i] * slack[i]
+        strayed[i] = 1 if away else 0
+        count += 1 if away else 0
     return count
 
 
