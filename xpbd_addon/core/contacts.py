@@ -182,10 +182,9 @@ class FrameContacts:
         self.pairs, self.pair_grid, self.prediction = pairs, grid, prediction
         self.pair_from, self.pair_until, self.shared_motion = pair_from - span, self.dt, shared
         self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
-        moving = np.any(v0 != 0.0, axis=1) | np.any(a0 != 0.0, axis=1)
         self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
                                       self.pair_strayed)
-        self.pair_strayed |= moving
+        self.pair_strayed |= _moving(v0, a0)
         if self.pair_strayed.any() and not self._update_pairs(
                 x, 0.0, self.pair_strayed, self.prediction_velocity):
             return False
@@ -517,11 +516,22 @@ class FrameContacts:
             x0, v0, a0, since = self.prediction
             # the pairs must hold now
             expired = now > self.pair_until + 1e-9 * self.dt
-            strayed = 0 if expired else self.segments.left_prediction(
-                x, x0, v0, a0, since, now, self.self_slack, self.pair_strayed)
+            strayed = self.segments.left_prediction(x, x0, v0, a0, since, now,
+                                                    self.self_slack, self.pair_strayed)
             if expired or strayed:
                 self.refreshes += 1
-                full = expired or strayed * PARTIAL_SEARCH >= len(x)
+                full = False
+                if expired:
+                    # past the horizon only the boxes of moving particles are stale, when
+                    # the last full search had no shared motion (``_resume_pairs``): those
+                    # are searched again, for the rest of the frame
+                    shared_v, shared_a = self.shared_motion
+                    full = bool(np.any(shared_v) or np.any(shared_a))
+                    if not full:
+                        self.pair_strayed |= _moving(v0, a0)
+                        self.pair_until = self.dt
+                        strayed = int(np.count_nonzero(self.pair_strayed))
+                full = full or strayed * PARTIAL_SEARCH >= len(x)
                 if not full:
                     ids = np.flatnonzero(self.pair_strayed)
                     self._measure(x, v, ids)
@@ -545,6 +555,12 @@ class FrameContacts:
         are what the next one's prediction is measured against (``_measure``)."""
         np.copyto(self.v_last, v)
         np.copyto(self.held, self.moved)
+
+
+def _moving(velocity: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
+    """(N,) uint8 flags of the predictions that are not still (nonzero v or a)."""
+    return (np.any(velocity != 0.0, axis=1) | np.any(acceleration != 0.0, axis=1)).view(
+        np.uint8)
 
 
 CONTACT_PASSES = 2
