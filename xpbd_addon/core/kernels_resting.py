@@ -125,16 +125,16 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
     for it. Returns how many were flagged.
 
-    Arguments as ``collider_contacts``. A
-    particle qualifies when, with room = cache_room - |x - cache_point|_1 - max_motion x the
-    substeps since cache_time (every other candidate is at least that far: distances change
-    no faster than the particle and the collider move), it has not moved farther than r in
-    the substep (no crossing to look for), it lies over the cached triangle's face (inside
-    its three edge planes, so the nearest point is its projection, at the distance |plane|),
-    |plane| < room (the cached triangle is still the nearest), and room >= r + thickest +
-    the correction (no other triangle within reach after it: no concave corner). Its contact
-    is then the face's, exactly as ``collider_contacts`` computes it for a face: the normal n
-    of the face (of a shell: on the side the particle came from), C = plane . n - (r +
+    Arguments as ``collider_contacts``. A particle qualifies when, with room =
+    cache_room - |x - cache_point|_1 - max_motion x the substeps since cache_time (every
+    other candidate is at least that far: distances change no faster than the particle and
+    the collider move), it has not moved farther than r in the substep (no crossing to look
+    for), it lies over the cached triangle's face (inside its three edge planes, so the
+    nearest point is its projection, at the distance |plane|), |plane| < room (the cached
+    triangle is still the nearest), and room >= r + thickest + the correction (no other
+    triangle within reach after it: no concave corner). Its contact is then the face's,
+    exactly as ``collider_contacts`` computes it for a face: the normal n of the face (of a
+    shell: on the side the particle came from), C = plane . n - (r +
     thickness), push-out cap and friction.
     """
     inverse_scale = 1.0 / velocity_scale
