@@ -198,8 +198,8 @@ def test_a_rope_starting_just_inside_a_box_is_pushed_out_gently(scene):
     assert _box_distance(ropes.world_points(obj), center, half).min() > 0.9 * R
 
 
-@pytest.mark.xfail(reason="core: points deeper inside a closed collider than radius + margin have "
-                          "no candidate triangle (no inside test beyond the broad phase's reach): "
+@pytest.mark.xfail(reason="core: points deeper inside a closed collider than radius + margin / 2 "
+                          "hold no contact (no inside test beyond the broad phase's reach): "
                           "they fall inside the box to its bottom face, are pushed out through it "
                           "onto the ground and end trapped under the box (16 points, 1 R deep; "
                           "gentle, at most 2.2 m/s, 3.7 % stretch)",

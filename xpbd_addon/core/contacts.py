@@ -15,31 +15,19 @@ from typing import Any
 import numpy as np
 
 from .collision import Collider, Plane
-from .contact_scene import (
-    MAX_BOX_CELLS,
-    CandidateLists,
-    mesh_scene,
-    plane_table,
-    segment_topology,
+from .contact_pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read from here)
+    HORIZON_REACH,
+    PARTIAL_SEARCH,
+    SELF_MARGIN,
+    SELF_SKIP,
+    STILL,
+    PairSearch,
+    _moving,
 )
-
-SELF_SKIP = 1.5
-"""Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
-rope would touch itself there, and only a kink sharper than a rope can bend brings them
-together (the pairs i, i + 2 of a rope sampled every 2 r, which at rest cost as much as all
-real contacts)."""
-
-HORIZON_REACH = 8.0
-"""A full rope-rope search looks ahead until the particles' motion relative to each other
-reaches this many radii (at most the rest of the frame): longer, and boxes and candidate
-pairs grow with the motion."""
-
-SELF_MARGIN = 0.5
-"""Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
-from its predicted path before the rope-rope broad phase is redone."""
+from .contact_scene import CandidateLists, mesh_scene, plane_table, segment_topology
 
 
-class FrameContacts:
+class FrameContacts(PairSearch):
     """The contacts of one frame: broad phase from the state at its start, then ``project``
     at the end of every substep.
 
@@ -164,33 +152,6 @@ class FrameContacts:
             if carry is None or not self._resume_pairs(x, carry):
                 self._find_pairs(x, 0.0)
 
-    def _resume_pairs(self, x: np.ndarray, carry: tuple) -> bool:
-        """Go on with the rope-rope pairs the last frame ended with (``finish``), if this
-        frame starts where it ended and its last full search had no shared motion: the
-        pairs and boxes of particles predicted still hold for any horizon, so only the
-        segments at particles predicted to move, or off their prediction, are searched
-        again, for the whole new frame. False: a full search is due."""
-        x_end, slack, state = carry
-        if not (np.array_equal(x_end, x) and np.array_equal(slack, self.self_slack)):
-            return False
-        (pairs, grid, prediction, pair_from, shared, moved_box, extra_lo, extra_hi,
-         span) = state
-        if np.any(shared[0]) or np.any(shared[1]):
-            return False
-        x0, v0, a0, since = prediction
-        since -= span  # the times of the last frame, from this one's start
-        self.pairs, self.pair_grid, self.prediction = pairs, grid, prediction
-        self.pair_from, self.pair_until, self.shared_motion = pair_from - span, self.dt, shared
-        self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
-        self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
-                                      self.pair_strayed)
-        self.pair_strayed |= _moving(v0, a0)
-        if self.pair_strayed.any() and not self._update_pairs(
-                x, 0.0, self.pair_strayed, self.prediction_velocity):
-            return False
-        self.resumed_pairs = True
-        return True
-
     def _carried(self, x: np.ndarray) -> tuple | None:
         """The collider candidates the last frame of this model ended with, if this frame
         starts where it ended, among the same static colliders (``finish``); else None.
@@ -198,9 +159,12 @@ class FrameContacts:
         carry = self.model.__dict__.pop("_collider_carry", None)
         if carry is None or self.scene is None or self.scene.moving:
             return None
-        scene, settings, x_end, kept = carry
+        scene, settings, x_end, particles, kept = carry
+        model = self.model
         if (scene is not self.scene or settings != (self.collider_margin, self.beyond)
-                or not np.array_equal(x_end, x)):
+                or not np.array_equal(x_end, x)
+                or not np.array_equal(particles[0], model.particle_radius)
+                or not np.array_equal(particles[1], model.particle_inv_mass)):
             return None
         return kept
 
@@ -220,8 +184,10 @@ class FrameContacts:
                  self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi, self.dt))
         if self.scene is None or self.scene.moving:
             return
-        self.model.__dict__["_collider_carry"] = (
+        model = self.model
+        model.__dict__["_collider_carry"] = (
             self.scene, (self.collider_margin, self.beyond), x.copy(),
+            (model.particle_radius.copy(), model.particle_inv_mass.copy()),
             (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
              self.cache_point, self.cache_room, self.cache_time, self.geometry))
 
@@ -305,75 +271,6 @@ class FrameContacts:
             self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
         else:
             self.cache_triangle[only] = self.kernels.CACHE_UNKNOWN
-
-    def _find_pairs(self, x: np.ndarray, elapsed: float,
-                    velocity: np.ndarray | None = None) -> None:
-        """Rope-rope candidates of every segment from the state x at ``elapsed`` [s] into
-        the frame, for the horizon ``kernels_segments.segment_motion`` picks; the motion
-        predicted with ``velocity`` (N, 3) [m/s] (default: the prediction's)."""
-        model, seg = self.model, self.segments
-        edges = model.edge_index
-        acceleration = self.acceleration
-        if velocity is None:
-            velocity = self.prediction_velocity
-        end, grow, cell, horizon, shared_v, shared_a = seg.segment_motion(
-            x, velocity, acceleration, model.particle_radius, self.self_slack,
-            self.dt - elapsed, self.h, edges, HORIZON_REACH)
-        every = self.every_segment
-        lo, hi = seg.segment_boxes(edges, every, x, end, grow)
-        start, ids, oversize, mask = seg.segment_grid(lo, hi, cell, float(MAX_BOX_CELLS))
-        self.pair_grid = (lo, hi, start, ids, oversize, mask, cell)
-        self.moved_box[:] = 0
-        bound = seg.segment_bounds(edges, x, velocity, acceleration, shared_v, shared_a,
-                                   horizon, self.segment_reach)
-        self.pairs = seg.segment_pairs(
-            every, lo, hi, *self.pair_grid, float(MAX_BOX_CELLS), True, self.moved_box,
-            self.no_segments, self.extra_lo, self.extra_hi, self.moved_box, edges,
-            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
-            velocity, acceleration, horizon)
-        self.pair_from = elapsed
-        self.pair_until = elapsed + horizon
-        self.shared_motion = (shared_v, shared_a)
-        self.prediction = (x.copy(), velocity.copy(), acceleration.copy(),
-                           np.full(len(x), elapsed))
-
-    def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray,
-                      velocity: np.ndarray) -> bool:
-        """Search again only the segments at the ``strayed`` particles (flags (N,)), which
-        get a new prediction from x at ``now`` [s] with ``velocity`` (N, 3) [m/s]; False
-        (nothing done) when a full search is due because too many segments would be
-        searched by brute force."""
-        model, seg = self.model, self.segments
-        edges = model.edge_index
-        current = strayed[edges[:, 0]] | strayed[edges[:, 1]]
-        query = np.flatnonzero(current)
-        extra = np.flatnonzero(self.moved_box | current)
-        if len(query) * len(extra) > PARTIAL_PAIR_TESTS or len(extra) * PARTIAL_EXTRA > len(
-                edges):
-            return False
-        x0, v0, a0, since = self.prediction
-        seg.restart_prediction(np.flatnonzero(strayed), x, velocity, self.acceleration, now, x0,
-                               v0, a0, since)
-        position, velocity = self.predicted_position, self.predicted_velocity
-        seg.predicted_now(x0, v0, a0, since, now, position, velocity)
-        shared_v, shared_a = self.shared_motion
-        horizon = self.pair_until - now
-        query_lo, query_hi = seg.moved_boxes(
-            query, edges, position, velocity, a0, horizon, now - self.pair_from,
-            self.pair_until - self.pair_from, shared_v, shared_a, model.particle_radius,
-            self.self_slack)
-        self.extra_lo[query] = query_lo
-        self.extra_hi[query] = query_hi
-        self.moved_box[query] = 1
-        # few pairs are tested here: the exact test alone (no quick bound over all segments)
-        bound = self.no_bound
-        found = seg.segment_pairs(
-            query, query_lo, query_hi, *self.pair_grid, float(MAX_BOX_CELLS), False,
-            self.moved_box, extra, self.extra_lo, self.extra_hi, current, edges,
-            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
-            position, velocity, a0, horizon)
-        self.pairs = seg.merge_pairs(self.pairs, current, found)
-        return True
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
         """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3), after the
@@ -513,54 +410,13 @@ class FrameContacts:
                 self._measure(x, v, only)
                 self._find_triangles(x, now, only, self.x_from)
         if self.self_collision:
-            x0, v0, a0, since = self.prediction
-            # the pairs must hold now
-            expired = now > self.pair_until + 1e-9 * self.dt
-            strayed = self.segments.left_prediction(x, x0, v0, a0, since, now,
-                                                    self.self_slack, self.pair_strayed)
-            if expired or strayed:
-                self.refreshes += 1
-                full = False
-                if expired:
-                    # past the horizon only the boxes of moving particles are stale, when
-                    # the last full search had no shared motion (``_resume_pairs``): those
-                    # are searched again, for the rest of the frame
-                    shared_v, shared_a = self.shared_motion
-                    full = bool(np.any(shared_v) or np.any(shared_a))
-                    if not full:
-                        self.pair_strayed |= _moving(v0, a0)
-                        self.pair_until = self.dt
-                        strayed = int(np.count_nonzero(self.pair_strayed))
-                full = full or strayed * PARTIAL_SEARCH >= len(x)
-                if not full:
-                    ids = np.flatnonzero(self.pair_strayed)
-                    self._measure(x, v, ids)
-                    self._path_velocity(x, ids)
-                    full = not self._update_pairs(self.x_from, begun, self.pair_strayed,
-                                                  self.path_velocity)
-                if full:
-                    self._measure(x, v, None)
-                    self._path_velocity(x, None)
-                    self._find_pairs(self.x_from, begun, self.path_velocity)
-
-    def _path_velocity(self, x: np.ndarray, ids: np.ndarray | None) -> None:
-        """The velocity of a prediction from x_from at the substep's start that passes
-        through x now: (x - x_from) / h - a h / 2, for the particles ``ids`` (all: None)."""
-        rows = slice(None) if ids is None else ids
-        self.path_velocity[rows] = ((x[rows] - self.x_from[rows]) * (1.0 / self.h)
-                                    - (0.5 * self.h) * self.acceleration[rows])
+            self._refresh_pairs(x, v, now, begun)
 
     def end_substep(self, v: np.ndarray) -> None:
         """The substep's contacts are done: its end velocities and the particles they moved
         are what the next one's prediction is measured against (``_measure``)."""
         np.copyto(self.v_last, v)
         np.copyto(self.held, self.moved)
-
-
-def _moving(velocity: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
-    """(N,) uint8 flags of the predictions that are not still (nonzero v or a)."""
-    return (np.any(velocity != 0.0, axis=1) | np.any(acceleration != 0.0, axis=1)).view(
-        np.uint8)
 
 
 CONTACT_PASSES = 2
@@ -571,25 +427,8 @@ AGAIN_TOLERANCE = 0.01
 than this fraction of their radius (and those the ropes pushed): a particle moved less can
 sit at most that deep in a collider until the next substep's contacts."""
 
-PARTIAL_SEARCH = 4
-"""A broad phase is redone for the strayed particles only while they are fewer than 1 in
-PARTIAL_SEARCH of all (more, and one search for everything costs less)."""
-
-PARTIAL_PAIR_TESTS = 600_000
-"""Most box tests of a partial rope-rope search (segments searched now x segments searched
-since the last full search) before a full search is cheaper: about 3.5 ns a test, against
-3-6 ms for a full search of 10k segments (with 200k, a landing heap did 8 full searches a
-frame)."""
-
-PARTIAL_EXTRA = 2
-"""A partial rope-rope search is declined once more than 1 in PARTIAL_EXTRA segments were
-searched again since the last full search (the grid's boxes are then mostly stale)."""
-
 DEPTH_REACH = 0.5
 """``FrameContacts.beyond`` as a fraction of the collider margin."""
-
-STILL = 1e-9
-"""A particle predicted to move less than this [m] over a frame is predicted still."""
 
 MIN_MARGIN = 1e-4
 """Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
