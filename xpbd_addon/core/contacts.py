@@ -100,12 +100,17 @@ class FrameContacts(PairSearch):
                                          model.edge_rest_length)
                 model._segment_topology = cache
             self.edge_chain, self.edge_arc = cache
-            self.self_slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
             edges = model.edge_index
-            # per segment: the larger radius + slack and skip radius of its ends
-            self.segment_reach = np.maximum(radius[edges[:, 0]], radius[edges[:, 1]]) + (
-                np.maximum(self.self_slack[edges[:, 0]], self.self_slack[edges[:, 1]]))
-            self.segment_skip = SELF_SKIP * np.maximum(radius[edges[:, 0]], radius[edges[:, 1]])
+            reach = model.__dict__.get("_segment_reach")
+            if reach is None or not np.array_equal(reach[0], radius):
+                slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
+                # per segment: the larger radius + slack and skip radius of its ends
+                larger = np.maximum(radius[edges[:, 0]], radius[edges[:, 1]])
+                reach = (radius.copy(), slack,
+                         larger + np.maximum(slack[edges[:, 0]], slack[edges[:, 1]]),
+                         SELF_SKIP * larger)
+                model.__dict__["_segment_reach"] = reach  # a cache, derived from the radii
+            _, self.self_slack, self.segment_reach, self.segment_skip = reach
             self.every_segment = np.arange(len(edges))
             self.no_bound = np.full(len(edges), np.inf)
             self.no_segments = np.zeros(0, dtype=np.int64)
