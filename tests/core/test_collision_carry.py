@@ -104,22 +104,35 @@ def play_one(model, state, scene):
     return seen[0]
 
 
+def pass_on(*args):
+    """A stand-in for ``resting_two_faces`` that leaves every flagged particle flagged."""
+    return int(args[-1].sum())
+
+
 def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
     """Every particle through the general narrow phase (the fast kernel hands all of them
     over) gives the same trajectory, bit for bit, as with the fast kernel at work."""
     scene = colliders()
     fast, _ = play(heap(), 24, scene)
-    taken = []
-    resting = kernels_contact.resting_static
+    taken, two = [], []
+    resting, two_faces = kernels_contact.resting_static, kernels_contact.resting_two_faces
 
     def count(*args):
         left = resting(*args)
         taken.append(args[2] - left)
         return left
 
+    def count_two(*args):
+        before = int(args[-1].sum())
+        left = two_faces(*args)
+        two.append(before - left)
+        return left
+
     monkeypatch.setattr(kernels_contact, "resting_static", count)
+    monkeypatch.setattr(kernels_contact, "resting_two_faces", count_two)
     play(heap(), 24, colliders())
     assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
+    assert sum(two) > 0  # and some particles rested on two faces
 
     def hand_over(*args):
         only, selective, rest = args[9], args[10], args[-1]
@@ -127,6 +140,7 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
         return len(rest)
 
     monkeypatch.setattr(kernels_contact, "resting_static", hand_over)
+    monkeypatch.setattr(kernels_contact, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, colliders())
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
@@ -155,6 +169,7 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
         return len(rest)
 
     monkeypatch.setattr(kernels_contact, "resting_contacts", hand_over)
+    monkeypatch.setattr(kernels_contact, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, moving)
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")

@@ -80,11 +80,14 @@ class FrameContacts(PairSearch):
                 self.cache_point = np.zeros((count, 3))
                 self.cache_room = np.zeros(count)
                 self.cache_time = np.zeros(count)
+                self.cache_second = np.full(count, kernels.CACHE_UNKNOWN, dtype=np.int64)
+                self.cache_room_second = np.zeros(count)
                 self.geometry = np.zeros((kernels.GEOMETRY_ROWS, count))
                 """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
             else:
                 (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-                 self.cache_point, self.cache_room, self.cache_time, self.geometry) = carried
+                 self.cache_point, self.cache_room, self.cache_time, self.cache_second,
+                 self.cache_room_second, self.geometry) = carried
             self.rest = np.zeros(count, dtype=np.uint8)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
@@ -194,7 +197,8 @@ class FrameContacts(PairSearch):
             self.scene, (self.collider_margin, self.beyond), x.copy(),
             (model.particle_radius.copy(), model.particle_inv_mass.copy()),
             (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-             self.cache_point, self.cache_room, self.cache_time, self.geometry))
+             self.cache_point, self.cache_room, self.cache_time, self.cache_second,
+             self.cache_room_second, self.geometry))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -378,6 +382,15 @@ class FrameContacts(PairSearch):
                 scene.triangle_collider, s1, params, self.push_max, self.thickest, self.beyond,
                 moved, only, selective, scene.max_motion, extra, self.cache_triangle,
                 self.cache_point, self.cache_room, self.cache_time, self.rest)
+        if left:  # those resting on two faces
+            left = k.resting_two_faces(
+                x, v, radius, self.velocity_scale, fraction, scene.corners, scene.face_normal,
+                scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_edges,
+                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
+                scene.edge_normal, scene.edge_normal_end, s1, params, self.push_max,
+                self.thickest, self.beyond, moved, scene.max_motion, extra,
+                self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
+                self.cache_second, self.cache_room_second, self.rest)
         if left:
             k.collider_contacts(
                 x, v, w, radius, self.velocity_scale, fraction, scene.corners,
@@ -387,7 +400,7 @@ class FrameContacts(PairSearch):
                 scene.edge_normal_end, s1, params, self.lists.spans, self.lists.candidates,
                 self.push_max, self.lists.distance, moved, self.rest, True, scene.max_motion, extra,
                 self.thickest, self.beyond, self.cache_triangle, self.cache_point,
-                self.cache_room, self.cache_time)
+                self.cache_room, self.cache_time, self.cache_second, self.cache_room_second)
             if static:  # the triangles it cached, for the next ``resting_static``
                 k.fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
                                scene.triangle_collider, scene.params, radius, self.geometry)

@@ -143,7 +143,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
                       edge_normal_end, s1, collider_params, spans, candidates, push_max,
                       distance, moved, only, selective, max_motion, extra, thickest, beyond,
-                      cache_triangle, cache_point, cache_room, cache_time):
+                      cache_triangle, cache_point, cache_room, cache_time, cache_second,
+                      cache_room_second):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
@@ -168,7 +169,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     (N, 3) [m], cache_room (N,) [m], cache_time (N,): the cache ``resting_contacts`` reads,
     written here for every particle looked at: its nearest triangle (or ``CACHE_NOTHING``,
     ``CACHE_UNKNOWN``), where it was, a lower bound of its distance to every other
-    candidate, and when (frame fraction).
+    candidate, and when (frame fraction); cache_second (N,), cache_room_second (N,) [m]:
+    the second nearest triangle (its distance exact, else ``CACHE_UNKNOWN``) and a lower
+    bound of the distance of every candidate but these two.
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -202,31 +205,41 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         hit = -1
         qx = qy = qz = u0 = u1 = u2 = 0.0
         region = 0
-        second = np.inf  # lower bound of the squared distance of every candidate but the best
+        # the two smallest lower bounds of the squared distances of the other candidates (the
+        # smaller one's triangle, and whether it is exact), for the caches
+        second, second_t, second_exact, third = np.inf, -1, False, np.inf
         for k in range(k0, k1):
             t = candidates[k]
             nx, ny, nz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
             if nx == 0.0 and ny == 0.0 and nz == 0.0:
                 distance[k] = np.inf  # collapsed while deforming: no normal, skip it
-                second = 0.0  # but it may open up later in the frame: no room for the cache
+                second, second_t, third = 0.0, -1, 0.0  # it may open up: no room for caches
                 continue
             ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
             plane = (px - ax) * nx + (py - ay) * ny + (pz - az) * nz
             if plane * plane >= best_d2 and plane * plane >= sure2 and not may_cross:
                 # its plane is no nearer than the best triangle: neither is the triangle
                 distance[k] = plane * plane
-                second = min(second, plane * plane)
+                bound = plane * plane
+                if bound < second:
+                    second, second_t, second_exact, third = bound, t, False, second
+                elif bound < third:
+                    third = bound
                 continue
             fx, fy, fz, b0, b1, b2, feature = closest_on_triangle(px, py, pz, ax, ay, az, bx,
                                                                   by, bz, cx, cy, cz)
             d2 = (px - fx) ** 2 + (py - fy) ** 2 + (pz - fz) ** 2
             distance[k] = d2
             if d2 < best_d2:
-                second = min(second, best_d2)
+                bound, bound_t = best_d2, best  # the old best joins the others
                 best, best_d2 = t, d2
                 qx, qy, qz, u0, u1, u2, region = fx, fy, fz, b0, b1, b2, feature
             else:
-                second = min(second, d2)
+                bound, bound_t = d2, t
+            if bound < second:
+                second, second_t, second_exact, third = bound, bound_t, True, second
+            elif bound < third:
+                third = bound
             # relative path of this substep: the triangle's motion (its centroid's) removed
             if not may_cross:
                 continue
@@ -252,6 +265,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         cache_point[i, 0], cache_point[i, 1], cache_point[i, 2] = px, py, pz
         cache_room[i] = math.sqrt(second) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY
         cache_time[i] = s1
+        # and the second nearest, when its distance is exact (``resting_two_faces``)
+        cache_second[i] = second_t if second_exact else CACHE_UNKNOWN
+        cache_room_second[i] = math.sqrt(third) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY
         primary = hit if hit >= 0 else best
         collider = triangle_collider[primary]
         contact = r + collider_params[collider, 0]

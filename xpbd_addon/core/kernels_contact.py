@@ -47,12 +47,18 @@ from .kernels_collider import (
     friction_correction,
 )
 from .kernels_geometry import _cross, closest_on_segments, mesh_normals
-from .kernels_resting import GEOMETRY_ROWS, fill_resting, resting_contacts, resting_static
+from .kernels_resting import (
+    GEOMETRY_ROWS,
+    fill_resting,
+    resting_contacts,
+    resting_static,
+    resting_two_faces,
+)
 from .topology import PARTICLE_V, PARTICLE_X
 
 __all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "GEOMETRY_ROWS", "collider_contacts", "face_normals",
            "fill_resting", "gather_moved", "mesh_normals", "plane_contacts", "resting_contacts",
-           "resting_static", "segment_contacts"]
+           "resting_static", "resting_two_faces", "segment_contacts"]
 
 _TINY = 1e-12
 

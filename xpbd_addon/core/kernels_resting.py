@@ -25,13 +25,17 @@ import numpy as np
 from .jit import kernel
 from .kernels_collider import (
     _ROOM_SAFETY,
+    _TINY,
     CACHE_NOTHING,
     _face_side,
+    _feature_normal,
     _over_face,
     friction_correction,
 )
+from .kernels_geometry import closest_on_triangle
 
-__all__ = ["fill_resting", "resting_contacts", "resting_static", "GEOMETRY_ROWS"]
+__all__ = ["fill_resting", "resting_contacts", "resting_static", "resting_two_faces",
+           "GEOMETRY_ROWS"]
 
 GEOMETRY_ROWS = 16
 """Rows of the per-particle copy of its cached triangle: corners a, b, c (9) [m], unit
@@ -212,4 +216,139 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         v[i, 1] += (kept * ny + ty) * velocity_scale
         v[i, 2] += (kept * nz + tz) * velocity_scale
         moved[i] = 1
+    return left
+
+
+@kernel
+def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_normal, vertices,
+                      vertices_end, triangles, triangle_edges, triangle_collider,
+                      vertex_normal, vertex_normal_end, edge_normal, edge_normal_end, s1,
+                      collider_params, push_max, thickest, beyond, moved, max_motion, extra,
+                      cache_triangle, cache_point, cache_room, cache_time, cache_second,
+                      cache_room_second, rest):
+    """The particles flagged in ``rest`` that rest on two faces (in a valley, on an edge):
+    the cached nearest triangle's face and the cached second nearest triangle, while every
+    other candidate stays out of reach (``cache_room_second`` minus the drift, as in
+    ``resting_contacts``). Each is handled as ``collider_contacts`` handles it, step by step
+    in its arithmetic: the face contact, then the second triangle as its loop over the other
+    candidates meets it (the only one that can push), then friction. Handled particles are
+    unflagged; returns how many stay flagged (for ``collider_contacts``). Arguments as
+    ``collider_contacts``."""
+    inverse_scale = 1.0 / velocity_scale
+    left = 0
+    for i in range(x.shape[0]):
+        if rest[i] == 0:
+            continue
+        t = cache_triangle[i]
+        t2 = cache_second[i]
+        left += 1  # until handled
+        if t < 0 or t2 < 0:
+            continue
+        r = radius[i]
+        px, py, pz = x[i, 0], x[i, 1], x[i, 2]
+        ox = px - v[i, 0] * inverse_scale  # x_prev of the substep
+        oy = py - v[i, 1] * inverse_scale
+        oz = pz - v[i, 2] * inverse_scale
+        moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
+        drift = (abs(px - cache_point[i, 0]) + abs(py - cache_point[i, 1])
+                 + abs(pz - cache_point[i, 2]))
+        if max_motion > 0.0:
+            drift += max_motion * (s1 - cache_time[i]) / fraction
+        room = cache_room_second[i] - drift
+        if not room > 0.0 or math.sqrt(moved2) + max_motion > r:
+            continue
+        ax, ay, az = corners[t, 0], corners[t, 1], corners[t, 2]
+        hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
+        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax, ay, az, corners[t, 3],
+                                             corners[t, 4], corners[t, 5], corners[t, 6],
+                                             corners[t, 7], corners[t, 8], hx, hy, hz)
+        total = e_ab + e_bc + e_ca
+        if not (e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
+                and plane * plane < room * room):
+            continue
+        # the second triangle: farther than the first (with a margin, so that the general
+        # kernel's own comparison agrees), its distance as that kernel computes it
+        bx, by, bz = corners[t2, 0], corners[t2, 1], corners[t2, 2]
+        sx, sy, sz, _, _, _, _ = closest_on_triangle(px, py, pz, bx, by, bz, corners[t2, 3],
+                                                     corners[t2, 4], corners[t2, 5],
+                                                     corners[t2, 6], corners[t2, 7],
+                                                     corners[t2, 8])
+        second2 = (px - sx) ** 2 + (py - sy) ** 2 + (pz - sz) ** 2
+        if not plane * plane * (1.0 + _ROOM_SAFETY) + _TINY * _TINY < second2:
+            continue
+        collider = triangle_collider[t]
+        contact = r + collider_params[collider, 0]
+        if plane * plane > (contact + beyond) * (contact + beyond):
+            rest[i] = 0  # out of reach: nothing to do (as ``collider_contacts``)
+            left -= 1
+            continue
+        mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
+        if max_motion > 0.0:
+            u0, u1 = e_bc / total, e_ca / total
+            u2 = 1.0 - u0 - u1
+            i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
+                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
+                vertices_end[i2, 0] - vertices[i2, 0]))
+            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
+                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
+                vertices_end[i2, 1] - vertices[i2, 1]))
+            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
+                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
+                vertices_end[i2, 2] - vertices[i2, 2]))
+        yx, yy, yz = ox + mx, oy + my, oz + mz
+        nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
+                                        collider_params[collider, 3] > 0.5)
+        if signed >= contact:
+            rest[i] = 0  # no contact, and none with the second either (as the general kernel)
+            left -= 1
+            continue
+        approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
+        depth = min(contact - signed, approach + push_max)
+        kept = min(depth, approach)
+        qx, qy, qz = px + depth * nx, py + depth * ny, pz + depth * nz
+        vx, vy, vz = kept * nx, kept * ny, kept * nz
+        shell = r + collider_params[triangle_collider[t2], 0]
+        if not second2 < (shell + depth) * (shell + depth):
+            # the second triangle out of reach: a one-face particle whose cache went stale
+            # (``resting_contacts`` refused it for the drift), for the general kernel to renew
+            continue
+        gx, gy, gz = face_normal[t2, 0], face_normal[t2, 1], face_normal[t2, 2]
+        if not abs((qx - bx) * gx + (qy - by) * gy + (qz - bz) * gz) >= shell:
+            fx, fy, fz, _, _, _, feature = closest_on_triangle(
+                qx, qy, qz, bx, by, bz, corners[t2, 3], corners[t2, 4], corners[t2, 5],
+                corners[t2, 6], corners[t2, 7], corners[t2, 8])
+            ex, ey, ez = qx - fx, qy - fy, qz - fz
+            gap = math.sqrt(ex * ex + ey * ey + ez * ez)
+            if gap > _TINY and gap < shell:
+                touching = True
+                if collider_params[triangle_collider[t2], 3] > 0.5:
+                    gx, gy, gz = _feature_normal(feature, t2, s1, gx, gy, gz, triangles,
+                                                 triangle_edges, vertex_normal,
+                                                 vertex_normal_end, edge_normal,
+                                                 edge_normal_end)
+                    touching = ex * gx + ey * gy + ez * gz > 0.0
+                else:
+                    touching = ex * (ox - fx) + ey * (oy - fy) + ez * (oz - fz) > 0.0
+                if touching:
+                    push = shell - gap
+                    qx += push * ex / gap
+                    qy += push * ey / gap
+                    qz += push * ez / gap
+                    vx += push * ex / gap
+                    vy += push * ey / gap
+                    vz += push * ez / gap
+                    depth += push
+        if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
+            continue  # a third triangle may be within reach: the general kernel
+        tx, ty, tz = friction_correction(qx - ox - mx, qy - oy - my, qz - oz - mz, nx, ny, nz,
+                                         depth, collider_params[collider, 1],
+                                         collider_params[collider, 2])
+        x[i, 0], x[i, 1], x[i, 2] = qx + tx, qy + ty, qz + tz
+        v[i, 0] += (vx + tx) * velocity_scale
+        v[i, 1] += (vy + ty) * velocity_scale
+        v[i, 2] += (vz + tz) * velocity_scale
+        moved[i] = 1
+        rest[i] = 0
+        left -= 1
     return left
