@@ -138,6 +138,24 @@ def _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane, closed):
 
 
 @kernel
+def _point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
+    """Motion [m] over one substep (``fraction`` of the frame) of the point with barycentric
+    weights u0, u1, u2 on triangle t, its corners moving linearly from ``vertices`` to
+    ``vertices_end`` over the frame. Shared by every contact kernel: the same bits."""
+    i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
+    mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
+        vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
+        vertices_end[i2, 0] - vertices[i2, 0]))
+    my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
+        vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
+        vertices_end[i2, 1] - vertices[i2, 1]))
+    mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
+        vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
+        vertices_end[i2, 2] - vertices[i2, 2]))
+    return mx, my, mz
+
+
+@kernel
 def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                       vertices, vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
@@ -272,7 +290,6 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         collider = triangle_collider[primary]
         contact = r + collider_params[collider, 0]
         closed = collider_params[collider, 3] > 0.5
-        i0, i1, i2 = triangles[primary, 0], triangles[primary, 1], triangles[primary, 2]
         ax, ay, az = corners[primary, 0], corners[primary, 1], corners[primary, 2]
         fx, fy, fz = face_normal[primary, 0], face_normal[primary, 1], face_normal[primary, 2]
         face = False
@@ -298,15 +315,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                 continue
         mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
         if max_motion > 0.0:
-            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
-                vertices_end[i2, 0] - vertices[i2, 0]))
-            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
-                vertices_end[i2, 1] - vertices[i2, 1]))
-            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
-                vertices_end[i2, 2] - vertices[i2, 2]))
+            mx, my, mz = _point_motion(fraction, u0, u1, u2, primary, triangles, vertices,
+                                       vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
         ex, ey, ez = px - qx, py - qy, pz - qz
         gap = math.sqrt(ex * ex + ey * ey + ez * ez)

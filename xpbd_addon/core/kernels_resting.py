@@ -30,6 +30,7 @@ from .kernels_collider import (
     _face_side,
     _feature_normal,
     _over_face,
+    _point_motion,
     friction_correction,
 )
 from .kernels_geometry import closest_on_triangle
@@ -183,16 +184,8 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         if max_motion > 0.0:
             u0, u1 = e_bc / total, e_ca / total
             u2 = 1.0 - u0 - u1
-            i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
-            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
-                vertices_end[i2, 0] - vertices[i2, 0]))
-            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
-                vertices_end[i2, 1] - vertices[i2, 1]))
-            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
-                vertices_end[i2, 2] - vertices[i2, 2]))
+            mx, my, mz = _point_motion(fraction, u0, u1, u2, t, triangles, vertices,
+                                       vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
         nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
                                         collider_params[collider, 3] > 0.5)
@@ -286,16 +279,8 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
         if max_motion > 0.0:
             u0, u1 = e_bc / total, e_ca / total
             u2 = 1.0 - u0 - u1
-            i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
-            mx = fraction * (u0 * (vertices_end[i0, 0] - vertices[i0, 0]) + u1 * (
-                vertices_end[i1, 0] - vertices[i1, 0]) + u2 * (
-                vertices_end[i2, 0] - vertices[i2, 0]))
-            my = fraction * (u0 * (vertices_end[i0, 1] - vertices[i0, 1]) + u1 * (
-                vertices_end[i1, 1] - vertices[i1, 1]) + u2 * (
-                vertices_end[i2, 1] - vertices[i2, 1]))
-            mz = fraction * (u0 * (vertices_end[i0, 2] - vertices[i0, 2]) + u1 * (
-                vertices_end[i1, 2] - vertices[i1, 2]) + u2 * (
-                vertices_end[i2, 2] - vertices[i2, 2]))
+            mx, my, mz = _point_motion(fraction, u0, u1, u2, t, triangles, vertices,
+                                       vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
         nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
                                         collider_params[collider, 3] > 0.5)
