@@ -92,6 +92,30 @@ def test_rope_drapes_over_a_box_collider(scene, substeps):
     assert points[0, 2] < 0.8 and points[-1, 2] < 0.8
 
 
+def test_playback_keeps_a_static_colliders_candidates_from_frame_to_frame(scene):
+    """Played in order, each frame goes on with the last one's collider candidates: the
+    add-on hands the core the same, unmoved Collider objects, and each frame starts where
+    the last one ended (the core keeps them only then; that this changes no bit is tested
+    in tests/core/test_collision_carry.py)."""
+    from xpbd_addon.core import contacts
+
+    _collider(_box(scene, (0.0, 0.0, 0.5), (1.0, 1.0, 1.0)), thickness=0.0)
+    _rope(scene, n=60, length=2.0, height=1.2, x0=-1.0)
+    resumed = []
+    original = contacts.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        resumed.append(self.resumed)
+
+    contacts.FrameContacts.__init__ = spy
+    try:
+        ropes.play(scene, 1, 30)
+    finally:
+        contacts.FrameContacts.__init__ = original
+    assert len(resumed) == 29 and sum(resumed) >= 25, resumed
+
+
 def _move_x(obj, x0, speed):
     """Drive ``obj``'s x location [m] from ``x0`` at frame 1 at a constant ``speed`` [m/s]
     (a driver: exactly linear, whatever the keyframe interpolation preferences)."""
