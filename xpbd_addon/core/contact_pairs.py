@@ -84,6 +84,8 @@ class PairSearch:
     shared_motion: Any
     x_from: Any
 
+    moving_flags: Any
+
     def _measure(self, x: np.ndarray, v: np.ndarray, ids: np.ndarray | None) -> None:
         raise NotImplementedError  # ``FrameContacts._measure``
 
@@ -107,7 +109,7 @@ class PairSearch:
         self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
         self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
                                       self.pair_strayed)
-        self.pair_strayed |= _moving(v0, a0)
+        self.pair_strayed |= self._moving(v0, a0)
         if self.pair_strayed.any() and not self._update_pairs(
                 x, 0.0, self.pair_strayed, self.prediction_velocity):
             return False
@@ -201,7 +203,7 @@ class PairSearch:
                 shared_v, shared_a = self.shared_motion
                 full = bool(np.any(shared_v) or np.any(shared_a))
                 if not full:
-                    self.pair_strayed |= _moving(v0, a0)
+                    self.pair_strayed |= self._moving(v0, a0)
                     self.pair_until = self.dt
                     strayed = int(np.count_nonzero(self.pair_strayed))
             full = full or strayed * PARTIAL_SEARCH >= len(x)
@@ -216,15 +218,14 @@ class PairSearch:
                 self._path_velocity(x, None)
                 self._find_pairs(self.x_from, begun, self.path_velocity)
 
+    def _moving(self, velocity: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
+        """(N,) uint8 flags of the predictions that are not still (nonzero v or a)."""
+        self.segments.moving(velocity, acceleration, self.moving_flags)
+        return self.moving_flags
+
     def _path_velocity(self, x: np.ndarray, ids: np.ndarray | None) -> None:
         """The velocity of a prediction from x_from at the substep's start that passes
         through x now: (x - x_from) / h - a h / 2, for the particles ``ids`` (all: None)."""
         rows = slice(None) if ids is None else ids
         self.path_velocity[rows] = ((x[rows] - self.x_from[rows]) * (1.0 / self.h)
                                     - (0.5 * self.h) * self.acceleration[rows])
-
-
-def _moving(velocity: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
-    """(N,) uint8 flags of the predictions that are not still (nonzero v or a)."""
-    return (np.any(velocity != 0.0, axis=1) | np.any(acceleration != 0.0, axis=1)).view(
-        np.uint8)

@@ -22,7 +22,6 @@ from .contact_pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read 
     SELF_SKIP,
     STILL,
     PairSearch,
-    _moving,
 )
 from .contact_scene import CandidateLists, mesh_scene, plane_table, segment_topology
 
@@ -139,6 +138,7 @@ class FrameContacts(PairSearch):
         self.strayed = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their collider chord"""
         self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
+        self.moving_flags = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their rope-rope prediction"""
         self.every_particle = np.arange(model.particle_count)
         self.x_from = np.empty_like(x)

@@ -471,3 +471,16 @@ def predicted_now(x0, v0, a0, since, now, position, velocity):
         for c in range(3):
             position[i, c] = x0[i, c] + v0[i, c] * t + 0.5 * a0[i, c] * t * t
             velocity[i, c] = v0[i, c] + a0[i, c] * t
+
+
+@kernel
+def moving(v0, a0, flags):
+    """Flags (N,) uint8 of the predictions that are not still (v0 or a0 (N, 3) nonzero);
+    returns how many."""
+    count = 0
+    for i in range(flags.shape[0]):
+        still = (v0[i, 0] == 0.0 and v0[i, 1] == 0.0 and v0[i, 2] == 0.0
+                 and a0[i, 0] == 0.0 and a0[i, 1] == 0.0 and a0[i, 2] == 0.0)
+        flags[i] = 0 if still else 1
+        count += 0 if still else 1
+    return count
