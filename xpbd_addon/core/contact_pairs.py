@@ -37,6 +37,10 @@ since the last full search) before a full search is cheaper: about 3.5 ns a test
 3-6 ms for a full search of 10k segments (with 200k, a landing heap did 8 full searches a
 frame)."""
 
+EXTRA_GRID = 128
+"""A partial rope-rope search puts the segments searched again since the last full search
+in a grid of their own once they are more than this many (brute force below)."""
+
 PARTIAL_EXTRA = 2
 """A partial rope-rope search is declined once more than 1 in PARTIAL_EXTRA segments were
 searched again since the last full search (the grid's boxes are then mostly stale)."""
@@ -85,6 +89,7 @@ class PairSearch:
     x_from: Any
 
     moving_flags: Any
+    no_grid: Any
 
     def _measure(self, x: np.ndarray, v: np.ndarray, ids: np.ndarray | None) -> None:
         raise NotImplementedError  # ``FrameContacts._measure``
@@ -138,7 +143,7 @@ class PairSearch:
                                    horizon, self.segment_reach)
         self.pairs = seg.segment_pairs(
             every, lo, hi, *self.pair_grid, float(MAX_BOX_CELLS), True, self.moved_box,
-            self.no_segments, self.extra_lo, self.extra_hi, self.moved_box, edges,
+            self.no_segments, self.extra_lo, self.extra_hi, *self.no_grid, self.moved_box, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
             velocity, acceleration, horizon)
         self.pair_from = elapsed
@@ -158,8 +163,11 @@ class PairSearch:
         current = strayed[edges[:, 0]] | strayed[edges[:, 1]]
         query = np.flatnonzero(current)
         extra = np.flatnonzero(self.moved_box | current)
-        if len(query) * len(extra) > PARTIAL_PAIR_TESTS or len(extra) * PARTIAL_EXTRA > len(
-                edges):
+        # many segments searched again since the last full search get a grid of their own
+        # (else each query tests them all)
+        gridded = len(extra) > EXTRA_GRID
+        if len(extra) * PARTIAL_EXTRA > len(edges) or (
+                not gridded and len(query) * len(extra) > PARTIAL_PAIR_TESTS):
             return False
         x0, v0, a0, since = self.prediction
         seg.restart_prediction(np.flatnonzero(strayed), x, velocity, self.acceleration, now, x0,
@@ -175,11 +183,16 @@ class PairSearch:
         self.extra_lo[query] = query_lo
         self.extra_hi[query] = query_hi
         self.moved_box[query] = 1
+        if gridded:
+            extra_grid = seg.segment_grid(self.extra_lo[extra], self.extra_hi[extra],
+                                          self.pair_grid[6], float(MAX_BOX_CELLS))
+        else:
+            extra_grid = self.no_grid
         # few pairs are tested here: the exact test alone (no quick bound over all segments)
         bound = self.no_bound
         found = seg.segment_pairs(
             query, query_lo, query_hi, *self.pair_grid, float(MAX_BOX_CELLS), False,
-            self.moved_box, extra, self.extra_lo, self.extra_hi, current, edges,
+            self.moved_box, extra, self.extra_lo, self.extra_hi, *extra_grid, current, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
             position, velocity, a0, horizon)
         self.pairs = seg.merge_pairs(self.pairs, current, found)

@@ -116,6 +116,8 @@ class FrameContacts(PairSearch):
             self.every_segment = np.arange(len(edges))
             self.no_bound = np.full(len(edges), np.inf)
             self.no_segments = np.zeros(0, dtype=np.int64)
+            self.no_grid = (self.no_segments, self.no_segments, self.no_segments, np.int64(0))
+            """An empty grid: ``segment_pairs`` without one for its extra segments"""
             self.moved_box = np.zeros(len(edges), dtype=np.uint8)
             """Segments searched again since the last full search (their boxes moved)"""
             self.extra_lo = np.empty((len(edges), 3))

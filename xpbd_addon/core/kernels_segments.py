@@ -306,10 +306,56 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
 
 
 @kernel
+def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
+                      x_start, x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker,
+                      current, edges, edge_chain, edge_arc, segment_reach, segment_skip,
+                      bound, position, velocity, acceleration, horizon):
+    """``_extra_pairs`` through a grid of the ``extra`` segments' boxes (x_start ... x_mask
+    of ``build_grid``, ids into ``extra``) instead of by brute force: the same pairs, in
+    time that grows with the boxes near the query, not with all of them. Called once per
+    query segment (see ``_extra_pairs``)."""
+    i0, j0, k0, i1, j1, k1, cells = _span(query_lo[index], query_hi[index], inverse_cell)
+    n = extra.shape[0]
+    brute = cells > max_cells
+    scan = n if brute else np.int64(cells)
+    for s in range(scan + x_oversize.shape[0]):
+        if s >= scan:
+            first, last = s - scan, s - scan + 1
+        elif brute:
+            first, last = s, s + 1
+        else:
+            dj = k1 - k0 + 1
+            di = (j1 - j0 + 1) * dj
+            key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, x_mask)
+            first, last = x_start[key], x_start[key + 1]
+        for entry in range(first, last):
+            if s >= scan:
+                f = extra[x_oversize[entry]]
+            elif brute:
+                f = extra[entry]
+            else:
+                f = extra[x_ids[entry]]
+            if f == e or (current[f] != 0 and f < e) or marker[f] == e:
+                continue  # a pair within the query is found from its lower segment
+            marker[f] = e
+            if not (query_lo[index, 0] <= extra_hi[f, 0] and extra_lo[f, 0] <= query_hi[index, 0]
+                    and query_lo[index, 1] <= extra_hi[f, 1]
+                    and extra_lo[f, 1] <= query_hi[index, 1]
+                    and query_lo[index, 2] <= extra_hi[f, 2]
+                    and extra_lo[f, 2] <= query_hi[index, 2]):
+                continue
+            if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
+                          position, velocity, acceleration, horizon):
+                pairs = _stored(pairs, count, e, f)
+                count += 1
+    return pairs, count
+
+
+@kernel
 def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask, cell,
-                  max_cells, full, moved_box, extra, extra_lo, extra_hi, current, edges,
-                  edge_chain, edge_arc, segment_reach, segment_skip, bound, position,
-                  velocity, acceleration, horizon):
+                  max_cells, full, moved_box, extra, extra_lo, extra_hi, x_start, x_ids,
+                  x_oversize, x_mask, current, edges, edge_chain, edge_arc, segment_reach,
+                  segment_skip, bound, position, velocity, acceleration, horizon):
     """Candidate pairs (K, 2), first < second, in increasing order (``_in_order``), of the
     segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at
     ``position``/``velocity``/``acceleration`` (N, 3) over ``horizon`` [s].
@@ -318,9 +364,11 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
     [m]) holds every segment's box of the last full search. ``full``: the query is every
     segment with those boxes, each pair found once. Otherwise the query is the segments
     searched again now (flagged in ``current`` (M,)): against the grid's segments whose box
-    did not move since (``moved_box`` (M,) 0), and by brute force against the segments
-    ``extra`` whose box did, with their new boxes (extra_lo, extra_hi (M, 3), rows of
-    ``extra``), the query among them."""
+    did not move since (``moved_box`` (M,) 0), and against the segments ``extra`` whose box
+    did, with their new boxes (extra_lo, extra_hi (M, 3), rows of ``extra``), the query
+    among them: through their own grid (x_start, x_ids, x_oversize, x_mask of
+    ``build_grid``, ids into ``extra``, the same cell), or by brute force if x_start is
+    empty."""
     m = edges.shape[0]
     inverse_cell = 1.0 / cell
     marker = np.full(m, -1, dtype=np.int64)
@@ -367,7 +415,13 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                               bound, position, velocity, acceleration, horizon):
                     pairs = _stored(pairs, count, e, f)
                     count += 1
-        if extra.shape[0]:
+        if extra.shape[0] and x_start.shape[0]:
+            pairs, count = _extra_grid_pairs(
+                pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi, x_start,
+                x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, current, edges,
+                edge_chain, edge_arc, segment_reach, segment_skip, bound, position, velocity,
+                acceleration, horizon)
+        elif extra.shape[0]:
             pairs, count = _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra,
                                         extra_lo, extra_hi, current, edges, edge_chain,
                                         edge_arc, segment_reach, segment_skip, bound,
