@@ -25,16 +25,79 @@ from .kernels_geometry import closest_on_segments
 
 
 @kernel
+def _heapsort(a):
+    """Sort the 1-D array a in place, ascending. Written out: numba's own median, percentile
+    and argsort cost seconds of compile time each, this a fraction of one."""
+    n = a.shape[0]
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(a, start, n)
+    for end in range(n - 1, 0, -1):
+        a[0], a[end] = a[end], a[0]
+        _sift(a, 0, end)
+
+
+@kernel
+def _sift(a, root, end):
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[child] < a[child + 1]:
+            child += 1
+        if not a[root] < a[child]:
+            return
+        a[root], a[child] = a[child], a[root]
+        root = child
+
+
+@kernel
+def _quantile(values, q):
+    """The q-quantile (0..1) of ``values`` (1-D, left as they are), linear between
+    neighbours as numpy's percentile and median; 0 for none. Quickselect on a copy (linear
+    time; written out for its compile time, as ``_heapsort``)."""
+    n = values.shape[0]
+    if n == 0:
+        return 0.0
+    a = values.copy()
+    position = q * (n - 1)
+    low = int(math.floor(position))
+    left, right = 0, n - 1
+    while left < right:  # until a[low] holds the low-th smallest, smaller ones before it
+        pivot = a[(left + right) // 2]
+        i, j = left, right
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while pivot < a[j]:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if low <= j:
+            right = j
+        elif low >= i:
+            left = i
+        else:
+            break
+    value = a[low]
+    if low + 1 >= n or position == low:
+        return value
+    above = a[low + 1]
+    for k in range(low + 2, n):  # the next order statistic: the least of those above
+        above = min(above, a[k])
+    return value + (position - low) * (above - value)
+
+
+@kernel
 def _sampled_median(values, column, stride):
     """Median of values[::stride, column] (any common vector keeps the bounds valid: a sample
     is as good as all and much cheaper)."""
     n = (values.shape[0] + stride - 1) // stride
-    if n == 0:
-        return 0.0
     picked = np.empty(n)
     for k in range(n):
         picked[k] = values[k * stride, column]
-    return np.median(picked)
+    return _quantile(picked, 0.5)
 
 
 @kernel
@@ -100,8 +163,8 @@ def segment_motion(x, v, a, radius, slack, remaining, h, edges, horizon_reach):
             dv2 += (v[i, c] - shared_v[c]) ** 2
             da2 += (a[i, c] - shared_a[c]) ** 2
         relative[i] = math.sqrt(dv2) + 0.5 * math.sqrt(da2) * remaining
-    fast = np.percentile(relative, 90.0) if n else 0.0
-    typical = np.median(radius) if n else 0.0
+    fast = _quantile(relative, 0.9)
+    typical = _quantile(radius, 0.5)
     horizon = remaining
     if fast * remaining > horizon_reach * typical:
         horizon = min(remaining, max(h, horizon_reach * typical / fast))
@@ -124,7 +187,7 @@ def segment_motion(x, v, a, radius, slack, remaining, h, edges, horizon_reach):
             longest = max(longest, max(x[p, c], x[q, c], end[p, c], end[q, c])
                           - min(x[p, c], x[q, c], end[p, c], end[q, c]))
         extent[e] = longest + 2.0 * max(grow[p], grow[q])
-    cell = max(np.median(extent), 1e-4) if m else 1.0
+    cell = max(_quantile(extent, 0.5), 1e-4) if m else 1.0
     return end, grow, cell, horizon, shared_v, shared_a
 
 
@@ -440,7 +503,12 @@ def _in_order(pairs, full, m):
         keys = np.empty(count, dtype=np.int64)
         for k in range(count):
             keys[k] = pairs[k, 0] * m + pairs[k, 1]
-        return pairs[np.argsort(keys, kind="mergesort")]
+        _heapsort(keys)
+        ordered = np.empty((count, 2), dtype=np.int64)
+        for k in range(count):
+            ordered[k, 0] = keys[k] // m
+            ordered[k, 1] = keys[k] % m
+        return ordered
     ordered = pairs.copy()
     first = 0
     while first < count:
