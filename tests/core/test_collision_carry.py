@@ -11,6 +11,7 @@ bake from the animation a user has scrubbed.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from xpbd_addon.core import contacts as contacts_module
 from xpbd_addon.core import kernels_contact, step
@@ -30,6 +31,22 @@ def colliders():
     return [Collider(vertices, triangles, static_friction=0.4, dynamic_friction=0.3),
             Collider(sphere, faces, static_friction=0.2, dynamic_friction=0.1),
             Plane((0.0, 0.0, -0.3))]
+
+
+def valley():
+    """A closed block with a V-shaped valley along its top (concave: ropes in it rest on two
+    faces of one closed mesh), and a ground plane."""
+    profile = [(-0.3, -0.1), (0.3, -0.1), (0.3, 0.1), (0.0, 0.02), (-0.3, 0.1)]  # x, z: CCW
+    w = 0.3
+    vertices = [(px, -w, pz) for px, pz in profile] + [(px, w, pz) for px, pz in profile]
+    triangles = [(0, 1, 3), (1, 2, 3), (0, 3, 4), (5, 8, 6), (6, 8, 7), (5, 9, 8)]
+    for i in range(5):
+        j = (i + 1) % 5
+        triangles += [(j, i, 5 + i), (j, 5 + i, 5 + j)]
+    block = Collider(np.array(vertices, float), np.array(triangles), static_friction=0.3,
+                     dynamic_friction=0.2)
+    assert block.closed, block.problems
+    return [block, Plane((0.0, 0.0, -0.3))]
 
 
 def moving(frame):
@@ -109,10 +126,13 @@ def pass_on(*args):
     return int(args[-1].sum())
 
 
-def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
-    """Every particle through the general narrow phase (the fast kernel hands all of them
-    over) gives the same trajectory, bit for bit, as with the fast kernel at work."""
-    scene = colliders()
+@pytest.mark.parametrize("scene_of", [colliders, valley], ids=["ground and sphere", "valley"])
+def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch, scene_of):
+    """Every particle through the general narrow phase (the fast kernels hand all of them
+    over) gives the same trajectory, bit for bit, as with the fast kernels at work: on an
+    open bumpy ground and a closed sphere, and in the valley of a closed block (two faces
+    of a closed mesh at once)."""
+    scene = scene_of()
     fast, _ = play(heap(), 24, scene)
     taken, two = [], []
     resting, two_faces = kernels_contact.resting_static, kernels_contact.resting_two_faces
@@ -130,7 +150,7 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
 
     monkeypatch.setattr(kernels_contact, "resting_static", count)
     monkeypatch.setattr(kernels_contact, "resting_two_faces", count_two)
-    play(heap(), 24, colliders())
+    play(heap(), 24, scene_of())
     assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
     assert sum(two) > 0  # and some particles rested on two faces
 
@@ -141,7 +161,7 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch):
 
     monkeypatch.setattr(kernels_contact, "resting_static", hand_over)
     monkeypatch.setattr(kernels_contact, "resting_two_faces", pass_on)
-    general, _ = play(heap(), 24, colliders())
+    general, _ = play(heap(), 24, scene_of())
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
         np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")
