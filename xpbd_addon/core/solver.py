@@ -42,13 +42,14 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_contact as contact
         from . import kernels_direct as direct
         from . import kernels_geometry as geometry
+        from . import kernels_pairs as pairs
         from . import kernels_resolve as resolve
         from . import kernels_resting as resting
         from . import kernels_segments as segments
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments))
+                           resolve, segments, pairs))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -102,8 +103,7 @@ _STAMP = "xpbd-kernels.sha256"
 _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
                    "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
-                   "kernels_broadphase.py",
-                   "kernels_resolve.py",
+                   "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
                    "kernels_segments.py")
 
 
