@@ -67,6 +67,12 @@ class PairSearch:
     h: Any
     model: Any
     moved_box: Any
+    current_segments: Any
+    extra_count: Any
+    extra_segments: Any
+    particle_segments: Any
+    predicted_stamp: Any
+    stamp_mark: Any
     no_bound: Any
     no_segments: Any
     pair_from: Any
@@ -104,7 +110,7 @@ class PairSearch:
         if not (np.array_equal(x_end, x) and np.array_equal(slack, self.self_slack)):
             return False
         (pairs, grid, prediction, pair_from, shared, moved_box, extra_lo, extra_hi,
-         span) = state
+         extra_segments, extra_count, span) = state
         if np.any(shared[0]) or np.any(shared[1]):
             return False
         x0, v0, a0, since = prediction
@@ -112,6 +118,7 @@ class PairSearch:
         self.pairs, self.pair_grid, self.prediction = pairs, grid, prediction
         self.pair_from, self.pair_until, self.shared_motion = pair_from - span, self.dt, shared
         self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
+        self.extra_segments, self.extra_count = extra_segments, extra_count
         self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
                                       self.pair_strayed)
         self.pair_strayed |= self._moving(v0, a0)
@@ -141,11 +148,13 @@ class PairSearch:
         self.moved_box[:] = 0
         bound = seg.segment_bounds(edges, x, velocity, acceleration, shared_v, shared_a,
                                    horizon, self.segment_reach)
+        self.extra_count = 0
         self.pairs = seg.segment_pairs(
             every, lo, hi, *self.pair_grid, float(MAX_BOX_CELLS), True, self.moved_box,
             self.no_segments, self.extra_lo, self.extra_hi, *self.no_grid, self.moved_box, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
-            velocity, acceleration, horizon)
+            velocity, acceleration, horizon, False,
+            (x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0))
         self.pair_from = elapsed
         self.pair_until = elapsed + horizon
         self.shared_motion = (shared_v, shared_a)
@@ -153,27 +162,34 @@ class PairSearch:
                            np.full(len(x), elapsed))
 
     def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray,
-                      velocity: np.ndarray) -> bool:
-        """Search again only the segments at the ``strayed`` particles (flags (N,)), which
-        get a new prediction from x at ``now`` [s] with ``velocity`` (N, 3) [m/s]; False
-        (nothing done) when a full search is due because too many segments would be
-        searched by brute force."""
+                      velocity: np.ndarray, ids: np.ndarray | None = None) -> bool:
+        """Search again only the segments at the ``strayed`` particles (flags (N,); ``ids``,
+        their indices, if known), which get a new prediction from x at ``now`` [s] with
+        ``velocity`` (N, 3) [m/s]; False (nothing done) when a full search is due because
+        too many segments would be searched by brute force. Costs what the strayed
+        particles cost: no pass over every particle or segment but the merge of the pairs."""
         model, seg = self.model, self.segments
         edges = model.edge_index
-        current = strayed[edges[:, 0]] | strayed[edges[:, 1]]
-        query = np.flatnonzero(current)
-        extra = np.flatnonzero(self.moved_box | current)
+        if ids is None:
+            ids = seg.flagged(strayed)
+        incident_start, incident = self.particle_segments
+        current = self.current_segments
+        query, fresh = seg.segments_at(ids, incident_start, incident, self.moved_box, current)
+        extra_count = self.extra_count + fresh
         # many segments searched again since the last full search get a grid of their own
         # (else each query tests them all)
-        gridded = len(extra) > EXTRA_GRID
-        if len(extra) * PARTIAL_EXTRA > len(edges) or (
-                not gridded and len(query) * len(extra) > PARTIAL_PAIR_TESTS):
+        gridded = extra_count > EXTRA_GRID
+        if extra_count * PARTIAL_EXTRA > len(edges) or (
+                not gridded and len(query) * extra_count > PARTIAL_PAIR_TESTS):
+            seg.clear_flags(query, current)
             return False
         x0, v0, a0, since = self.prediction
-        seg.restart_prediction(np.flatnonzero(strayed), x, velocity, self.acceleration, now, x0,
-                               v0, a0, since)
+        seg.restart_prediction(ids, x, velocity, self.acceleration, now, x0, v0, a0, since)
         position, velocity = self.predicted_position, self.predicted_velocity
-        seg.predicted_now(x0, v0, a0, since, now, position, velocity)
+        self.stamp_mark += 1
+        mark = self.stamp_mark
+        seg.predict_segments(query, edges, x0, v0, a0, since, now, self.predicted_stamp, mark,
+                             position, velocity)
         shared_v, shared_a = self.shared_motion
         horizon = self.pair_until - now
         query_lo, query_hi = seg.moved_boxes(
@@ -182,7 +198,9 @@ class PairSearch:
             self.self_slack)
         self.extra_lo[query] = query_lo
         self.extra_hi[query] = query_hi
-        self.moved_box[query] = 1
+        self.extra_count = seg.mark_moved(query, self.moved_box, self.extra_segments,
+                                          self.extra_count)
+        extra = self.extra_segments[:self.extra_count]
         if gridded:
             extra_grid = seg.segment_grid(self.extra_lo[extra], self.extra_hi[extra],
                                           self.pair_grid[6], float(MAX_BOX_CELLS))
@@ -194,8 +212,10 @@ class PairSearch:
             query, query_lo, query_hi, *self.pair_grid, float(MAX_BOX_CELLS), False,
             self.moved_box, extra, self.extra_lo, self.extra_hi, *extra_grid, current, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
-            position, velocity, a0, horizon)
+            position, velocity, a0, horizon, True,
+            (x0, v0, since, self.predicted_stamp, now, mark))
         self.pairs = seg.merge_pairs(self.pairs, current, found)
+        seg.clear_flags(query, current)
         return True
 
     def _refresh_pairs(self, x: np.ndarray, v: np.ndarray, now: float, begun: float) -> None:
@@ -221,11 +241,11 @@ class PairSearch:
                     strayed = int(np.count_nonzero(self.pair_strayed))
             full = full or strayed * PARTIAL_SEARCH >= len(x)
             if not full:
-                ids = np.flatnonzero(self.pair_strayed)
+                ids = self.segments.flagged(self.pair_strayed)
                 self._measure(x, v, ids)
                 self._path_velocity(x, ids)
                 full = not self._update_pairs(self.x_from, begun, self.pair_strayed,
-                                              self.path_velocity)
+                                              self.path_velocity, ids)
             if full:
                 self._measure(x, v, None)
                 self._path_velocity(x, None)

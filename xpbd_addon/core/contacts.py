@@ -120,6 +120,15 @@ class FrameContacts(PairSearch):
             """An empty grid: ``segment_pairs`` without one for its extra segments"""
             self.moved_box = np.zeros(len(edges), dtype=np.uint8)
             """Segments searched again since the last full search (their boxes moved)"""
+            self.extra_segments = np.empty(len(edges), dtype=np.int64)
+            self.extra_count = 0
+            """Those segments: extra_segments[:extra_count], in the order they moved"""
+            self.current_segments = np.zeros(len(edges), dtype=np.uint8)
+            """Scratch flags of the segments a partial search is searching (cleared after)"""
+            self.particle_segments = _particle_segments(model)
+            self.predicted_stamp = np.zeros(len(x), dtype=np.int64)
+            self.stamp_mark = 0
+            """Which rows of predicted_position a partial search has computed: stamp == mark"""
             self.extra_lo = np.empty((len(edges), 3))
             self.extra_hi = np.empty((len(edges), 3))
             self.predicted_position = np.empty_like(x)
@@ -191,7 +200,8 @@ class FrameContacts(PairSearch):
             self.model.__dict__["_pair_carry"] = (
                 x.copy(), self.self_slack,
                 (self.pairs, self.pair_grid, self.prediction, self.pair_from,
-                 self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi, self.dt))
+                 self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi,
+                 self.extra_segments, self.extra_count, self.dt))
         if self.scene is None or self.scene.moving:
             return
         model = self.model
@@ -437,6 +447,20 @@ class FrameContacts(PairSearch):
         are what the next one's prediction is measured against (``_measure``)."""
         np.copyto(self.v_last, v)
         np.copyto(self.held, self.moved)
+
+
+def _particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(start (N + 1,), segments): particle i's segments are segments[start[i]:start[i + 1]]
+    (increasing); kept on the model, derived from its edges."""
+    cached = model.__dict__.get("_particle_segments")
+    if cached is None:
+        ends = model.edge_index.reshape(-1)
+        order = np.argsort(ends, kind="stable")
+        start = np.zeros(model.particle_count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ends, minlength=model.particle_count), out=start[1:])
+        cached = (start, (order // 2).astype(np.int64))
+        model.__dict__["_particle_segments"] = cached
+    return cached
 
 
 CONTACT_PASSES = 2

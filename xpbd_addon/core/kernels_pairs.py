@@ -91,6 +91,21 @@ def _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, b
 
 
 @kernel
+def _predict_ends(e, edges, x0, v0, a0, since, now, stamp, mark, position, velocity):
+    """The prediction at ``now`` [s] of segment e's ends into position, velocity (N, 3), as
+    ``kernels_segments.predicted_now`` computes it, unless already done in this search
+    (``stamp`` (N,) == ``mark``): a partial search predicts only the particles it tests."""
+    for end in range(2):
+        i = edges[e, end]
+        if stamp[i] != mark:
+            stamp[i] = mark
+            t = now - since[i]
+            for c in range(3):
+                position[i, c] = x0[i, c] + v0[i, c] * t + 0.5 * a0[i, c] * t * t
+                velocity[i, c] = v0[i, c] + a0[i, c] * t
+
+
+@kernel
 def _stored(pairs, count, e, f):
     """``pairs`` (K, 2) with the pair (min, max) of e, f in row ``count``, grown to twice its
     length first if full (a kept pair is rare: the call costs nothing in the scan)."""
@@ -106,7 +121,7 @@ def _stored(pairs, count, e, f):
 @kernel
 def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
                  current, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
-                 position, velocity, acceleration, horizon):
+                 position, velocity, acceleration, horizon, lazy, prediction):
     """``segment_pairs``' brute-force part for query segment e (row ``index``): its pairs
     with the segments ``extra`` searched again since the last full search. Returns the
     grown (pairs, count). Its own function, called once per query segment: inlined, this
@@ -121,6 +136,9 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
                 and query_lo[index, 2] <= extra_hi[f, 2]
                 and extra_lo[f, 2] <= query_hi[index, 2]):
             continue
+        if lazy:  # a partial search predicts the particles it tests, when it tests them
+            _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
+                          prediction[4], prediction[3], prediction[5], position, velocity)
         if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                       position, velocity, acceleration, horizon):
             pairs = _stored(pairs, count, e, f)
@@ -132,7 +150,7 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
 def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
                       x_start, x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker,
                       current, edges, edge_chain, edge_arc, segment_reach, segment_skip,
-                      bound, position, velocity, acceleration, horizon):
+                      bound, position, velocity, acceleration, horizon, lazy, prediction):
     """``_extra_pairs`` through a grid of the ``extra`` segments' boxes (x_start ... x_mask
     of ``build_grid``, ids into ``extra``) instead of by brute force: the same pairs, in
     time that grows with the boxes near the query, not with all of them. Called once per
@@ -167,6 +185,9 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                     and query_lo[index, 2] <= extra_hi[f, 2]
                     and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
+            if lazy:  # a partial search predicts the particles it tests, when it tests them
+                _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
+                              prediction[4], prediction[3], prediction[5], position, velocity)
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                           position, velocity, acceleration, horizon):
                 pairs = _stored(pairs, count, e, f)
@@ -178,7 +199,8 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
 def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask, cell,
                   max_cells, full, moved_box, extra, extra_lo, extra_hi, x_start, x_ids,
                   x_oversize, x_mask, current, edges, edge_chain, edge_arc, segment_reach,
-                  segment_skip, bound, position, velocity, acceleration, horizon):
+                  segment_skip, bound, position, velocity, acceleration, horizon, lazy,
+                  prediction):
     """Candidate pairs (K, 2), first < second, in increasing order (``_in_order``), of the
     segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at
     ``position``/``velocity``/``acceleration`` (N, 3) over ``horizon`` [s].
@@ -191,7 +213,11 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
     did, with their new boxes (extra_lo, extra_hi (M, 3), rows of ``extra``), the query
     among them: through their own grid (x_start, x_ids, x_oversize, x_mask of
     ``build_grid``, ids into ``extra``, the same cell), or by brute force if x_start is
-    empty."""
+    empty.
+
+    ``lazy``: position and velocity hold the prediction only where ``prediction`` = (x0, v0,
+    since, stamp, now, mark) stamps it (the query's ends); the other ends are predicted
+    (``_predict_ends``, with a0 = ``acceleration``) when a pair test needs them."""
     m = edges.shape[0]
     inverse_cell = 1.0 / cell
     marker = np.full(m, -1, dtype=np.int64)
@@ -234,6 +260,10 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                         edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1]) <= (
                         segment_skip[e] + segment_skip[f]):
                     continue
+                if lazy:  # a partial search predicts the particles it tests, when it tests them
+                    _predict_ends(f, edges, prediction[0], prediction[1], acceleration,
+                                  prediction[2], prediction[4], prediction[3], prediction[5],
+                                  position, velocity)
                 if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                               bound, position, velocity, acceleration, horizon):
                     pairs = _stored(pairs, count, e, f)
@@ -243,12 +273,13 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                 pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi, x_start,
                 x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, current, edges,
                 edge_chain, edge_arc, segment_reach, segment_skip, bound, position, velocity,
-                acceleration, horizon)
+                acceleration, horizon, lazy, prediction)
         elif extra.shape[0]:
             pairs, count = _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra,
                                         extra_lo, extra_hi, current, edges, edge_chain,
                                         edge_arc, segment_reach, segment_skip, bound,
-                                        position, velocity, acceleration, horizon)
+                                        position, velocity, acceleration, horizon, lazy,
+                                        prediction)
     return _in_order(pairs[:count], full, m)
 
 

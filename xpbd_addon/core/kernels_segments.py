@@ -20,11 +20,12 @@ import math
 import numpy as np
 
 from .jit import kernel
-from .kernels_pairs import segment_grid, segment_pairs
+from .kernels_pairs import _predict_ends, segment_grid, segment_pairs
 
-__all__ = ["measure_motion", "merge_pairs", "moved_boxes", "moving", "predicted_now",
-           "restart_prediction", "left_prediction", "segment_bounds", "segment_boxes",
-           "segment_grid", "segment_motion", "segment_pairs"]
+__all__ = ["clear_flags", "flagged", "mark_moved", "measure_motion", "merge_pairs",
+           "moved_boxes", "moving", "predict_segments", "restart_prediction",
+           "left_prediction", "segment_bounds", "segment_boxes", "segment_grid",
+           "segment_motion", "segment_pairs", "segments_at"]
 
 
 @kernel
@@ -315,14 +316,74 @@ def left_prediction(x, x0, v0, a0, since, now, slack, strayed):
 
 
 @kernel
-def predicted_now(x0, v0, a0, since, now, position, velocity):
-    """The prediction at ``now`` [s]: position x0 + v0 t + a0 t^2 / 2 and velocity v0 + a0 t
-    (N, 3), t = now - since."""
-    for i in range(x0.shape[0]):
-        t = now - since[i]
-        for c in range(3):
-            position[i, c] = x0[i, c] + v0[i, c] * t + 0.5 * a0[i, c] * t * t
-            velocity[i, c] = v0[i, c] + a0[i, c] * t
+def predict_segments(query, edges, x0, v0, a0, since, now, stamp, mark, position, velocity):
+    """The prediction at ``now`` [s] of the ends of the segments ``query`` (K,): position
+    x0 + v0 t + a0 t^2 / 2 and velocity v0 + a0 t (N, 3), t = now - since, stamped ``mark``
+    in ``stamp`` (N,) (``kernels_pairs.segment_pairs`` with ``lazy`` predicts the rest as
+    it needs them)."""
+    for index in range(query.shape[0]):
+        _predict_ends(query[index], edges, x0, v0, a0, since, now, stamp, mark, position,
+                      velocity)
+
+
+@kernel
+def segments_at(ids, incident_start, incident, moved_box, current):
+    """The segments at the particles ``ids`` (K,) (particle i's are incident[
+    incident_start[i]:incident_start[i + 1]]), each once, flagged in ``current`` (M,), and
+    how many of them have no moved box yet (``moved_box`` (M,) 0)."""
+    size = 0
+    for index in range(ids.shape[0]):
+        i = ids[index]
+        size += incident_start[i + 1] - incident_start[i]
+    query = np.empty(size, dtype=np.int64)
+    count = 0
+    fresh = 0
+    for index in range(ids.shape[0]):
+        i = ids[index]
+        for k in range(incident_start[i], incident_start[i + 1]):
+            e = incident[k]
+            if current[e] == 0:
+                current[e] = 1
+                query[count] = e
+                count += 1
+                fresh += 1 if moved_box[e] == 0 else 0
+    return query[:count], fresh
+
+
+@kernel
+def mark_moved(query, moved_box, extra, extra_count):
+    """Flag the segments ``query`` in ``moved_box`` (M,), appending those not yet flagged to
+    ``extra`` (M,) after its first ``extra_count``; returns the new count."""
+    for index in range(query.shape[0]):
+        e = query[index]
+        if moved_box[e] == 0:
+            moved_box[e] = 1
+            extra[extra_count] = e
+            extra_count += 1
+    return extra_count
+
+
+@kernel
+def clear_flags(ids, flags):
+    """flags[ids] = 0."""
+    for index in range(ids.shape[0]):
+        flags[ids[index]] = 0
+
+
+@kernel
+def flagged(flags):
+    """The indices (K,) of the nonzero entries of ``flags`` (N,), increasing (5x faster than
+    ``np.flatnonzero`` on 10k uint8)."""
+    count = 0
+    for i in range(flags.shape[0]):
+        count += 1 if flags[i] != 0 else 0
+    ids = np.empty(count, dtype=np.int64)
+    k = 0
+    for i in range(flags.shape[0]):
+        if flags[i] != 0:
+            ids[k] = i
+            k += 1
+    return ids
 
 
 @kernel
