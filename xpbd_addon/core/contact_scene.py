@@ -13,6 +13,8 @@ import numpy as np
 from .collision import Collider, Plane
 
 MAX_BOX_CELLS = 512
+MARK_LIMIT = 1 << 62
+"""``MeshScene.mark`` starts again from 0 (the marker cleared) before it reaches this."""
 """A particle or segment box covering more grid cells than this (a very fast particle) is
 tested against everything by brute force instead of being listed in each cell."""
 
@@ -101,6 +103,9 @@ class MeshScene:
         """Largest displacement of a collider vertex over the frame [m]"""
         self.max_motion = 0.0
         """Largest displacement of a collider point over one substep [m] (0: static)"""
+        self.marker = np.full(len(self.triangles), -1, dtype=np.int64)
+        self.mark = 0
+        """``collider_candidates``' seen-marks (entries below ``mark``), kept between calls"""
 
     def at(self, fraction: float, substeps: int) -> None:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
@@ -137,20 +142,21 @@ class MeshScene:
         cell = 2.0 ** math.ceil(math.log2(cell))
         grid = self._grid(cell, kernels)
         particles = np.arange(len(x)) if only is None else only
+        if self.mark + len(particles) >= MARK_LIMIT:
+            self.marker[:] = -1
+            self.mark = 0
         offsets, candidates = kernels.collider_candidates(
             particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
-            float(MAX_BOX_CELLS))
+            float(MAX_BOX_CELLS), self.marker, self.mark)
+        self.mark += len(particles)
         if only is None:
             lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
             lists.candidates = candidates
-            lists.live = len(candidates)
+            lists.used = lists.live = len(candidates)
         else:
-            spans = lists.spans
-            base = len(lists.candidates)
-            lists.live += len(candidates) - int(np.sum(spans[only, 1] - spans[only, 0]))
-            spans[only, 0] = offsets[:-1] + base
-            spans[only, 1] = offsets[1:] + base
-            lists.candidates = np.concatenate([lists.candidates, candidates])
+            lists.candidates, lists.used, change = kernels.append_lists(
+                only, offsets, candidates, lists.spans, lists.candidates, lists.used)
+            lists.live += change
         if len(lists.distance) < len(lists.candidates):
             lists.distance = np.empty(max(len(lists.candidates), 2 * len(lists.distance)))
 
@@ -184,6 +190,8 @@ class CandidateLists:
         self.spans = np.zeros((count, 2), dtype=np.int64)
         """Particle i's candidate triangles are candidates[spans[i, 0]:spans[i, 1]], (N, 2)"""
         self.candidates = np.zeros(0, dtype=np.int64)
+        """The lists' entries: the first ``used`` are written, the rest is room to append"""
+        self.used = 0
         self.live = 0
         """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
         self.distance = np.zeros(0)

@@ -55,6 +55,8 @@ class FrameContacts(PairSearch):
         self.velocity_scale = velocity_scale
         self.h = dt / substeps
         self.push_max = model.contact_push_speed * self.h
+        self.acceleration_limit = 2.0 * float(np.linalg.norm(gravity))
+        """The most acceleration [m/s^2] a measured prediction keeps (``_measure``)"""
         self.free = model.particle_inv_mass > 0.0
         self.pin_velocity = (pin_end - x) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
@@ -223,7 +225,7 @@ class FrameContacts(PairSearch):
         away = np.zeros(len(x), dtype=np.uint8)
         self.broad.left_chord(x, x0, chord_end, w, self.collider_margin, self.strayed)
         self.broad.left_chord(end, x0, chord_end, w, self.collider_margin, away)
-        only = np.flatnonzero(self.strayed | away)
+        only = self.segments.flagged(self.strayed | away)
         if len(only) * PARTIAL_SEARCH >= len(x):
             self._find_triangles(x, 0.0)
         elif len(only):
@@ -236,15 +238,10 @@ class FrameContacts(PairSearch):
         substep began (``x_from`` = x - v / s), for the particles ``ids`` (all: None). Only
         the broad phases use them, for the particles they search again."""
         rows = self.every_particle if ids is None else ids
-        limit = 2.0 * float(np.linalg.norm(self.gravity))
-        self.segments.measure_motion(rows, v, self.v_last, self.held, self.free,
-                                     self.pin_velocity, self.h, limit, STILL, self.dt,
-                                     self.prediction_velocity, self.acceleration)
-        if ids is None:
-            np.multiply(v, -1.0 / self.velocity_scale, out=self.x_from)
-            self.x_from += x
-        else:
-            self.x_from[ids] = x[ids] - v[ids] * (1.0 / self.velocity_scale)
+        self.segments.measure_motion(rows, x, v, self.v_last, self.held, self.free,
+                                     self.pin_velocity, self.h, self.acceleration_limit, STILL,
+                                     self.dt, 1.0 / self.velocity_scale,
+                                     self.prediction_velocity, self.acceleration, self.x_from)
 
     def _find_triangles(self, x: np.ndarray, elapsed: float, only: np.ndarray | None = None,
                         x_from: np.ndarray | None = None) -> None:
@@ -255,43 +252,21 @@ class FrameContacts(PairSearch):
         (N, 3) [m], where the particles began the substep under way, its path is covered
         too: the chord is searched from there, grown by how far x lies off it."""
         model = self.model
-        remaining = self.dt - elapsed
-        rows = slice(None) if only is None else only
-        a = self.acceleration[rows]
-        start = x[rows]
-        end = start + self.prediction_velocity[rows] * remaining + 0.5 * a * remaining * remaining
-        bulge = 0.125 * np.sqrt(np.einsum("ij,ij->i", a, a)) * remaining * remaining
-        reach = model.particle_radius[rows] + self.collider_margin + self.beyond + bulge
-        begin = start
-        if x_from is not None:
-            begin = x_from[rows]
-            chord = end - begin
-            length2 = np.einsum("ij,ij->i", chord, chord)
-            along = np.einsum("ij,ij->i", start - begin, chord)
-            f = np.clip(np.divide(along, length2, out=np.zeros_like(along),
-                                  where=length2 > 0.0), 0.0, 1.0)
-            off = start - begin - f[:, None] * chord
-            reach = reach + np.sqrt(np.einsum("ij,ij->i", off, off))
-        reach = np.where(self.free[rows], reach, 0.0)
+        rows = self.every_particle if only is None else only
         if only is None:
-            self.triangle_chord = (begin.copy(), end)
-            self.triangle_reach = reach
-        else:
-            x0, chord_end = self.triangle_chord
-            x0[only] = begin
-            chord_end[only] = end
-            self.triangle_reach[only] = reach
-        assert self.scene is not None
+            self.triangle_chord = (np.empty_like(x), np.empty_like(x))
+            self.triangle_reach = np.empty(len(x))
         x0, chord_end = self.triangle_chord
+        self.broad.chord_rows(rows, x, x if x_from is None else x_from, x_from is not None,
+                              self.prediction_velocity, self.acceleration, self.dt - elapsed,
+                              model.particle_radius, self.collider_margin, self.beyond,
+                              self.free, x0, chord_end, self.triangle_reach)
+        assert self.scene is not None
         self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.broad, self.lists,
                                    only)
-        # the chord the stray test follows starts where the particle is now
-        x0[rows] = start
-        # new candidates: the nearest triangle must be searched for again
-        if only is None:
-            self.cache_triangle[:] = self.kernels.CACHE_UNKNOWN
-        else:
-            self.cache_triangle[only] = self.kernels.CACHE_UNKNOWN
+        # the chord the stray test follows starts where the particle is now; new
+        # candidates: the nearest triangle must be searched for again
+        self.broad.restart_chords(rows, x, x0, self.cache_triangle, self.kernels.CACHE_UNKNOWN)
 
     def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
         """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3), after the
@@ -435,8 +410,8 @@ class FrameContacts(PairSearch):
                 self.refreshes += 1
                 # the candidate lists are per particle: only the strayed ones need new
                 # lists, unless so many strayed that one search for all is cheaper
-                only = (np.flatnonzero(self.strayed) if strayed * PARTIAL_SEARCH < len(x)
-                        else None)
+                only = (self.segments.flagged(self.strayed)
+                        if strayed * PARTIAL_SEARCH < len(x) else None)
                 self._measure(x, v, only)
                 self._find_triangles(x, now, only, self.x_from)
         if self.self_collision:

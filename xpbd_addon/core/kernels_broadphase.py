@@ -144,7 +144,7 @@ def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, m
 
 @kernel
 def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t_hi, slack,
-                        start, ids, oversize, mask, cell, max_cells):
+                        start, ids, oversize, mask, cell, max_cells, marker, mark):
     """Candidate triangles of the ``particles`` (K,) (ids) for (the rest of) one frame.
 
     x (N, 3) [m] particles now; x_end (N, 3) [m] where their predicted path takes them by the
@@ -158,11 +158,14 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
     half a piece of the triangle at the start of the frame. As long as a particle stays
     within its margin of its predicted path (``left_chord``), every contact it can have is in
     the list. Returns CSR over ``particles``: (offsets (K + 1,), triangle ids, each list in
-    increasing order)."""
+    increasing order).
+
+    ``marker`` (T,) int64, kept by the caller with entries below ``mark``: which triangle a
+    query has seen (mark + its row); the caller then raises mark by K (no (T,) fill per
+    call: a refresh for one particle costs what it costs)."""
     n = particles.shape[0]
     m = triangles.shape[0]
     inverse_cell = 1.0 / cell
-    marker = np.full(m, -1, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     candidates = np.empty(max(4 * n, 64), dtype=np.int64)
     count = 0
@@ -202,9 +205,9 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
                     t = entry
                 else:
                     t = ids[entry]
-                if marker[t] == p:
+                if marker[t] == mark + index:
                     continue
-                marker[t] = p
+                marker[t] = mark + index
                 if not (p_lo[0] <= t_hi[t, 0] and t_lo[t, 0] <= p_hi[0]
                         and p_lo[1] <= t_hi[t, 1] and t_lo[t, 1] <= p_hi[1]
                         and p_lo[2] <= t_hi[t, 2] and t_lo[t, 2] <= p_hi[2]):
@@ -253,3 +256,73 @@ def left_chord(x, x0, x_end, w, slack, strayed):
         strayed[i] = 1 if away else 0
         count += 1 if away else 0
     return count
+
+
+@kernel
+def chord_rows(rows, x, x_from, from_start, velocity, acceleration, remaining, radius,
+               margin, beyond, free, x0, x_end, reach):
+    """The collider search of the particles ``rows`` (K,) along their predicted path over the
+    ``remaining`` [s] of the frame, into x0, x_end (N, 3) [m] and reach (N,) [m].
+
+    The path from x (N, 3) [m] keeps ``velocity`` and ``acceleration`` (N, 3): its end is
+    x + v T + a T^2 / 2, its chord's reach radius + margin + beyond + the parabola's bulge
+    |a| T^2 / 8 (0 for particles not ``free``). With ``from_start`` the chord starts at
+    x_from (N, 3) [m], where the substep under way began, and its reach grows by how far x
+    lies off it, so that the substep's own path is covered too; else it starts at x."""
+    for index in range(rows.shape[0]):
+        i = rows[index]
+        a2 = 0.0
+        for c in range(3):
+            a2 += acceleration[i, c] * acceleration[i, c]
+        bulge = 0.125 * math.sqrt(a2) * remaining * remaining
+        r = radius[i] + margin + beyond + bulge
+        for c in range(3):
+            x_end[i, c] = (x[i, c] + velocity[i, c] * remaining
+                           + 0.5 * acceleration[i, c] * remaining * remaining)
+            x0[i, c] = x_from[i, c] if from_start else x[i, c]
+        if from_start:
+            length2 = 0.0
+            along = 0.0
+            for c in range(3):
+                chord = x_end[i, c] - x0[i, c]
+                length2 += chord * chord
+                along += (x[i, c] - x0[i, c]) * chord
+            f = min(max(along / length2 if length2 > 0.0 else 0.0, 0.0), 1.0)
+            off2 = 0.0
+            for c in range(3):
+                off = x[i, c] - x0[i, c] - f * (x_end[i, c] - x0[i, c])
+                off2 += off * off
+            r += math.sqrt(off2)
+        reach[i] = r if free[i] else 0.0
+
+
+@kernel
+def restart_chords(rows, x, x0, cache_triangle, unknown):
+    """After a search: the chords of ``rows`` (K,) start at x now (the stray test's chord),
+    and their nearest triangle is unknown (``cache_triangle`` = ``unknown``)."""
+    for index in range(rows.shape[0]):
+        i = rows[index]
+        for c in range(3):
+            x0[i, c] = x[i, c]
+        cache_triangle[i] = unknown
+
+
+@kernel
+def append_lists(only, offsets, found, spans, buffer, used):
+    """The new candidate lists of the particles ``only`` (K,) (CSR ``offsets`` (K + 1,),
+    ``found``) appended to ``buffer`` after its first ``used`` entries (grown to twice its
+    size when full), their ``spans`` (N, 2) pointed there. Returns (buffer, used, change of
+    the live entry count)."""
+    need = used + found.shape[0]
+    if need > buffer.shape[0]:
+        grown = np.empty(max(need, 2 * buffer.shape[0]), dtype=np.int64)
+        grown[:used] = buffer[:used]
+        buffer = grown
+    buffer[used:need] = found
+    change = found.shape[0]
+    for index in range(only.shape[0]):
+        i = only[index]
+        change -= spans[i, 1] - spans[i, 0]
+        spans[i, 0] = offsets[index] + used
+        spans[i, 1] = offsets[index + 1] + used
+    return buffer, need, change

@@ -79,8 +79,8 @@ def _sampled_median(values, column, stride):
 
 
 @kernel
-def measure_motion(ids, v, v_last, held, free, pin_velocity, h, limit, still, span, velocity,
-                   acceleration):
+def measure_motion(ids, x, v, v_last, held, free, pin_velocity, h, limit, still, span,
+                   inverse_scale, velocity, acceleration, x_from):
     """The prediction of the particles ``ids`` (K,) from the substep under way, into
     ``velocity``, ``acceleration`` (N, 3):
     free particles keep v [m/s] (the rope's solve done, the contacts to come) and
@@ -89,9 +89,12 @@ def measure_motion(ids, v, v_last, held, free, pin_velocity, h, limit, still, sp
     (the contact holds it; v is the pull it is about to undo). Pinned particles move with
     ``pin_velocity``, a = 0. A prediction that moves less than ``still`` [m] over ``span``
     [s] is zero: a particle at rest is predicted exactly still (``contacts`` keeps the
-    rope-rope pairs of still particles from frame to frame)."""
+    rope-rope pairs of still particles from frame to frame). Also where the substep began:
+    x_from = x - v ``inverse_scale`` (N, 3) [m] (v = (x - x_from) scale)."""
     for index in range(ids.shape[0]):
         i = ids[index]
+        for c in range(3):
+            x_from[i, c] = x[i, c] - v[i, c] * inverse_scale
         if not free[i]:
             for c in range(3):
                 velocity[i, c] = pin_velocity[i, c]
