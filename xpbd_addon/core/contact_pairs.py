@@ -67,6 +67,8 @@ class PairSearch:
     h: Any
     model: Any
     moved_box: Any
+    pair_mark: Any
+    pair_marker: Any
     current_segments: Any
     extra_count: Any
     extra_segments: Any
@@ -154,7 +156,7 @@ class PairSearch:
             self.no_segments, self.extra_lo, self.extra_hi, *self.no_grid, self.moved_box, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
             velocity, acceleration, horizon, False,
-            (x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0))
+            (x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0), *self._marks(len(every)))
         self.pair_from = elapsed
         self.pair_until = elapsed + horizon
         self.shared_motion = (shared_v, shared_a)
@@ -213,7 +215,7 @@ class PairSearch:
             self.moved_box, extra, self.extra_lo, self.extra_hi, *extra_grid, current, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
             position, velocity, a0, horizon, True,
-            (x0, v0, since, self.predicted_stamp, now, mark))
+            (x0, v0, since, self.predicted_stamp, now, mark), *self._marks(len(query)))
         self.pairs = seg.merge_pairs(self.pairs, current, found)
         seg.clear_flags(query, current)
         return True
@@ -250,6 +252,16 @@ class PairSearch:
                 self._measure(x, v, None)
                 self._path_velocity(x, None)
                 self._find_pairs(self.x_from, begun, self.path_velocity)
+
+    def _marks(self, count: int) -> tuple[np.ndarray, int]:
+        """``segment_pairs``' seen-marks for a query of ``count`` segments: the marker
+        array and its first mark (raised past the query's)."""
+        if self.pair_mark + count >= 1 << 62:
+            self.pair_marker[:] = -1
+            self.pair_mark = 0
+        mark = self.pair_mark
+        self.pair_mark += count
+        return self.pair_marker, mark
 
     def _moving(self, velocity: np.ndarray, acceleration: np.ndarray) -> np.ndarray:
         """(N,) uint8 flags of the predictions that are not still (nonzero v or a)."""

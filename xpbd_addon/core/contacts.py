@@ -128,6 +128,9 @@ class FrameContacts(PairSearch):
             self.current_segments = np.zeros(len(edges), dtype=np.uint8)
             """Scratch flags of the segments a partial search is searching (cleared after)"""
             self.particle_segments = _particle_segments(model)
+            self.pair_marker = np.full(len(edges), -1, dtype=np.int64)
+            self.pair_mark = 0
+            """``segment_pairs``' seen-marks (entries below pair_mark), kept between calls"""
             self.predicted_stamp = np.zeros(len(x), dtype=np.int64)
             self.stamp_mark = 0
             """Which rows of predicted_position a partial search has computed: stamp == mark"""

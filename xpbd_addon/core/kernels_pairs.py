@@ -148,7 +148,7 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
 
 @kernel
 def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
-                      x_start, x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker,
+                      x_start, x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, tag,
                       current, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                       bound, position, velocity, acceleration, horizon, lazy, prediction):
     """``_extra_pairs`` through a grid of the ``extra`` segments' boxes (x_start ... x_mask
@@ -176,9 +176,9 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                 f = extra[entry]
             else:
                 f = extra[x_ids[entry]]
-            if f == e or (current[f] != 0 and f < e) or marker[f] == e:
+            if f == e or (current[f] != 0 and f < e) or marker[f] == tag:
                 continue  # a pair within the query is found from its lower segment
-            marker[f] = e
+            marker[f] = tag
             if not (query_lo[index, 0] <= extra_hi[f, 0] and extra_lo[f, 0] <= query_hi[index, 0]
                     and query_lo[index, 1] <= extra_hi[f, 1]
                     and extra_lo[f, 1] <= query_hi[index, 1]
@@ -200,7 +200,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                   max_cells, full, moved_box, extra, extra_lo, extra_hi, x_start, x_ids,
                   x_oversize, x_mask, current, edges, edge_chain, edge_arc, segment_reach,
                   segment_skip, bound, position, velocity, acceleration, horizon, lazy,
-                  prediction):
+                  prediction, marker, mark):
     """Candidate pairs (K, 2), first < second, in increasing order (``_in_order``), of the
     segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at
     ``position``/``velocity``/``acceleration`` (N, 3) over ``horizon`` [s].
@@ -217,14 +217,17 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
 
     ``lazy``: position and velocity hold the prediction only where ``prediction`` = (x0, v0,
     since, stamp, now, mark) stamps it (the query's ends); the other ends are predicted
-    (``_predict_ends``, with a0 = ``acceleration``) when a pair test needs them."""
+    (``_predict_ends``, with a0 = ``acceleration``) when a pair test needs them.
+
+    ``marker`` (M,) int64, kept by the caller with entries below ``mark``: which segments
+    the query row k has met (mark + k); the caller then raises mark by Q."""
     m = edges.shape[0]
     inverse_cell = 1.0 / cell
-    marker = np.full(m, -1, dtype=np.int64)
     pairs = np.empty((max(2 * query.shape[0], 64), 2), dtype=np.int64)
     count = 0
     for index in range(query.shape[0]):
         e = query[index]
+        tag = mark + index
         # The scan of the grid cells is written out as in ``collider_candidates``, not
         # shared: a helper taking the grid's arrays is not inlined by numba and made the
         # search 2.7-4x slower (measured twice)
@@ -248,9 +251,9 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                     f = entry
                 else:
                     f = ids[entry]
-                if (f <= e if full else moved_box[f] != 0) or marker[f] == e:
+                if (f <= e if full else moved_box[f] != 0) or marker[f] == tag:
                     continue
-                marker[f] = e
+                marker[f] = tag
                 # the box and rope-gap tests inline: a call per entry costs more than them
                 if not (query_lo[index, 0] <= hi[f, 0] and lo[f, 0] <= query_hi[index, 0]
                         and query_lo[index, 1] <= hi[f, 1] and lo[f, 1] <= query_hi[index, 1]
@@ -271,9 +274,9 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
         if extra.shape[0] and x_start.shape[0]:
             pairs, count = _extra_grid_pairs(
                 pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi, x_start,
-                x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, current, edges,
-                edge_chain, edge_arc, segment_reach, segment_skip, bound, position, velocity,
-                acceleration, horizon, lazy, prediction)
+                x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, tag, current,
+                edges, edge_chain, edge_arc, segment_reach, segment_skip, bound, position,
+                velocity, acceleration, horizon, lazy, prediction)
         elif extra.shape[0]:
             pairs, count = _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra,
                                         extra_lo, extra_hi, current, edges, edge_chain,
