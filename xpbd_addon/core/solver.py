@@ -248,6 +248,18 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     state.v[pinned] = pin_velocity
 
 
+def _lane_order(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The plan's lane particles and their buffer indices sorted by buffer index: copies
+    between the lane buffer and x, v then stream through the buffer (a third faster than
+    in particle order for 10k particles). Kept on the model, derived from its plan."""
+    cached = model.__dict__.get("_lane_order")
+    if cached is None or cached[0] is not layout:
+        order = np.argsort(layout.particle_base, kind="stable")
+        cached = (layout, layout.particle_base[order].copy(), layout.particles[order].copy())
+        model.__dict__["_lane_order"] = cached
+    return cached[1], cached[2]
+
+
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                            gravity: np.ndarray, targets: np.ndarray, plan: _Plan,
                            parallel: bool | None, meshes: list, planes: list,
@@ -269,13 +281,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
-        particle_base = model.__dict__.get("_lane_base")
-        if particle_base is None:
-            particle_base = np.full(model.particle_count, -1, dtype=np.int64)
-            particle_base[layout.particles] = layout.particle_base
-            model.__dict__["_lane_base"] = particle_base  # a cache, derived from the plan
-        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, x, v,
-                      layout.lanes)
+        lane_base, lane_particles = _lane_order(model, layout)
+        k.lane_gather(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
         # one substep per call: a parallel region's start-up is paid every substep
         use_threads = (parallel if parallel is not None
                        else len(layout.particles) >= PARALLEL_MIN_WORK)
@@ -299,8 +306,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 run(lanes.particles, lanes.edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, gravity, h, 1,
                     velocity_scale)
-            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v,
-                           layout.lanes)
+            k.lane_scatter(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
         if len(plan.sweep_particles):
             k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
@@ -315,14 +321,15 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), then the colliders again
             # without friction. See ``kernels_resolve``.
-            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
+            k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
+                                   layout.lanes)
+            moved[:] = 0
             np.copyto(before_resolve, x)
             run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
             run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
                         h, model.iterations, strain_limit, velocity_scale)
-            k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, x, v,
-                           layout.lanes)
+            k.lane_scatter(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             np.subtract(x, before_resolve, out=before_resolve)
             extra = np.sqrt(np.einsum("ij,ij->i", before_resolve, before_resolve))
@@ -330,7 +337,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 moved = frame.project_again(x, v, substep, extra)
         frame.end_substep(v)
         if lanes is not None:
-            k_contact.gather_moved(lanes.particles, particle_base, moved, x, v, layout.lanes)
-        else:
-            moved[:] = 0
+            k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
+                                   layout.lanes)
+        moved[:] = 0
     frame.finish(x)
