@@ -8,7 +8,9 @@ again from where the contacts left the particles, without predicting, and adds t
 v (v += dx velocity_scale, the contacts' own velocity rule, so a gentle push-out stays
 gentle). The solver then runs the contacts once more without friction
 (``contacts.FrameContacts.project``): what the rope's constraints undid of the friction
-stays undone, what they pulled into a collider is pushed out.
+stays undone, what they pulled into a collider is pushed out. Only the blocks of ropes
+(lanes) whose contacts moved a particle by more than the solver's threshold are solved
+again (``blocks_moved_beyond``, ``scatter_blocks``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from numba import prange
 from .jit import kernel, parallel_kernel
 from .kernels_direct import _limit_chain, _solve_chain
 from .kernels_lanes import _FV, _FW, _FX, _FXP, _ONE, _PSTRIDE, _TWO
+from .topology import PARTICLE_V as _V
+from .topology import PARTICLE_X as _X
 
 
 @kernel
@@ -65,8 +69,11 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
 
 @kernel
 def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, h, newton_iterations, strain_limit, velocity_scale, lanes):
+                    block_leading, h, newton_iterations, strain_limit, velocity_scale, lanes,
+                    active):
     for b in range(block_length.shape[0]):
+        if active[b] == 0:
+            continue
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                        block_length[b], block_leading[b], h, newton_iterations, strain_limit,
                        velocity_scale, lanes)
@@ -74,40 +81,76 @@ def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offse
 
 @kernel
 def direct_resolve(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, h, newton_iterations, strain_limit, velocity_scale):
-    """``_resolve_block`` over every block of 16 lanes, one thread."""
+                   block_leading, h, newton_iterations, strain_limit, velocity_scale, active):
+    """``_resolve_block`` over the blocks of 16 lanes flagged in ``active`` (B,), one
+    thread."""
     _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, h, newton_iterations, strain_limit, velocity_scale, 16)
+                    block_leading, h, newton_iterations, strain_limit, velocity_scale, 16,
+                    active)
 
 
 @kernel
 def direct_resolve_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                           block_length, block_leading, h, newton_iterations, strain_limit,
-                          velocity_scale):
+                          velocity_scale, active):
     """``direct_resolve`` for blocks of one rope each (a lane count of 1)."""
     _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, h, newton_iterations, strain_limit, velocity_scale, 1)
+                    block_leading, h, newton_iterations, strain_limit, velocity_scale, 1,
+                    active)
 
 
 @parallel_kernel
 def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                             block_length, block_leading, h, newton_iterations, strain_limit,
-                            velocity_scale):
+                            velocity_scale, active):
     """``direct_resolve`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
+        if active[b] == 0:
+            continue
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                        block_length[b], block_leading[b], h, newton_iterations, strain_limit,
                        velocity_scale, 16)
 
 
 @kernel
-def moved_beyond(x, before, moved, distance):
-    """Whether a particle flagged in ``moved`` is farther than ``distance`` from ``before``."""
+def blocks_moved_beyond(x, before, moved, distance, particle_block, active):
+    """Flags in ``active`` (B,) the blocks with a particle flagged in ``moved`` farther than
+    ``distance`` [m] from ``before`` (N, 3) [m] (``particle_block`` (N,): its block, -1
+    outside the lanes); returns how many. Only their ropes are solved again."""
+    active[:] = 0
+    count = 0
     limit = distance * distance
     for i in range(x.shape[0]):
         if moved[i]:
-            d2 = ((x[i, 0] - before[i, 0]) ** 2 + (x[i, 1] - before[i, 1]) ** 2
-                  + (x[i, 2] - before[i, 2]) ** 2)
-            if d2 > limit:
-                return True
-    return False
+            b = particle_block[i]
+            if b >= 0 and active[b] == 0:
+                d2 = ((x[i, 0] - before[i, 0]) ** 2 + (x[i, 1] - before[i, 1]) ** 2
+                      + (x[i, 2] - before[i, 2]) ** 2)
+                if d2 > limit:
+                    active[b] = 1
+                    count += 1
+    return count
+
+
+@kernel
+def scatter_blocks(buffer, lane_base, lane_particles, block_start, active, lanes, x, v,
+                   before, moves):
+    """x, v (N, 3) of the particles of the ``active`` blocks back from the lane buffer after
+    the re-solve (the sorted lane order of ``solver._lane_order``; block b's particles are
+    rows block_start[b]:block_start[b + 1]), and how far [m] it moved each from ``before``
+    into ``moves`` (N,), 0 for every other particle."""
+    moves[:] = 0.0
+    for b in range(active.shape[0]):
+        if active[b] == 0:
+            continue
+        for k in range(block_start[b], block_start[b + 1]):
+            i = lane_particles[k]
+            base = lane_base[k]
+            d2 = 0.0
+            for c in range(3):
+                position = buffer[base + (_X + c) * lanes]
+                x[i, c] = position
+                v[i, c] = buffer[base + (_V + c) * lanes]
+                d = position - before[i, c]
+                d2 += d * d
+            moves[i] = np.sqrt(d2)

@@ -260,6 +260,23 @@ def _lane_order(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
     return cached[1], cached[2]
 
 
+def _lane_blocks(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(block (N,) of each particle, -1 outside the lanes; block_start (B + 1,): block b's
+    particles are rows block_start[b]:block_start[b + 1] of ``_lane_order``). Kept on the
+    model, derived from its plan."""
+    cached = model.__dict__.get("_lane_blocks")
+    if cached is None or cached[0] is not layout:
+        lane_base, lane_particles = _lane_order(model, layout)
+        block_start = np.searchsorted(lane_base, layout.block_particle_offset.astype(np.int64))
+        block_start = np.append(block_start, len(lane_base))
+        particle_block = np.full(model.particle_count, -1, dtype=np.int64)
+        rows = np.arange(len(lane_base))
+        particle_block[lane_particles] = np.searchsorted(block_start, rows, side="right") - 1
+        cached = (layout, particle_block, block_start)
+        model.__dict__["_lane_blocks"] = cached
+    return cached[1], cached[2]
+
+
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                            gravity: np.ndarray, targets: np.ndarray, plan: _Plan,
                            parallel: bool | None, meshes: list, planes: list,
@@ -291,7 +308,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         scratch = np.empty_like(x)
         multipliers = np.empty(len(plan.sweep_edges))
     before_resolve = np.empty_like(x)
-    # contacts that moved no particle farther than this leave the rope's length alone
+    resolve_moves = np.empty(len(x))
+    if lanes is not None:
+        particle_block, block_start = _lane_blocks(model, layout)
+        active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
+    # contacts that moved no particle of a block of ropes farther than this leave their
+    # length alone
     resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
     for substep in range(substeps):
         if lanes is not None:
@@ -317,10 +339,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             np.copyto(before_resolve, x)
         moved = frame.project(x, v, substep)
         if (resolve and lanes is not None and moved.any()
-                and k_resolve.moved_beyond(x, before_resolve, moved, resolve_move)):
+                and k_resolve.blocks_moved_beyond(x, before_resolve, moved, resolve_move,
+                                                  particle_block, active_blocks)):
             # The rope's stretch constraints once more on the contact-corrected positions
-            # (friction cannot drag a rope beyond its length), then the colliders again
-            # without friction. See ``kernels_resolve``.
+            # (friction cannot drag a rope beyond its length), for the blocks of ropes the
+            # contacts moved, then the colliders again without friction. See
+            # ``kernels_resolve``.
             k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)
             moved[:] = 0
@@ -328,13 +352,13 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
             run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                        h, model.iterations, strain_limit, velocity_scale)
-            k.lane_scatter(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
+                        h, model.iterations, strain_limit, velocity_scale, active_blocks)
+            k_resolve.scatter_blocks(lanes.particles, lane_base, lane_particles, block_start,
+                                     active_blocks, layout.lanes, x, v, before_resolve,
+                                     resolve_moves)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
-            np.subtract(x, before_resolve, out=before_resolve)
-            extra = np.sqrt(np.einsum("ij,ij->i", before_resolve, before_resolve))
             for _ in range(RESOLVE_CONTACT_PASSES):
-                moved = frame.project_again(x, v, substep, extra)
+                moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
