@@ -292,10 +292,13 @@ class FrameContacts(PairSearch):
             # moved (a second pass at the pairs the colliders moved alone lets a rope lying
             # on another slide off it)
             selective = index > 0
+            acted = 0
             if len(self.pairs):
-                k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                                   self.pairs, self.push_max, model.self_friction, touched,
-                                   collided, False)
+                acted = k.segment_contacts(x, v, w, radius, self.velocity_scale,
+                                           model.edge_index, self.pairs, self.push_max,
+                                           model.self_friction, touched, collided, False)
+            if selective and not acted:
+                break  # the ropes moved nothing: the selective colliders have nothing to do
             if scene is not None and self.lists.live:
                 self._colliders(x, v, s1, scene.params, collided, touched, selective,
                                 self.no_extra)

@@ -135,8 +135,9 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
     displacement of the closest points the same way. Push-out cap and velocity rule as in
     ``collider_contacts``; coincident segments separate along a fixed perpendicular. With
     ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
-    particles moved are flagged in ``moved``."""
+    particles moved are flagged in ``moved``. Returns how many pairs were in contact."""
     inverse_scale = 1.0 / velocity_scale
+    acted = 0
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
@@ -216,6 +217,8 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
             v[end, 2] += scale * kz
             if scale != 0.0:
                 moved[end] = 1
+        acted += 1
+    return acted
 
 
 @kernel

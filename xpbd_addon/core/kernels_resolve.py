@@ -113,32 +113,37 @@ def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_ed
 
 
 @kernel
-def blocks_moved_beyond(x, before, moved, distance, particle_block, active):
-    """Flags in ``active`` (B,) the blocks with a particle flagged in ``moved`` farther than
-    ``distance`` [m] from ``before`` (N, 3) [m] (``particle_block`` (N,): its block, -1
-    outside the lanes); returns how many. Only their ropes are solved again."""
-    active[:] = 0
-    count = 0
+def blocks_moved_beyond(buffer, lane_base, lane_particles, block_start, lanes, x, moved,
+                        distance, active):
+    """Flags in ``active`` (B,) the blocks holding a particle flagged in ``moved`` that the
+    contacts took farther than ``distance`` [m] from where the rope's solve left it (its
+    position in the lane buffer, which the contacts do not change; rows of ``scatter_blocks``'
+    sorted lane order); returns how many. Only their ropes are solved again."""
     limit = distance * distance
-    for i in range(x.shape[0]):
-        if moved[i]:
-            b = particle_block[i]
-            if b >= 0 and active[b] == 0:
-                d2 = ((x[i, 0] - before[i, 0]) ** 2 + (x[i, 1] - before[i, 1]) ** 2
-                      + (x[i, 2] - before[i, 2]) ** 2)
+    count = 0
+    for b in range(active.shape[0]):
+        active[b] = 0
+        for k in range(block_start[b], block_start[b + 1]):
+            i = lane_particles[k]
+            if moved[i]:
+                base = lane_base[k]
+                d2 = ((x[i, 0] - buffer[base + _X * lanes]) ** 2
+                      + (x[i, 1] - buffer[base + (_X + 1) * lanes]) ** 2
+                      + (x[i, 2] - buffer[base + (_X + 2) * lanes]) ** 2)
                 if d2 > limit:
                     active[b] = 1
                     count += 1
+                    break
     return count
 
 
 @kernel
 def scatter_blocks(buffer, lane_base, lane_particles, block_start, active, lanes, x, v,
-                   before, moves):
+                   moves):
     """x, v (N, 3) of the particles of the ``active`` blocks back from the lane buffer after
-    the re-solve (the sorted lane order of ``solver._lane_order``; block b's particles are
-    rows block_start[b]:block_start[b + 1]), and how far [m] it moved each from ``before``
-    into ``moves`` (N,), 0 for every other particle."""
+    the re-solve (the lane order of ``solver._lane_order``, sorted by buffer index; block
+    b's particles are rows block_start[b]:block_start[b + 1]), and how far [m] it moved
+    each (from x before) into ``moves`` (N,), 0 for every other particle."""
     moves[:] = 0.0
     for b in range(active.shape[0]):
         if active[b] == 0:
@@ -149,8 +154,8 @@ def scatter_blocks(buffer, lane_base, lane_particles, block_start, active, lanes
             d2 = 0.0
             for c in range(3):
                 position = buffer[base + (_X + c) * lanes]
+                d = position - x[i, c]
+                d2 += d * d
                 x[i, c] = position
                 v[i, c] = buffer[base + (_V + c) * lanes]
-                d = position - before[i, c]
-                d2 += d * d
             moves[i] = np.sqrt(d2)

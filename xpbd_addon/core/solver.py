@@ -260,21 +260,16 @@ def _lane_order(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
     return cached[1], cached[2]
 
 
-def _lane_blocks(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(block (N,) of each particle, -1 outside the lanes; block_start (B + 1,): block b's
-    particles are rows block_start[b]:block_start[b + 1] of ``_lane_order``). Kept on the
-    model, derived from its plan."""
+def _lane_blocks(model: Model, layout: Any) -> np.ndarray:
+    """block_start (B + 1,): block b's particles are rows block_start[b]:block_start[b + 1]
+    of ``_lane_order``. Kept on the model, derived from its plan."""
     cached = model.__dict__.get("_lane_blocks")
     if cached is None or cached[0] is not layout:
-        lane_base, lane_particles = _lane_order(model, layout)
+        lane_base, _ = _lane_order(model, layout)
         block_start = np.searchsorted(lane_base, layout.block_particle_offset.astype(np.int64))
-        block_start = np.append(block_start, len(lane_base))
-        particle_block = np.full(model.particle_count, -1, dtype=np.int64)
-        rows = np.arange(len(lane_base))
-        particle_block[lane_particles] = np.searchsorted(block_start, rows, side="right") - 1
-        cached = (layout, particle_block, block_start)
+        cached = (layout, np.append(block_start, len(lane_base)))
         model.__dict__["_lane_blocks"] = cached
-    return cached[1], cached[2]
+    return cached[1]
 
 
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
@@ -307,10 +302,9 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     if len(plan.sweep_particles):
         scratch = np.empty_like(x)
         multipliers = np.empty(len(plan.sweep_edges))
-    before_resolve = np.empty_like(x)
     resolve_moves = np.empty(len(x))
     if lanes is not None:
-        particle_block, block_start = _lane_blocks(model, layout)
+        block_start = _lane_blocks(model, layout)
         active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
     # contacts that moved no particle of a block of ropes farther than this leave their
     # length alone
@@ -335,12 +329,11 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                              gravity, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
         resolve = lanes is not None and plan.lane_solver == "direct"
-        if resolve:
-            np.copyto(before_resolve, x)
         moved = frame.project(x, v, substep)
-        if (resolve and lanes is not None and moved.any()
-                and k_resolve.blocks_moved_beyond(x, before_resolve, moved, resolve_move,
-                                                  particle_block, active_blocks)):
+        if (resolve and lanes is not None
+                and k_resolve.blocks_moved_beyond(lanes.particles, lane_base, lane_particles,
+                                                  block_start, layout.lanes, x, moved,
+                                                  resolve_move, active_blocks)):
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), for the blocks of ropes the
             # contacts moved, then the colliders again without friction. See
@@ -348,14 +341,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)
             moved[:] = 0
-            np.copyto(before_resolve, x)
             run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
             run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
                         h, model.iterations, strain_limit, velocity_scale, active_blocks)
             k_resolve.scatter_blocks(lanes.particles, lane_base, lane_particles, block_start,
-                                     active_blocks, layout.lanes, x, v, before_resolve,
-                                     resolve_moves)
+                                     active_blocks, layout.lanes, x, v, resolve_moves)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
