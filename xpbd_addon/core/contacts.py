@@ -83,12 +83,13 @@ class FrameContacts(PairSearch):
                 self.cache_time = np.zeros(count)
                 self.cache_second = np.full(count, kernels.CACHE_UNKNOWN, dtype=np.int64)
                 self.cache_room_second = np.zeros(count)
+                self.cache_near = np.zeros(count)
                 self.geometry = np.zeros((kernels.GEOMETRY_ROWS, count))
                 """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
             else:
                 (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
                  self.cache_point, self.cache_room, self.cache_time, self.cache_second,
-                 self.cache_room_second, self.geometry) = carried
+                 self.cache_room_second, self.cache_near, self.geometry) = carried
             self.rest = np.zeros(count, dtype=np.uint8)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
@@ -215,7 +216,7 @@ class FrameContacts(PairSearch):
             (model.particle_radius.copy(), model.particle_inv_mass.copy()),
             (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
              self.cache_point, self.cache_room, self.cache_time, self.cache_second,
-             self.cache_room_second, self.geometry))
+             self.cache_room_second, self.cache_near, self.geometry))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -367,14 +368,14 @@ class FrameContacts(PairSearch):
                 x.reshape(-1), v.reshape(-1), len(x), radius, self.velocity_scale,
                 self.push_max, self.thickest, self.beyond, 1.0 if params is scene.params else 0.0,
                 only, selective, extra, self.cache_triangle, self.cache_point.reshape(-1),
-                self.cache_room, *self.geometry, moved, self.rest)
+                self.cache_room, self.cache_near, *self.geometry, moved, self.rest)
         else:
             left = k.resting_contacts(
                 x, v, w, radius, self.velocity_scale, fraction, scene.corners,
                 scene.face_normal, scene.vertices, scene.vertices_end, scene.triangles,
                 scene.triangle_collider, s1, params, self.push_max, self.thickest, self.beyond,
                 moved, only, selective, scene.max_motion, extra, self.cache_triangle,
-                self.cache_point, self.cache_room, self.cache_time, self.rest)
+                self.cache_point, self.cache_room, self.cache_time, self.cache_near, self.rest)
         if left:  # those resting on two faces
             left = k.resting_two_faces(
                 x, v, radius, self.velocity_scale, fraction, scene.corners, scene.face_normal,
@@ -393,7 +394,8 @@ class FrameContacts(PairSearch):
                 scene.edge_normal_end, s1, params, self.lists.spans, self.lists.candidates,
                 self.push_max, self.lists.distance, moved, self.rest, True, scene.max_motion, extra,
                 self.thickest, self.beyond, self.cache_triangle, self.cache_point,
-                self.cache_room, self.cache_time, self.cache_second, self.cache_room_second)
+                self.cache_room, self.cache_time, self.cache_second, self.cache_room_second,
+                self.cache_near)
             if static:  # the triangles it cached, for the next ``resting_static``
                 k.fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
                                scene.triangle_collider, scene.params, radius, self.geometry)

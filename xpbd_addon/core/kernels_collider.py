@@ -162,7 +162,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                       edge_normal_end, s1, collider_params, spans, candidates, push_max,
                       distance, moved, only, selective, max_motion, extra, thickest, beyond,
                       cache_triangle, cache_point, cache_room, cache_time, cache_second,
-                      cache_room_second):
+                      cache_room_second, cache_near):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
 
@@ -189,7 +189,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     ``CACHE_UNKNOWN``), where it was, a lower bound of its distance to every other
     candidate, and when (frame fraction); cache_second (N,), cache_room_second (N,) [m]:
     the second nearest triangle (its distance exact, else ``CACHE_UNKNOWN``) and a lower
-    bound of the distance of every candidate but these two.
+    bound of the distance of every candidate but these two; cache_near (N,) [m]: a lower
+    bound of the distance of every candidate (``kernels_resting``: while the particle's
+    drift leaves it out of reach, there is nothing to do).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -226,12 +228,14 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         # the two smallest lower bounds of the squared distances of the other candidates (the
         # smaller one's triangle, and whether it is exact), for the caches
         second, second_t, second_exact, third = np.inf, -1, False, np.inf
+        collapsed = False
         for k in range(k0, k1):
             t = candidates[k]
             nx, ny, nz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
             if nx == 0.0 and ny == 0.0 and nz == 0.0:
                 distance[k] = np.inf  # collapsed while deforming: no normal, skip it
                 second, second_t, third = 0.0, -1, 0.0  # it may open up: no room for caches
+                collapsed = True
                 continue
             ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
             plane = (px - ax) * nx + (py - ay) * ny + (pz - az) * nz
@@ -286,6 +290,8 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         # and the second nearest, when its distance is exact (``resting_two_faces``)
         cache_second[i] = second_t if second_exact else CACHE_UNKNOWN
         cache_room_second[i] = math.sqrt(third) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY
+        cache_near[i] = (0.0 if collapsed
+                         else math.sqrt(best_d2) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY)
         primary = hit if hit >= 0 else best
         collider = triangle_collider[primary]
         contact = r + collider_params[collider, 0]

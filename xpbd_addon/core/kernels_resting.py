@@ -69,9 +69,9 @@ def fill_resting(flags, cache_triangle, corners, face_normal, triangle_collider,
 
 @kernel
 def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyond, friction,
-                   only, selective, extra, cache_triangle, cache_point, cache_room, ax_, ay_,
-                   az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_, contact_, static_,
-                   dynamic_, closed_, moved, rest):
+                   only, selective, extra, cache_triangle, cache_point, cache_room,
+                   cache_near, ax_, ay_, az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_,
+                   contact_, static_, dynamic_, closed_, moved, rest):
     """``resting_contacts`` for static colliders, without a branch: every quantity is
     computed for every particle and selects keep what applies (8 particles per instruction).
 
@@ -91,8 +91,12 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
         oy = py - v[j + np.uint64(1)] * inverse_scale
         oz = pz - v[j + np.uint64(2)] * inverse_scale
         moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
-        room = cache_room[i] - (abs(px - cache_point[j]) + abs(py - cache_point[j + np.uint64(1)])
-                                + abs(pz - cache_point[j + np.uint64(2)]))
+        drift = (abs(px - cache_point[j]) + abs(py - cache_point[j + np.uint64(1)])
+                 + abs(pz - cache_point[j + np.uint64(2)]))
+        room = cache_room[i] - drift
+        # every candidate still out of reach: nothing to do (as ``collider_contacts``)
+        far = (chosen and t >= 0 and not math.sqrt(moved2) > r
+               and cache_near[i] - drift > r + thickest + beyond)
         hx, hy, hz = hx_[i], hy_[i], hz_[i]
         e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax_[i], ay_[i], az_[i], bx_[i],
                                              by_[i], bz_[i], cx_[i], cy_[i], cz_[i], hx, hy, hz)
@@ -119,7 +123,7 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
         v[j + np.uint64(1)] += (kept * ny + ty) * velocity_scale if touch else 0.0
         v[j + np.uint64(2)] += (kept * nz + tz) * velocity_scale if touch else 0.0
         moved[i] = 1 if touch else moved[i]
-        flag = chosen and t != CACHE_NOTHING and not fast
+        flag = chosen and t != CACHE_NOTHING and not fast and not far
         rest[i] = 1 if flag else 0
         left += 1 if flag else 0
     return left
@@ -129,7 +133,7 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
 def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                      vertices, vertices_end, triangles, triangle_collider, s1, collider_params,
                      push_max, thickest, beyond, moved, only, selective, max_motion, extra,
-                     cache_triangle, cache_point, cache_room, cache_time, rest):
+                     cache_triangle, cache_point, cache_room, cache_time, cache_near, rest):
     """The contacts of the particles still over the face of the triangle that was nearest
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
     for it. Returns how many were flagged.
@@ -160,10 +164,15 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         oz = pz - v[i, 2] * inverse_scale
         moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
         # the 1-norm bounds the distance moved from above and needs no square root
-        room = cache_room[i] - (abs(px - cache_point[i, 0]) + abs(py - cache_point[i, 1])
-                                + abs(pz - cache_point[i, 2]))
+        drift = (abs(px - cache_point[i, 0]) + abs(py - cache_point[i, 1])
+                 + abs(pz - cache_point[i, 2]))
+        room = cache_room[i] - drift
         if max_motion > 0.0:
             room -= max_motion * (s1 - cache_time[i]) / fraction
+            drift += max_motion * (s1 - cache_time[i]) / fraction
+        if (t >= 0 and not math.sqrt(moved2) + max_motion > r
+                and cache_near[i] - drift > r + thickest + beyond):
+            continue  # every candidate still out of reach (as ``collider_contacts``)
         if t < 0 or not room > 0.0 or math.sqrt(moved2) + max_motion > r:
             rest[i] = 1
             left += 1
