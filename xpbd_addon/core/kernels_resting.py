@@ -94,9 +94,12 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
         drift = (abs(px - cache_point[j]) + abs(py - cache_point[j + np.uint64(1)])
                  + abs(pz - cache_point[j + np.uint64(2)]))
         room = cache_room[i] - drift
-        # every candidate still out of reach: nothing to do (as ``collider_contacts``)
-        far = (chosen and t >= 0 and not math.sqrt(moved2) > r
-               and cache_near[i] - drift > r + thickest + beyond)
+        # every candidate still out of reach, of the particle and of its path this substep
+        # when that may cross a triangle (longer than r): nothing to do (as
+        # ``collider_contacts``, which finds no crossing and no triangle within reach)
+        path = math.sqrt(moved2)
+        far = (chosen and t >= 0
+               and cache_near[i] - drift > r + thickest + beyond + (path if path > r else 0.0))
         hx, hy, hz = hx_[i], hy_[i], hz_[i]
         e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax_[i], ay_[i], az_[i], bx_[i],
                                              by_[i], bz_[i], cx_[i], cy_[i], cz_[i], hx, hy, hz)
@@ -170,9 +173,9 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         if max_motion > 0.0:
             room -= max_motion * (s1 - cache_time[i]) / fraction
             drift += max_motion * (s1 - cache_time[i]) / fraction
-        if (t >= 0 and not math.sqrt(moved2) + max_motion > r
-                and cache_near[i] - drift > r + thickest + beyond):
-            continue  # every candidate still out of reach (as ``collider_contacts``)
+        path = math.sqrt(moved2) + max_motion
+        if t >= 0 and cache_near[i] - drift > r + thickest + beyond + (path if path > r else 0.0):
+            continue  # every candidate out of reach, and its path (``resting_static``)
         if t < 0 or not room > 0.0 or math.sqrt(moved2) + max_motion > r:
             rest[i] = 1
             left += 1
