@@ -260,16 +260,21 @@ def _lane_order(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
     return cached[1], cached[2]
 
 
-def _lane_blocks(model: Model, layout: Any) -> np.ndarray:
-    """block_start (B + 1,): block b's particles are rows block_start[b]:block_start[b + 1]
-    of ``_lane_order``. Kept on the model, derived from its plan."""
+def _lane_blocks(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(block (N,) of each particle, -1 outside the lanes; block_start (B + 1,): block b's
+    particles are rows block_start[b]:block_start[b + 1] of ``_lane_order``). Kept on the
+    model, derived from its plan."""
     cached = model.__dict__.get("_lane_blocks")
     if cached is None or cached[0] is not layout:
-        lane_base, _ = _lane_order(model, layout)
+        lane_base, lane_particles = _lane_order(model, layout)
         block_start = np.searchsorted(lane_base, layout.block_particle_offset.astype(np.int64))
-        cached = (layout, np.append(block_start, len(lane_base)))
+        block_start = np.append(block_start, len(lane_base))
+        particle_block = np.full(model.particle_count, -1, dtype=np.int64)
+        rows = np.arange(len(lane_base))
+        particle_block[lane_particles] = np.searchsorted(block_start, rows, side="right") - 1
+        cached = (layout, particle_block, block_start)
         model.__dict__["_lane_blocks"] = cached
-    return cached[1]
+    return cached[1], cached[2]
 
 
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
@@ -303,8 +308,9 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         scratch = np.empty_like(x)
         multipliers = np.empty(len(plan.sweep_edges))
     resolve_moves = np.empty(len(x))
+    before_contacts = np.empty_like(x)
     if lanes is not None:
-        block_start = _lane_blocks(model, layout)
+        particle_block, block_start = _lane_blocks(model, layout)
         active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
     # contacts that moved no particle of a block of ropes farther than this leave their
     # length alone
@@ -329,11 +335,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                              gravity, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
         resolve = lanes is not None and plan.lane_solver == "direct"
+        if resolve:
+            np.copyto(before_contacts, x)
         moved = frame.project(x, v, substep)
         if (resolve and lanes is not None
-                and k_resolve.blocks_moved_beyond(lanes.particles, lane_base, lane_particles,
-                                                  block_start, layout.lanes, x, moved,
-                                                  resolve_move, active_blocks)):
+                and k_resolve.blocks_moved_beyond(x, before_contacts, moved, resolve_move,
+                                                  particle_block, active_blocks)):
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), for the blocks of ropes the
             # contacts moved, then the colliders again without friction. See
