@@ -91,6 +91,7 @@ class FrameContacts(PairSearch):
                  self.cache_point, self.cache_room, self.cache_time, self.cache_second,
                  self.cache_room_second, self.cache_near, self.geometry) = carried
             self.rest = np.zeros(count, dtype=np.uint8)
+            self.geometry_rows = tuple(self.geometry)  # (views made once, not per call)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
@@ -144,12 +145,10 @@ class FrameContacts(PairSearch):
         # the acceleration is gravity for what moves faster than one frame of gravity would
         # make it (in flight) and zero for the rest (resting, hanging or held); later it is
         # measured over the last substep (``_measure``).
-        self.prediction_velocity = np.where(self.free[:, None], v, self.pin_velocity)
-        speed2 = np.einsum("ij,ij->i", v, v)
-        flying = self.free & (speed2 > float(gravity @ gravity) * dt * dt)
-        self.acceleration = np.where(flying[:, None], gravity[None, :], 0.0)
-        still = self.free & ~flying & (np.sqrt(speed2) * dt <= STILL)
-        self.prediction_velocity[still] = 0.0
+        self.prediction_velocity = np.empty_like(v)
+        self.acceleration = np.empty_like(v)
+        self.segments.start_prediction(v, self.pin_velocity, self.free, gravity, dt, STILL,
+                                       self.prediction_velocity, self.acceleration)
         self.v_last = v.copy()
         """Velocities at the end of the last substep (or the frame's start) [m/s]"""
         self.strayed = np.zeros(model.particle_count, dtype=np.uint8)
@@ -368,7 +367,7 @@ class FrameContacts(PairSearch):
                 x.reshape(-1), v.reshape(-1), len(x), radius, self.velocity_scale,
                 self.push_max, self.thickest, self.beyond, 1.0 if params is scene.params else 0.0,
                 only, selective, extra, self.cache_triangle, self.cache_point.reshape(-1),
-                self.cache_room, self.cache_near, *self.geometry, moved, self.rest)
+                self.cache_room, self.cache_near, *self.geometry_rows, moved, self.rest)
         else:
             left = k.resting_contacts(
                 x, v, w, radius, self.velocity_scale, fraction, scene.corners,

@@ -25,7 +25,7 @@ from .kernels_pairs import _predict_ends, segment_grid, segment_pairs
 __all__ = ["clear_flags", "flagged", "mark_moved", "measure_motion", "merge_pairs",
            "moved_boxes", "moving", "predict_segments", "restart_prediction",
            "left_prediction", "segment_bounds", "segment_boxes", "segment_grid",
-           "segment_motion", "segment_pairs", "segments_at"]
+           "segment_motion", "segment_pairs", "segments_at", "start_prediction"]
 
 
 CELL_EXTENTS = 2.5
@@ -122,6 +122,23 @@ def measure_motion(ids, x, v, v_last, held, free, pin_velocity, h, limit, still,
             scale = 0.0
         for c in range(3):
             acceleration[i, c] *= scale
+
+
+@kernel
+def start_prediction(v, pin_velocity, free, gravity, span, still, velocity, acceleration):
+    """The prediction at a frame's start, into velocity, acceleration (N, 3): free particles
+    keep v (N, 3) [m/s], with gravity (3,) [m/s^2] if faster than one frame (``span`` [s])
+    of it would make them (in flight), else no acceleration (resting, hanging, held), and
+    none at all if moving less than ``still`` [m] over the frame; pinned ones move with
+    ``pin_velocity`` (N, 3) [m/s]."""
+    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
+    for i in range(v.shape[0]):
+        speed2 = v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2]
+        flying = free[i] and speed2 > g2 * span * span
+        resting = free[i] and not flying and math.sqrt(speed2) * span <= still
+        for c in range(3):
+            velocity[i, c] = (0.0 if resting else v[i, c]) if free[i] else pin_velocity[i, c]
+            acceleration[i, c] = gravity[c] if flying else 0.0
 
 
 @kernel
