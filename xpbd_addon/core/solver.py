@@ -41,6 +41,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_collider as collider
         from . import kernels_contact as contact
         from . import kernels_direct as direct
+        from . import kernels_direct_io as direct_io
         from . import kernels_geometry as geometry
         from . import kernels_pairs as pairs
         from . import kernels_resolve as resolve
@@ -49,7 +50,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments, pairs))
+                           resolve, segments, pairs, direct_io))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -104,7 +105,7 @@ _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
                    "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
                    "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
-                   "kernels_segments.py")
+                   "kernels_segments.py", "kernels_direct_io.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -288,6 +289,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     frame-at-once path (each kernel call continues exactly where the last one stopped)."""
     k, k_direct = kernels()
     k_contact, k_broad = contact_kernels()
+    from . import kernels_direct_io as k_direct_io
     from . import kernels_resolve as k_resolve
     h = dt / substeps
     x, v = state.x, state.v
@@ -299,11 +301,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     if lanes is not None:
         layout = lanes.layout
         lane_base, lane_particles = _lane_order(model, layout)
-        k.lane_gather(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
         # one substep per call: a parallel region's start-up is paid every substep
         use_threads = (parallel if parallel is not None
                        else len(layout.particles) >= PARALLEL_MIN_WORK)
         strain_limit = -1.0 if model.strain_limit is None else model.strain_limit
+        # the direct solve on one thread copies x, v in and out block by block itself
+        fused = plan.lane_solver == "direct" and not use_threads
+        if not fused:
+            k.lane_gather(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
     if len(plan.sweep_particles):
         scratch = np.empty_like(x)
         multipliers = np.empty(len(plan.sweep_edges))
@@ -316,7 +321,17 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     # length alone
     resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
     for substep in range(substeps):
-        if lanes is not None:
+        if lanes is not None and fused:
+            # the particles the last substep's contacts moved go in (all of them at first)
+            run_io = (k_direct_io.direct_substep_io_single if layout.lanes == 1
+                      else k_direct_io.direct_substep_io)
+            run_io(lanes.particles, lanes.edges, layout.block_particle_offset,
+                   layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                   lanes.block_bending, gravity, h, model.iterations, strain_limit,
+                   velocity_scale, lane_base, lane_particles, block_start, x, v, frame.moved,
+                   substep == 0)
+            frame.moved[:] = 0
+        elif lanes is not None:
             if plan.lane_solver == "direct":
                 run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
                 run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
@@ -358,6 +373,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
+        if lanes is not None and fused:
+            continue  # the next substep's solve copies the moved particles in
         if lanes is not None:
             k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)

@@ -1,0 +1,71 @@
+"""One substep of the direct chain solve with the copies between x, v and the lane buffer.
+
+With contacts the rope's solve runs one substep per call, and the contacts act on the
+(N, 3) arrays: each substep copies the particles the contacts moved into the lane buffer,
+solves, and copies every particle back out. Done as three passes, each streams the whole
+buffer (1.6 MB for 10k particles, more than a core's L2); here the three run block by block
+(16 ropes: ~230 kB), so a block's buffer is copied in, solved and copied out while it is
+still in the cache. Each particle gets exactly the arithmetic of the three passes: the same
+bits.
+"""
+
+from __future__ import annotations
+
+from .jit import kernel
+from .kernels_direct import _direct_block
+from .topology import PARTICLE_V, PARTICLE_X
+
+
+@kernel
+def direct_substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                      block_length, block_leading, block_bending, gravity, h,
+                      newton_iterations, strain_limit, velocity_scale, lane_base,
+                      lane_particles, block_start, x, v, moved, every):
+    """One substep of ``kernels_direct.direct_substeps``, each block's particles first
+    copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,), or ``every``
+    one) and afterwards copied back out. ``lane_base``, ``lane_particles``: the lane
+    particles and their buffer index of field 0, sorted by it; block b's are rows
+    block_start[b]:block_start[b + 1]."""
+    _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
+                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, 16, lane_base, lane_particles, block_start, x, v, moved, every)
+
+
+@kernel
+def direct_substep_io_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                             block_length, block_leading, block_bending, gravity, h,
+                             newton_iterations, strain_limit, velocity_scale, lane_base,
+                             lane_particles, block_start, x, v, moved, every):
+    """``direct_substep_io`` for blocks of one rope each (a lane count of 1)."""
+    _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
+                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, 1, lane_base, lane_particles, block_start, x, v, moved, every)
+
+
+@kernel
+def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
+                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, lanes, lane_base, lane_particles, block_start, x, v, moved,
+                every):
+    """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
+    solve over the lanes, as ``kernels_direct.direct_substeps``: a runtime lane count made
+    the frame 15 % slower)."""
+    for b in range(block_length.shape[0]):
+        first, last = block_start[b], block_start[b + 1]
+        for k in range(first, last):
+            i = lane_particles[k]
+            if every or moved[i]:
+                base = lane_base[k]
+                for c in range(3):
+                    buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
+                    buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
+        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+                      block_length[b], block_leading[b], block_bending[b], gravity[0],
+                      gravity[1], gravity[2], h, 1, newton_iterations, strain_limit,
+                      velocity_scale, lanes)
+        for k in range(first, last):
+            i = lane_particles[k]
+            base = lane_base[k]
+            for c in range(3):
+                x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
+                v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]
