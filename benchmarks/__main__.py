@@ -1,9 +1,12 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin, collision, cloth_collision, bake. The Blender ones
-need the bpy venv (build.py bench uses .venv, which has it); `builtin` also measures Blender
-5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with collisions on the scenes
-of `collision` (with our solver's rows beside it; `--blender53` adds bpy 5.3).
+Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake. The
+Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
+measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
+collisions on the scenes of `collision` (with our solver's rows beside it; `--blender53`
+adds bpy 5.3).
+`collision_ab --ref=COMMIT` runs `collision`'s terrain with that commit's core and the
+working tree's in turns, in one process (this VM's speed drifts more than most changes gain).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ SCRIPTS = {
     "startup": "bench_startup.py",
     "builtin": "blender_builtin.py",
     "collision": "bench_collision.py",
+    "collision_ab": "bench_collision_ab.py",
     "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
 }
@@ -28,7 +32,7 @@ def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("-")] or ["core"]
     flags = [a for a in argv if a.startswith("-")]
     if names == ["all"]:
-        names = list(SCRIPTS)
+        names = [name for name in SCRIPTS if name != "collision_ab"]  # a comparison, not a figure
     code = 0
     for name in names:
         if name not in SCRIPTS:
