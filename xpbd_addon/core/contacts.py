@@ -10,6 +10,7 @@ x, v is all a cache or bake needs.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,8 @@ class FrameContacts(PairSearch):
                  planes: list[Plane], velocity_scale: float, kernels: Any,
                  broad: Any) -> None:
         self.model, self.kernels, self.broad = model, kernels, broad
+        self.verified_end: np.ndarray | None = None
+        """The last frame's end state, once found equal to this frame's start"""
         from . import kernels_segments
 
         self.segments = kernels_segments
@@ -55,10 +58,13 @@ class FrameContacts(PairSearch):
         self.velocity_scale = velocity_scale
         self.h = dt / substeps
         self.push_max = model.contact_push_speed * self.h
-        self.acceleration_limit = 2.0 * float(np.linalg.norm(gravity))
+        self.acceleration_limit = 2.0 * math.sqrt(float(gravity @ gravity))
         """The most acceleration [m/s^2] a measured prediction keeps (``_measure``)"""
         self.free = model.particle_inv_mass > 0.0
-        self.pin_velocity = (pin_end - x) / dt
+        # (read for the pinned particles only)
+        self.pin_velocity = np.zeros_like(x)
+        pinned = model.pinned
+        self.pin_velocity[pinned] = (pin_end[pinned] - x[pinned]) / dt
         self.moved = np.zeros(model.particle_count, dtype=np.uint8)
         self.held = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles the last substep's contacts moved"""
@@ -117,8 +123,7 @@ class FrameContacts(PairSearch):
                          SELF_SKIP * larger)
                 model.__dict__["_segment_reach"] = reach  # a cache, derived from the radii
             _, self.self_slack, self.segment_reach, self.segment_skip = reach
-            self.every_segment = np.arange(len(edges))
-            self.no_bound = np.full(len(edges), np.inf)
+            self.every_segment, self.no_bound, _ = _constants(model)
             self.no_segments = np.zeros(0, dtype=np.int64)
             self.no_grid = (self.no_segments, self.no_segments, self.no_segments, np.int64(0))
             """An empty grid: ``segment_pairs`` without one for its extra segments"""
@@ -156,7 +161,7 @@ class FrameContacts(PairSearch):
         self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
         self.moving_flags = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their rope-rope prediction"""
-        self.every_particle = np.arange(model.particle_count)
+        self.every_particle = _constants(model)[2]
         self.x_from = np.empty_like(x)
         """Where the particles began the substep under way [m] (rows ``_measure`` set)"""
         self.path_velocity = np.empty_like(x)
@@ -190,6 +195,7 @@ class FrameContacts(PairSearch):
                 or not np.array_equal(particles[0], model.particle_radius)
                 or not np.array_equal(particles[1], model.particle_inv_mass)):
             return None
+        self.verified_end = x_end  # (the rope-rope carry holds the same copy)
         return kept
 
     def finish(self, x: np.ndarray) -> None:
@@ -201,9 +207,10 @@ class FrameContacts(PairSearch):
         every contact within reach (sorted lists and pairs, a cut-off at ``beyond``), so
         this changes nothing but the cost: a frame computed after a jump, from a cached
         state, is the same as one played in order."""
+        end = x.copy()  # one copy for both carries (``_carried`` compares it once)
         if self.self_collision:
             self.model.__dict__["_pair_carry"] = (
-                x.copy(), self.self_slack,
+                end, self.self_slack,
                 (self.pairs, self.pair_grid, self.prediction, self.pair_from,
                  self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi,
                  self.extra_segments, self.extra_count, self.dt))
@@ -211,7 +218,7 @@ class FrameContacts(PairSearch):
             return
         model = self.model
         model.__dict__["_collider_carry"] = (
-            self.scene, (self.collider_margin, self.beyond), x.copy(),
+            self.scene, (self.collider_margin, self.beyond), end,
             (model.particle_radius.copy(), model.particle_inv_mass.copy()),
             (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
              self.cache_point, self.cache_room, self.cache_time, self.cache_second,
@@ -223,12 +230,14 @@ class FrameContacts(PairSearch):
         it (its end), unless so many that one search for all is cheaper."""
         w = self.model.particle_inv_mass
         x0, chord_end = self.triangle_chord
-        a = self.acceleration
-        end = x + self.prediction_velocity * self.dt + 0.5 * a * self.dt * self.dt
+        end = np.empty_like(x)
+        self.segments.predicted_end(x, self.prediction_velocity, self.acceleration, self.dt,
+                                    end)
         away = np.zeros(len(x), dtype=np.uint8)
         self.broad.left_chord(x, x0, chord_end, w, self.collider_margin, self.strayed)
         self.broad.left_chord(end, x0, chord_end, w, self.collider_margin, away)
-        only = self.segments.flagged(self.strayed | away)
+        np.bitwise_or(away, self.strayed, out=away)
+        only = self.segments.flagged(away)
         if len(only) * PARTIAL_SEARCH >= len(x):
             self._find_triangles(x, 0.0)
         elif len(only):
@@ -429,6 +438,17 @@ class FrameContacts(PairSearch):
         are what the next one's prediction is measured against (``_measure``)."""
         np.copyto(self.v_last, v)
         np.copyto(self.held, self.moved)
+
+
+def _constants(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(every segment's id, an unbounded bound per segment, every particle's id), made once
+    per model (never written)."""
+    cached = model.__dict__.get("_contact_constants")
+    if cached is None:
+        cached = (np.arange(model.edge_count), np.full(model.edge_count, np.inf),
+                  np.arange(model.particle_count))
+        model.__dict__["_contact_constants"] = cached
+    return cached
 
 
 def _particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:

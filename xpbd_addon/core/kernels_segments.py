@@ -22,7 +22,7 @@ import numpy as np
 from .jit import kernel
 from .kernels_pairs import _predict_ends, segment_grid, segment_pairs
 
-__all__ = ["clear_flags", "flagged", "mark_moved", "measure_motion", "merge_pairs",
+__all__ = ["clear_flags", "flagged", "mark_moved", "predicted_end", "measure_motion", "merge_pairs",
            "moved_boxes", "moving", "predict_segments", "restart_prediction",
            "left_prediction", "segment_bounds", "segment_boxes", "segment_grid",
            "segment_motion", "segment_pairs", "segments_at", "start_prediction"]
@@ -395,6 +395,15 @@ def clear_flags(ids, flags):
     """flags[ids] = 0."""
     for index in range(ids.shape[0]):
         flags[ids[index]] = 0
+
+
+@kernel
+def predicted_end(x, velocity, acceleration, span, end):
+    """Where the prediction takes each particle after ``span`` [s]: x + v T + a T^2 / 2
+    (N, 3) [m] into ``end``."""
+    for i in range(x.shape[0]):
+        for c in range(3):
+            end[i, c] = x[i, c] + velocity[i, c] * span + 0.5 * acceleration[i, c] * span * span
 
 
 @kernel
