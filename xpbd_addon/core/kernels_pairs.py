@@ -136,10 +136,6 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
                 and query_lo[index, 2] <= extra_hi[f, 2]
                 and extra_lo[f, 2] <= query_hi[index, 2]):
             continue
-        if edge_chain[e] >= 0 and edge_chain[e] == edge_chain[f] and max(
-                edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1]) <= (
-                segment_skip[e] + segment_skip[f]):
-            continue  # near along the same rope (``_pair_kept``'s test, before predicting)
         if lazy:  # a partial search predicts the particles it tests, when it tests them
             _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
                           prediction[4], prediction[3], prediction[5], position, velocity)
@@ -189,10 +185,6 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                     and query_lo[index, 2] <= extra_hi[f, 2]
                     and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
-            if edge_chain[e] >= 0 and edge_chain[e] == edge_chain[f] and max(
-                    edge_arc[f, 0] - edge_arc[e, 1], edge_arc[e, 0] - edge_arc[f, 1]) <= (
-                    segment_skip[e] + segment_skip[f]):
-                continue  # near along the same rope
             if lazy:  # a partial search predicts the particles it tests, when it tests them
                 _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
                               prediction[4], prediction[3], prediction[5], position, velocity)
