@@ -48,6 +48,16 @@ normal (3), contact distance r + thickness [m], mu_s, mu_k, closed (1.0)."""
 
 
 @kernel
+def _out_of_reach(near, drift, r, beyond_contact, path):
+    """Whether every collider candidate of a particle is out of reach, of the particle and,
+    when its path this substep is longer than r (it may cross a triangle), of the path too:
+    ``near`` [m] the cached lower bound of their distances, ``drift`` [m] how far the
+    particle and the collider may have moved since, ``beyond_contact`` [m] thickest +
+    beyond. ``collider_contacts`` then finds no crossing and no triangle within reach."""
+    return near - drift > r + beyond_contact + (path if path > r else 0.0)
+
+
+@kernel
 def fill_resting(flags, cache_triangle, corners, face_normal, triangle_collider,
                  collider_params, radius, geometry):
     """Copy the cached triangle of every particle flagged in ``flags`` (N,) into its column
@@ -94,12 +104,9 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
         drift = (abs(px - cache_point[j]) + abs(py - cache_point[j + np.uint64(1)])
                  + abs(pz - cache_point[j + np.uint64(2)]))
         room = cache_room[i] - drift
-        # every candidate still out of reach, of the particle and of its path this substep
-        # when that may cross a triangle (longer than r): nothing to do (as
-        # ``collider_contacts``, which finds no crossing and no triangle within reach)
-        path = math.sqrt(moved2)
-        far = (chosen and t >= 0
-               and cache_near[i] - drift > r + thickest + beyond + (path if path > r else 0.0))
+        # every candidate still out of reach: nothing to do
+        far = chosen and t >= 0 and _out_of_reach(cache_near[i], drift, r, thickest + beyond,
+                                                  math.sqrt(moved2))
         hx, hy, hz = hx_[i], hy_[i], hz_[i]
         e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax_[i], ay_[i], az_[i], bx_[i],
                                              by_[i], bz_[i], cx_[i], cy_[i], cz_[i], hx, hy, hz)
@@ -173,9 +180,9 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         if max_motion > 0.0:
             room -= max_motion * (s1 - cache_time[i]) / fraction
             drift += max_motion * (s1 - cache_time[i]) / fraction
-        path = math.sqrt(moved2) + max_motion
-        if t >= 0 and cache_near[i] - drift > r + thickest + beyond + (path if path > r else 0.0):
-            continue  # every candidate out of reach, and its path (``resting_static``)
+        if t >= 0 and _out_of_reach(cache_near[i], drift, r, thickest + beyond,
+                                    math.sqrt(moved2) + max_motion):
+            continue  # every candidate out of reach (as ``collider_contacts``)
         if t < 0 or not room > 0.0 or math.sqrt(moved2) + max_motion > r:
             rest[i] = 1
             left += 1
