@@ -144,6 +144,7 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
         sub = col.column()
         sub.active = settings.use_self_collision
         sub.prop(settings, "self_friction")
+        col.prop(settings, "sleep_speed")
         if settings.radius == 0.0 and (settings.use_self_collision or settings.use_ground
                                        or settings.use_collision):
             layout.label(text="Radius 0: points touch colliders, no self-collision",

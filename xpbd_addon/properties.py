@@ -75,6 +75,7 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         ground_friction: float
         use_self_collision: bool
         self_friction: float
+        sleep_speed: float
     else:
         bake: PointerProperty(type=XPBD_PG_bake, name="Bake",
                               description="Bake settings and the record of a bake")
@@ -210,6 +211,12 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         self_friction: FloatProperty(
             name="Friction", default=0.2, min=0.0, soft_max=2.0, precision=2,
             description="Coulomb friction coefficient mu [-] between rope segments")
+        sleep_speed: FloatProperty(
+            name="Sleep Below", default=1e-5, min=0.0, soft_max=1e-3, precision=6,
+            unit="VELOCITY",
+            description="Ropes at rest on colliders or hanging still, moving slower than this "
+                        "[m/s], sleep: they keep their shape and cost almost nothing until "
+                        "something moves them. 0 = never sleep")
 
 
 CLASSES = (XPBD_PG_bake, XPBD_PG_settings)

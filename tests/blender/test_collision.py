@@ -382,5 +382,5 @@ def test_collision_panel_draws_the_settings_and_collider_notes(scene):
     bpy.context.view_layer.objects.active = obj
     panels.XPBD_PT_rope_collision.draw(type("P", (), {"layout": layout})(), bpy.context)
     assert {"radius", "use_collision", "use_ground", "ground_height", "ground_friction",
-            "use_self_collision", "self_friction"} <= set(log)
+            "use_self_collision", "self_friction", "sleep_speed"} <= set(log)
     assert any("open mesh" in text for text in labels)

@@ -4,7 +4,8 @@ The core collides every segment of one ``core.Model`` with every other (within a
 between ropes), but each simulated object has its own ``sim.RopeSim`` and Model. So the
 objects that have Self Collision on (and a radius > 0) and share everything the core holds
 once per Model (``SHARED``: substeps, simulated frame range, damping, solver, iterations,
-self-collision friction, and the collider settings, which act on every particle of a Model)
+self-collision friction, the sleep speed, and the collider settings, which act on every
+particle of a Model)
 form a ``Group``: one Model built by concatenating the members' Models (world rest positions,
 edges, inverse masses, compliances, rest lengths, bending compliances, radii), stepped once
 per frame. The result is split back into each member's own ``RopeSim.cache``, so showing a
@@ -44,7 +45,7 @@ SHARED: tuple[tuple[str, str], ...] = (
     ("damping", "Damping"), ("solver", "Solver"), ("iterations", "Iterations"),
     ("self_friction", "Self Collision Friction"), ("use_collision", "Collision Objects"),
     ("use_ground", "Ground"), ("ground_height", "Ground Height"),
-    ("ground_friction", "Ground Friction"))
+    ("ground_friction", "Ground Friction"), ("sleep_speed", "Sleep Below"))
 """(``Object.xpbd`` field, panel label): what ropes simulated together must have equal. The
 core holds these once per Model (the colliders, ground included, act on all its particles)."""
 
@@ -120,7 +121,7 @@ def build_model(models: list[core.Model]) -> core.Model:
             strain_limit=first.strain_limit, bending_compliance=bending,
             radius=np.concatenate([m.particle_radius for m in models]), self_collision=True,
             self_friction=first.self_friction, contact_push_speed=first.contact_push_speed,
-            contact_margin=first.contact_margin)
+            contact_margin=first.contact_margin, sleep_speed=first.sleep_speed)
     except ValueError as exc:
         raise RopeError(f"Cannot simulate the colliding ropes together: {exc}") from exc
 

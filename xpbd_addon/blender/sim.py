@@ -67,7 +67,7 @@ def settings_key(obj: Any, scene: Any) -> str:
     # Whether the pin group exists is part of the key: deleting it must stop the simulation.
     group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
     contact = (s.radius, s.use_collision, s.use_ground, s.ground_height, s.ground_friction,
-               s.use_self_collision, s.self_friction)
+               s.use_self_collision, s.self_friction, s.sleep_speed)
     return repr((stiffness.key(s), contact, s.substeps, s.damping, s.pin_group, group,
                  s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
                  frame_dt(scene), geometry.topology_signature(obj)))
@@ -82,6 +82,8 @@ def _check_settings(obj: Any, scene: Any) -> None:
         raise RopeError(f"Damping must be a number >= 0 1/s (got {s.damping})")
     if not (math.isfinite(s.radius) and s.radius >= 0.0):
         raise RopeError(f"Radius must be a number >= 0 m (got {s.radius})")
+    if not (math.isfinite(s.sleep_speed) and s.sleep_speed >= 0.0):
+        raise RopeError(f"Sleep speed must be a number >= 0 m/s (got {s.sleep_speed})")
     for name in ("ground_height", "ground_friction", "self_friction"):
         if not math.isfinite(getattr(s, name)):
             raise RopeError(f"{name.replace('_', ' ').capitalize()} must be a number "
@@ -141,7 +143,8 @@ class RopeSim:
             self.model = core.Model(world_rest, layout.edges, damping=settings.damping,
                                     radius=settings.radius,
                                     self_collision=bool(settings.use_self_collision),
-                                    self_friction=settings.self_friction, **arguments)
+                                    self_friction=settings.self_friction,
+                                    sleep_speed=settings.sleep_speed, **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
         self.substeps = int(settings.substeps)

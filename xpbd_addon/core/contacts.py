@@ -166,6 +166,14 @@ class FrameContacts(PairSearch):
         """Where the particles began the substep under way [m] (rows ``_measure`` set)"""
         self.path_velocity = np.empty_like(x)
         """The rope-rope prediction's velocity through x_from and x [m/s] (rows searched)"""
+        self.awake: np.ndarray | None = None
+        """(N,) uint8 flags of the particles awake, once some blocks of ropes sleep
+        (``fall_asleep``); None: all awake"""
+        self.awake_count = model.particle_count
+        self.sleeping = 0
+        """How many ropes fell asleep after the frame's first substep (diagnostics)"""
+        self.woken = 0
+        """How many of them a rope-rope candidate pair woke later in the frame"""
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
         self.resumed = carried is not None
@@ -285,6 +293,7 @@ class FrameContacts(PairSearch):
         broad-phase check (``refresh``); returns the (N,) uint8 flags of the particles moved
         (the caller clears them)."""
         self.refresh(x, v, substep)
+        pairs = self._contact_pairs()
         model, k = self.model, self.kernels
         w, radius = model.particle_inv_mass, model.particle_radius
         scene = self.scene
@@ -295,26 +304,28 @@ class FrameContacts(PairSearch):
         # colliders and the colliders push them back (a heap on the ground), so with them
         # a second pass follows, the colliders in it only for what the ropes moved again.
         touched, collided = self.touched, self.collided
-        passes = CONTACT_PASSES if len(self.pairs) else 1
+        awake = self.awake
+        passes = CONTACT_PASSES if len(pairs) else 1
         for index in range(passes):
             # the second pass: all rope pairs again, then the colliders for what the ropes
             # moved (a second pass at the pairs the colliders moved alone lets a rope lying
-            # on another slide off it)
-            selective = index > 0
+            # on another slide off it); the first, with ropes asleep, for the awake ones
+            selective = index > 0 or awake is not None
+            only = touched if index > 0 or awake is None else awake
             acted = 0
-            if len(self.pairs):
+            if len(pairs):
                 acted = k.segment_contacts(x, v, w, radius, self.velocity_scale,
-                                           model.edge_index, self.pairs, self.push_max,
+                                           model.edge_index, pairs, self.push_max,
                                            model.self_friction, touched, collided, False)
-            if selective and not acted:
+            if index > 0 and not acted:
                 break  # the ropes moved nothing: the selective colliders have nothing to do
             if scene is not None and self.lists.live:
-                self._colliders(x, v, s1, scene.params, collided, touched, selective,
-                                self.no_extra)
+                self._colliders(x, v, s1, scene.params, collided, only, selective,
+                                self.no_extra, index == 0 and self._mostly_awake())
             if len(self.plane_rows):
                 k.plane_contacts(x, v, w, radius, self.velocity_scale, self.plane_rows,
-                                 self.push_max, collided, touched, selective, self.no_extra)
-            if len(self.pairs):
+                                 self.push_max, collided, only, selective, self.no_extra)
+            if len(pairs):
                 np.bitwise_or(self.moved, touched, out=self.moved)
                 touched[:] = 0
         np.bitwise_or(self.moved, collided, out=self.moved)
@@ -336,9 +347,10 @@ class FrameContacts(PairSearch):
         # only what the re-solve moved by more than a sliver of the radius, or the ropes then
         # pushed, can have come into a contact (the rest left the first pass clear of them)
         only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
-        if len(self.pairs):
+        pairs = self._contact_pairs()
+        if len(pairs):
             k.segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index,
-                               self.pairs, self.push_max, 0.0, touched, only, True)
+                               pairs, self.push_max, 0.0, touched, only, True)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0
@@ -361,17 +373,18 @@ class FrameContacts(PairSearch):
 
     def _colliders(self, x: np.ndarray, v: np.ndarray, s1: float, params: np.ndarray,
                    moved: np.ndarray, only: np.ndarray, selective: bool,
-                   extra: np.ndarray) -> None:
+                   extra: np.ndarray, dense: bool = False) -> None:
         """The mesh contacts at frame fraction s1 (``kernels_collider``): the particles
         resting on a face first, then the general narrow phase for the rest (``params``
         (C, 4) the colliders' thickness, friction and closed flag; the other arguments as
-        ``kernels_collider.collider_contacts``)."""
+        ``kernels_collider.collider_contacts``; ``dense``: most particles are chosen)."""
         k, model, scene = self.kernels, self.model, self.scene
         assert scene is not None
         w, radius = model.particle_inv_mass, model.particle_radius
         fraction = 1.0 / self.substeps
         static = scene.max_motion == 0.0
-        if static and not selective:  # (the scalar kernel skips the particles not chosen)
+        # the vectorised kernel computes every particle, the scalar one skips those not chosen
+        if static and (dense or not selective):
             left = k.resting_static(
                 x.reshape(-1), v.reshape(-1), len(x), radius, self.velocity_scale,
                 self.push_max, self.thickest, self.beyond, 1.0 if params is scene.params else 0.0,
@@ -433,6 +446,48 @@ class FrameContacts(PairSearch):
         if self.self_collision:
             self._refresh_pairs(x, v, now, begun)
 
+    def fall_asleep(self, awake_ropes: np.ndarray, particle_rope: np.ndarray,
+                    rope_block: np.ndarray, awake: np.ndarray, awake_blocks: np.ndarray) -> None:
+        """Some ropes are still after the first substep (``kernels_sleep``): from now on the
+        contacts are for the awake particles only. ``awake_ropes`` (R,) flags the ropes
+        awake; ``awake`` (N,) and ``awake_blocks`` (B,), the solver's flags of the particles
+        and blocks awake, are set from it here, and again whenever a candidate pair wakes a
+        rope (linking it to an awake one)."""
+        from . import kernels_sleep
+
+        self.sleep_kernels = kernels_sleep
+        self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
+                                                                rope_block)
+        self.awake, self.awake_blocks = awake, awake_blocks
+        self.pairs_seen = None
+        self._contact_pairs()
+        self.sleeping = int(len(awake_ropes) - np.count_nonzero(awake_ropes))
+
+    def _contact_pairs(self) -> np.ndarray:
+        """The rope-rope candidate pairs the contacts test: all, or the awake ones while
+        some ropes sleep. New pairs (a search since the last call) first wake the ropes
+        they link to awake ones."""
+        if self.awake is None:
+            return self.pairs
+        if self.pairs is not self.pairs_seen:
+            sleep, edges = self.sleep_kernels, self.model.edge_index
+            woke = sleep.wake_linked(self.pairs, edges, self.particle_rope, self.awake_ropes)
+            if self.pairs_seen is not None:
+                self.woken += woke
+            if woke or self.pairs_seen is None:
+                self.awake_count = sleep.awake_particles(
+                    self.particle_rope, self.awake_ropes, self.rope_block, self.awake,
+                    self.moved, self.awake_blocks)
+            self.pairs_seen = self.pairs
+            if self.awake_count == len(self.awake):  # everything woke
+                self.awake = None
+                return self.pairs
+            self.awake_pairs = sleep.awake_pairs(self.pairs, edges, self.awake)
+        return self.awake_pairs
+
+    def _mostly_awake(self) -> bool:
+        return self.awake is None or self.awake_count * SPARSE_AWAKE >= len(self.awake)
+
     def end_substep(self, v: np.ndarray) -> None:
         """The substep's contacts are done: its end velocities and the particles they moved
         are what the next one's prediction is measured against (``_measure``)."""
@@ -464,6 +519,11 @@ def _particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:
         model.__dict__["_particle_segments"] = cached
     return cached
 
+
+SPARSE_AWAKE = 4
+"""With ropes asleep, the collider contacts skip the sleeping particles one by one (the scalar
+kernel) when fewer than 1 in SPARSE_AWAKE are awake, else compute all and keep the awake
+ones' (the vectorised kernel, 8 at a time)."""
 
 CONTACT_PASSES = 2
 """Passes over all contacts per substep when rope-rope contacts are on."""

@@ -20,33 +20,37 @@ from .topology import PARTICLE_V, PARTICLE_X
 def direct_substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                       block_length, block_leading, block_bending, gravity, h,
                       newton_iterations, strain_limit, velocity_scale, lane_base,
-                      lane_particles, block_start, x, v, moved, every):
+                      lane_particles, block_start, x, v, moved, every, awake_blocks, awake):
     """One substep of ``kernels_direct.direct_substeps``, each block's particles first
     copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,), or ``every``
     one) and afterwards copied back out. ``lane_base``, ``lane_particles``: the lane
     particles and their buffer index of field 0, sorted by it; block b's are rows
-    block_start[b]:block_start[b + 1]."""
+    block_start[b]:block_start[b + 1]. Ropes asleep (``kernels_sleep``) keep x, v: only
+    the particles flagged in ``awake`` (N,) are copied out, and the blocks not flagged in
+    ``awake_blocks`` (B,) are not solved."""
     _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 16, lane_base, lane_particles, block_start, x, v, moved, every)
+                velocity_scale, 16, lane_base, lane_particles, block_start, x, v, moved, every,
+                awake_blocks, awake)
 
 
 @kernel
 def direct_substep_io_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                              block_length, block_leading, block_bending, gravity, h,
                              newton_iterations, strain_limit, velocity_scale, lane_base,
-                             lane_particles, block_start, x, v, moved, every):
+                             lane_particles, block_start, x, v, moved, every, awake_blocks, awake):
     """``direct_substep_io`` for blocks of one rope each (a lane count of 1)."""
     _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 1, lane_base, lane_particles, block_start, x, v, moved, every)
+                velocity_scale, 1, lane_base, lane_particles, block_start, x, v, moved, every,
+                awake_blocks, awake)
 
 
 @kernel
 def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
                 velocity_scale, lanes, lane_base, lane_particles, block_start, x, v, moved,
-                every):
+                every, awake_blocks, awake):
     """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
     solve over the lanes, as ``kernels_direct.direct_substeps``: a runtime lane count made
     the frame 15 % slower)."""
@@ -59,12 +63,16 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
                 for c in range(3):
                     buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
                     buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
+        if awake_blocks[b] == 0:
+            continue  # asleep (``kernels_sleep``): its ropes keep x, v
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
                       gravity[1], gravity[2], h, 1, newton_iterations, strain_limit,
                       velocity_scale, lanes)
         for k in range(first, last):
             i = lane_particles[k]
+            if awake[i] == 0:
+                continue
             base = lane_base[k]
             for c in range(3):
                 x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]

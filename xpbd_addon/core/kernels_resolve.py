@@ -136,17 +136,20 @@ def blocks_moved_beyond(x, before, moved, distance, particle_block, active):
 
 @kernel
 def scatter_blocks(buffer, lane_base, lane_particles, block_start, active, lanes, x, v,
-                   moves):
+                   moves, awake):
     """x, v (N, 3) of the particles of the ``active`` blocks back from the lane buffer after
     the re-solve (the lane order of ``solver._lane_order``, sorted by buffer index; block
     b's particles are rows block_start[b]:block_start[b + 1]), and how far [m] it moved
-    each (from x before) into ``moves`` (N,), 0 for every other particle."""
+    each (from x before) into ``moves`` (N,), 0 for every other particle. Only the
+    particles flagged in ``awake`` (N,): a rope asleep keeps x, v (``kernels_sleep``)."""
     moves[:] = 0.0
     for b in range(active.shape[0]):
         if active[b] == 0:
             continue
         for k in range(block_start[b], block_start[b + 1]):
             i = lane_particles[k]
+            if awake[i] == 0:
+                continue
             base = lane_base[k]
             d2 = 0.0
             for c in range(3):

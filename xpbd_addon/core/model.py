@@ -106,6 +106,11 @@ class Model:
             + margin of a particle's predicted path are its candidates, and the search is
             redone when it strays farther than the margin from that path (``contacts``).
             Also how deep inside a closed collider a particle is still found and pushed out.
+        sleep_speed: the speed [m/s] below which ropes at rest go to sleep in frames with
+            contacts (``kernels_sleep``): a block of 16 ropes whose every particle moves at
+            most this fast in a frame's first substep keeps that substep's state for the
+            rest of the frame, unless a rope-rope contact links it to a moving rope. 0 turns
+            sleeping off.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
@@ -129,6 +134,7 @@ class Model:
         self_friction: float = 0.2,
         contact_push_speed: float = 1.0,
         contact_margin: float = 0.005,
+        sleep_speed: float = 1e-5,
     ) -> None:
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
@@ -201,6 +207,8 @@ class Model:
         """Largest push-out speed of a contact beyond the substep's approach [m/s]"""
         self.contact_margin = as_nonnegative_float(contact_margin, "contact_margin")
         """Extra broad-phase reach of collider contacts [m]"""
+        self.sleep_speed = as_nonnegative_float(sleep_speed, "sleep_speed")
+        """Ropes at rest slower than this [m/s] sleep for the rest of a frame; 0 = never"""
         self.decomposition = topology.decompose(self.particle_count, self.edge_index)
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
         self._plan = self._make_plan()

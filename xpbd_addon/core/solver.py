@@ -47,10 +47,11 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_resolve as resolve
         from . import kernels_resting as resting
         from . import kernels_segments as segments
+        from . import kernels_sleep as sleep
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments, pairs, direct_io))
+                           resolve, segments, pairs, direct_io, sleep))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -105,7 +106,7 @@ _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
                    "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
                    "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
-                   "kernels_segments.py", "kernels_direct_io.py")
+                   "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -278,6 +279,23 @@ def _lane_blocks(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
     return cached[1], cached[2]
 
 
+def _lane_ropes(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(rope (N,) of each particle, -1 outside the lanes; block (R,) of each rope): the
+    units of sleeping (``kernels_sleep``). Kept on the model, derived from its plan."""
+    cached = model.__dict__.get("_lane_ropes")
+    if cached is None or cached[0] is not layout:
+        particle_block, _ = _lane_blocks(model, layout)
+        chains = model.decomposition.chains
+        particle_rope = np.full(model.particle_count, -1, dtype=np.int64)
+        rope_block = np.zeros(len(chains), dtype=np.int64)
+        for rope, particles in enumerate(chains):
+            particle_rope[particles] = rope
+            rope_block[rope] = particle_block[particles[0]]
+        cached = (layout, particle_rope, rope_block)
+        model.__dict__["_lane_ropes"] = cached
+    return cached[1], cached[2]
+
+
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                            gravity: np.ndarray, targets: np.ndarray, plan: _Plan,
                            parallel: bool | None, meshes: list, planes: list,
@@ -291,6 +309,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     k_contact, k_broad = contact_kernels()
     from . import kernels_direct_io as k_direct_io
     from . import kernels_resolve as k_resolve
+    from . import kernels_sleep as k_sleep
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
@@ -317,6 +336,13 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     if lanes is not None:
         particle_block, block_start = _lane_blocks(model, layout)
         active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
+        awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)
+        awake = np.ones(len(x), dtype=np.uint8)
+    # ropes at rest sleep after the first substep (``kernels_sleep``): with the one-thread
+    # direct solve, static colliders and more than one substep
+    sleep = (lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
+             and not (frame.scene is not None and frame.scene.moving))
+    x_start = x.copy() if sleep else x
     # contacts that moved no particle of a block of ropes farther than this leave their
     # length alone
     resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
@@ -329,7 +355,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                    layout.block_edge_offset, layout.block_length, lanes.block_leading,
                    lanes.block_bending, gravity, h, model.iterations, strain_limit,
                    velocity_scale, lane_base, lane_particles, block_start, x, v, frame.moved,
-                   substep == 0)
+                   substep == 0, awake_blocks, awake)
             frame.moved[:] = 0
         elif lanes is not None:
             if plan.lane_solver == "direct":
@@ -368,11 +394,18 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
                         h, model.iterations, strain_limit, velocity_scale, active_blocks)
             k_resolve.scatter_blocks(lanes.particles, lane_base, lane_particles, block_start,
-                                     active_blocks, layout.lanes, x, v, resolve_moves)
+                                     active_blocks, layout.lanes, x, v, resolve_moves,
+                                     awake)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
+        if sleep and substep == 0:
+            particle_rope, rope_block = _lane_ropes(model, layout)
+            awake_ropes = np.empty(len(rope_block), dtype=np.uint8)
+            if k_sleep.still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
+                                   particle_rope, awake_ropes):
+                frame.fall_asleep(awake_ropes, particle_rope, rope_block, awake, awake_blocks)
         if lanes is not None and fused:
             continue  # the next substep's solve copies the moved particles in
         if lanes is not None:

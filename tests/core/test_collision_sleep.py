@@ -1,0 +1,219 @@
+"""Ropes at rest sleep (``kernels_sleep``): they keep their shape, cost almost nothing, and
+wake for anything that would move them.
+
+A user sees no difference: a sleeping rope rests where it would rest awake, a rope dropped
+on sleeping ones lands on them as on awake ones, a rope released at rest on a slope slides,
+a rope hanging off a pin follows the pin once it moves, and a frame computed from a cached
+state equals the frame played in order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xpbd_addon.core import Model, step
+from xpbd_addon.core import contacts as contacts_module
+from xpbd_addon.core.collision import Collider, Plane
+
+from .colliders import icosphere, segment_distance
+from .test_collision_carry import play_one
+
+R = 0.005
+DT = 1.0 / 24.0
+SUBSTEPS = 10
+POINTS = 30
+
+
+def ground_ropes(count=6, *, falling=False, sleep_speed=1e-5, friction=0.5):
+    """``count`` parallel ropes lying on the ground (z = R) 3 cm apart; with ``falling``,
+    one more across them, 0.3 m up, that lands on them after about 6 frames."""
+    s = np.linspace(-0.2, 0.2, POINTS)
+    ropes = []
+    for k in range(count):
+        ropes.append(np.stack([s, np.full(POINTS, 0.03 * (k - count / 2)), np.full(POINTS, R)],
+                              -1))
+    if falling:
+        ropes.append(np.stack([np.full(POINTS, 0.02), s, np.full(POINTS, 0.3)], -1))
+    x = np.concatenate(ropes)
+    base = np.arange(len(ropes))[:, None] * POINTS
+    edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
+    model = Model(x, edges.reshape(-1, 2), np.full(len(x), float(POINTS)), 1e-8, radius=R,
+                  self_collision=True, self_friction=0.3, damping=0.5, sleep_speed=sleep_speed)
+    ground = [Plane((0.0, 0.0, 0.0), static_friction=friction, dynamic_friction=friction)]
+    return model, ground
+
+
+def play(model, frames, colliders, *, state=None, pins=None):
+    """States after each frame and how many ropes fell asleep in each."""
+    state = model.state() if state is None else state
+    states, asleep, woken = [], [], []
+    original = contacts_module.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        frames_seen.append(self)
+
+    contacts_module.FrameContacts.__init__ = spy
+    try:
+        for frame in range(frames):
+            frames_seen: list = []
+            step(model, state, DT, SUBSTEPS, colliders=colliders,
+                 pin_targets=None if pins is None else pins(frame))
+            states.append((state.x.copy(), state.v.copy()))
+            asleep.append(frames_seen[0].sleeping)
+            woken.append(frames_seen[0].woken)
+    finally:
+        contacts_module.FrameContacts.__init__ = original
+    play.woken = woken  # (the last call's: how many ropes woke within each frame)
+    return states, asleep
+
+
+def test_ropes_at_rest_sleep_where_they_would_rest_awake():
+    model, ground = ground_ropes()
+    states, asleep = play(model, 20, ground)
+    awake_model, _ = ground_ropes(sleep_speed=0.0)
+    awake_states, never = play(awake_model, 20, ground)
+    assert sum(never) == 0
+    assert asleep[-1] == 6  # every rope sleeps once at rest
+    for (x, _), (x_awake, _) in zip(states, awake_states, strict=True):
+        assert np.abs(x - x_awake).max() < 1e-9
+    np.testing.assert_allclose(states[-1][0][:, 2], R, atol=0.1 * R)
+
+
+def test_a_rope_dropped_on_sleeping_ropes_wakes_them_and_lands_on_them():
+    model, ground = ground_ropes(falling=True)
+    states, asleep = play(model, 30, ground)
+    assert min(asleep[:4]) == 6  # the ground ropes slept while it fell
+    assert max(asleep[6:]) == 0  # and woke when it came near
+    awake_model, _ = ground_ropes(falling=True, sleep_speed=0.0)
+    awake_states, _ = play(awake_model, 30, ground)
+    for (x, _), (x_awake, _) in zip(states, awake_states, strict=True):
+        assert np.abs(x - x_awake).max() < 1e-6  # as if nothing had slept
+    # it lies on them, no segment through another
+    x = states[-1][0]
+    top = x[6 * POINTS:]
+    assert top[:, 2].max() > 2.5 * R
+    under = x[:6 * POINTS].reshape(6, POINTS, 3)
+    for rope in under:
+        gap = segment_distance(np.repeat(rope[:-1], POINTS - 1, 0),
+                               np.repeat(rope[1:], POINTS - 1, 0),
+                               np.tile(top[:-1], (POINTS - 1, 1)),
+                               np.tile(top[1:], (POINTS - 1, 1)))
+        assert gap.min() > 1.8 * R
+
+
+def test_a_rope_released_at_rest_on_a_slope_slides_as_it_would_awake():
+    tilt = np.radians(20.0)  # tan 20 deg = 0.36 > friction 0.1: it slides
+    normal = (0.0, -np.sin(tilt), np.cos(tilt))
+    s = np.linspace(-0.2, 0.2, POINTS)
+    along = np.array([0.0, np.cos(tilt), np.sin(tilt)])
+    x = np.stack([s, np.zeros(POINTS), np.zeros(POINTS)], -1) + R * np.array(normal)
+    edges = np.stack([np.arange(POINTS - 1), np.arange(1, POINTS)], -1)
+    slope = [Plane((0.0, 0.0, 0.0), normal, static_friction=0.1, dynamic_friction=0.1)]
+    runs = []
+    for speed in (1e-5, 0.0):
+        model = Model(x, edges, np.full(POINTS, float(POINTS)), 1e-8, radius=R,
+                      sleep_speed=speed)
+        runs.append(play(model, 12, slope))
+    (states, asleep), (awake_states, _) = runs
+    assert sum(asleep) == 0
+    for (x_sleep, v_sleep), (x_awake, v_awake) in zip(states, awake_states, strict=True):
+        np.testing.assert_array_equal(x_sleep, x_awake)
+        np.testing.assert_array_equal(v_sleep, v_awake)
+    assert (states[-1][0] - x).mean(axis=0) @ along < -0.05  # slid down the slope
+
+
+def test_a_sleeping_rope_follows_its_pin_once_the_pin_moves():
+    points = 20
+    x = np.zeros((points, 3))
+    x[:, 2] = 1.0 - 0.02 * np.arange(points)  # hanging straight down from the pin
+    edges = np.stack([np.arange(points - 1), np.arange(1, points)], -1)
+    w = np.full(points, float(points))
+    w[0] = 0.0
+    ground = [Plane((0.0, 0.0, 0.0))]  # far below: contacts on, none touching
+
+    def pins(frame):
+        target = x.copy()
+        target[0, 0] += 0.0 if frame < 10 else 0.01 * (frame - 9)  # moves from frame 10
+        return target
+
+    states, asleep = play(Model(x, edges, w, 1e-8, radius=R, damping=2.0), 24, ground,
+                          pins=pins)
+    assert asleep[9] == 1  # still while the pin stood still
+    assert max(asleep[10:]) == 0
+    awake_states, _ = play(Model(x, edges, w, 1e-8, radius=R, damping=2.0, sleep_speed=0.0),
+                           24, ground, pins=pins)
+    for (x_sleep, _), (x_awake, _) in zip(states, awake_states, strict=True):
+        assert np.abs(x_sleep - x_awake).max() < 1e-9
+    assert states[-1][0][points - 1, 0] > 0.01  # the free end followed
+
+
+def test_a_frame_from_a_restored_state_equals_the_frame_played_in_order():
+    model, ground = ground_ropes(falling=True)
+    states, asleep = play(model, 24, ground)
+    assert asleep[2] and asleep[4]
+    for frame in (2, 4, 5, 12):
+        fresh, _ = ground_ropes(falling=True)  # nothing carried from frame to frame
+        state = fresh.state()
+        state.x[:], state.v[:] = states[frame - 1]
+        step(fresh, state, DT, SUBSTEPS, colliders=ground)
+        np.testing.assert_array_equal(state.x, states[frame][0], err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(state.v, states[frame][1], err_msg=f"frame {frame}")
+
+
+@pytest.mark.parametrize("bad", [-1e-5, float("nan"), float("inf")])
+def test_a_bad_sleep_speed_is_refused(bad):
+    with pytest.raises(ValueError, match="sleep_speed"):
+        ground_ropes(sleep_speed=bad)
+
+
+def test_ropes_asleep_wake_within_a_frame_when_a_pair_links_them_to_an_awake_one():
+    """20 ropes dropped over a frictionless sphere: the first to reach the ground sleep,
+    and some are woken within a frame by the broad phase's new pairs (a rope sliding off
+    the sphere onto them). No segment ever passes through another rope's."""
+    count = 20
+    s = np.linspace(-0.2, 0.2, POINTS)
+    x = np.concatenate([np.stack([s, np.full(POINTS, 0.02 * (k - count / 2)),
+                                  np.full(POINTS, 0.3 + 0.01 * k)], -1) for k in range(count)])
+    base = np.arange(count)[:, None] * POINTS
+    edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
+    model = Model(x, edges.reshape(-1, 2), np.full(len(x), float(POINTS)), 1e-8, radius=R,
+                  self_collision=True, self_friction=0.3, damping=0.5)
+    vertices, triangles = icosphere(2, 0.1, (0.0, 0.0, 0.05))
+    scene = [Collider(vertices, triangles, static_friction=0.2, dynamic_friction=0.1),
+             Plane((0.0, 0.0, 0.0))]
+    states, asleep = play(model, 24, scene)
+    assert sum(play.woken) > 0, "no rope woke within a frame: the scene needs adjusting"
+    ropes = np.repeat(np.arange(count), POINTS - 1)
+    first, second = np.triu_indices(len(ropes), 1)
+    other = ropes[first] != ropes[second]
+    first, second = first[other], second[other]
+    edge = edges.reshape(-1, 2)
+    for x_frame, _ in states:
+        middle = 0.5 * (x_frame[edge[:, 0]] + x_frame[edge[:, 1]])
+        near = np.linalg.norm(middle[first] - middle[second], axis=1) < 0.03  # (the rest: far)
+        e, f = first[near], second[near]
+        gap = segment_distance(x_frame[edge[e, 0]], x_frame[edge[e, 1]], x_frame[edge[f, 0]],
+                               x_frame[edge[f, 1]])
+        assert gap.min() > 1.5 * R
+
+
+def test_a_pair_found_within_a_frame_wakes_the_ropes_it_links():
+    """The mechanism behind the last test, directly: ropes fall asleep, then a search finds
+    a pair between a sleeping rope and an awake one; the contacts' pairs must wake it."""
+    model, ground = ground_ropes(falling=True)
+    frame = play_one(model, model.state(), ground)  # (the same DT and SUBSTEPS)
+    assert frame.sleeping == 6 and frame.awake is not None
+    asleep_edge = 0  # a segment of the first ground rope
+    falling_edge = 6 * (POINTS - 1)  # one of the falling rope's
+    before = frame._contact_pairs()
+    assert not np.isin(before, [asleep_edge]).any()
+    frame.moved[:] = 0
+    frame.pairs = np.vstack([frame.pairs, [[asleep_edge, falling_edge]]])
+    pairs = frame._contact_pairs()
+    assert frame.woken == 1
+    assert [asleep_edge, falling_edge] in pairs.tolist()
+    assert frame.awake[:POINTS].all() and not frame.awake[POINTS:2 * POINTS].any()
+    # the woken rope's lane buffer is refreshed before its next solve
+    assert frame.moved[:POINTS].all() and not frame.moved[POINTS:6 * POINTS].any()
