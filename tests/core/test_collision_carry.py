@@ -197,10 +197,10 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
 
 
 def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):
-    """The rope's re-solve after the contacts runs only for the blocks of ropes (the
-    solver's 16 lanes) that the contacts moved: 16 ropes swinging high above the ground while
-    16 others land on it and are re-solved move bit for bit as the 16 do without the others
-    and without any collider (the frame-at-once path)."""
+    """The rope's re-solve after the contacts runs only for the ropes the contacts moved
+    (and their blocks of the solver's 16 lanes): 16 ropes swinging high above the ground
+    while 16 others land on it and are re-solved move bit for bit as the 16 do without the
+    others and without any collider (the frame-at-once path)."""
     from xpbd_addon.core import Model, kernels_resolve
 
     def ropes(count, height):
@@ -239,3 +239,38 @@ def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):
     assert solved, "the landing ropes were never re-solved: the test shows nothing"
     assert len(solved[0]) == 2 and not any(flags[0] for flags in solved)
     assert np.min(state.x[len(swinging):, 2]) >= 0.005 * 0.9  # on the ground, not through
+
+
+def test_a_resting_rope_moves_the_same_whichever_ropes_share_its_block():
+    """The re-solve runs for the ropes the contacts moved, not for their whole block: 16
+    ropes settling on a bumpy ground, interleaved in the solver's blocks with 16 that land
+    next to them later (and are re-solved then), move bit for bit as the 16 do alone (before,
+    the block's re-solve and its frictionless pass kicked them by up to 50 um)."""
+    from xpbd_addon.core import Model
+
+    def ropes(count, height, offset):
+        x = np.zeros((count, 20, 3))
+        x[:, :, 0] = np.linspace(-0.3, 0.3, 20)
+        x[:, :, 1] = 0.05 * np.arange(count)[:, None] - 0.4 + offset
+        x[:, :, 2] = height
+        return x
+
+    def model(x):
+        x = x.reshape(-1, 3)
+        starts = np.arange(0, len(x), 20)
+        edges = [(s + i, s + i + 1) for s in starts for i in range(19)]
+        return Model(x, edges, np.full(len(x), 20.0), 1e-7, radius=0.005, damping=0.1,
+                     sleep_speed=0.0)  # (asleep, they would not be solved at all)
+
+    settling = ropes(16, 0.06, 0.0)
+    both = np.stack([settling, ropes(16, 0.5, 0.025)], 1).reshape(32, 20, 3)  # interleaved
+    together, alone = model(both), model(settling)
+    vertices, triangles = bumpy_ground()
+    ground = [Collider(vertices, triangles, static_friction=0.5, dynamic_friction=0.4)]
+    state, reference = together.state(), alone.state()
+    for _ in range(24):
+        step(together, state, DT, SUBSTEPS, colliders=ground)
+        step(alone, reference, DT, SUBSTEPS, colliders=ground)
+        np.testing.assert_array_equal(state.x.reshape(16, 2, 20, 3)[:, 0],
+                                      reference.x.reshape(16, 20, 3))
+    assert np.abs(state.v.reshape(16, 2, 20, 3)[:, 1]).max() < 0.05  # the others landed

@@ -8,9 +8,10 @@ again from where the contacts left the particles, without predicting, and adds t
 v (v += dx velocity_scale, the contacts' own velocity rule, so a gentle push-out stays
 gentle). The solver then runs the contacts once more without friction
 (``contacts.FrameContacts.project``): what the rope's constraints undid of the friction
-stays undone, what they pulled into a collider is pushed out. Only the blocks of ropes
-(lanes) whose contacts moved a particle by more than the solver's threshold are solved
-again (``blocks_moved_beyond``, ``scatter_blocks``).
+stays undone, what they pulled into a collider is pushed out. Only the ropes whose contacts
+moved a particle by more than the solver's threshold are solved again: their blocks of 16
+lanes are, and the block's other ropes keep their x, v (``ropes_moved_beyond``,
+``scatter_ropes``), so a rope moves the same whichever ropes share its block.
 """
 
 from __future__ import annotations
@@ -113,12 +114,15 @@ def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_ed
 
 
 @kernel
-def blocks_moved_beyond(x, before, moved, distance, particle_block, active):
-    """Flags in ``active`` (B,) the blocks holding a particle flagged in ``moved`` that the
-    contacts took farther than ``distance`` [m] from ``before`` (N, 3) [m], where the rope's
-    solve left it (``particle_block`` (N,): its block, -1 outside the lanes); returns how
-    many. Only their ropes are solved again. (A flat pass over x and a copy: reading the
-    lane buffer instead took 2.5x as long.)"""
+def ropes_moved_beyond(x, before, moved, distance, particle_rope, rope_block, active_ropes,
+                       active):
+    """Flags in ``active_ropes`` (R,) the ropes holding a particle flagged in ``moved`` that
+    the contacts took farther than ``distance`` [m] from ``before`` (N, 3) [m], where the
+    rope's solve left it (``particle_rope`` (N,): its rope, -1 outside the lanes), and in
+    ``active`` (B,) their blocks (``rope_block`` (R,)); returns how many ropes. Only they are
+    solved again. (A flat pass over x and a copy: reading the lane buffer instead took 2.5x
+    as long.)"""
+    active_ropes[:] = 0
     active[:] = 0
     count = 0
     limit = distance * distance
@@ -127,30 +131,39 @@ def blocks_moved_beyond(x, before, moved, distance, particle_block, active):
             d2 = ((x[i, 0] - before[i, 0]) ** 2 + (x[i, 1] - before[i, 1]) ** 2
                   + (x[i, 2] - before[i, 2]) ** 2)
             if d2 > limit:
-                b = particle_block[i]
-                if b >= 0 and active[b] == 0:
-                    active[b] = 1
+                rope = particle_rope[i]
+                if rope >= 0 and active_ropes[rope] == 0:
+                    active_ropes[rope] = 1
+                    active[rope_block[rope]] = 1
                     count += 1
     return count
 
 
 @kernel
-def scatter_blocks(buffer, lane_base, lane_particles, block_start, active, lanes, x, v,
-                   moves, awake):
-    """x, v (N, 3) of the particles of the ``active`` blocks back from the lane buffer after
-    the re-solve (the lane order of ``solver._lane_order``, sorted by buffer index; block
-    b's particles are rows block_start[b]:block_start[b + 1]), and how far [m] it moved
-    each (from x before) into ``moves`` (N,), 0 for every other particle. Only the
-    particles flagged in ``awake`` (N,): a rope asleep keeps x, v (``kernels_sleep``)."""
+def scatter_ropes(buffer, lane_base, lane_particles, block_start, active, particle_rope,
+                  active_ropes, lanes, x, v, moves, awake):
+    """x, v (N, 3) of the particles of the ``active_ropes`` back from the lane buffer after
+    the re-solve of their ``active`` blocks (the lane order of ``solver._lane_order``, sorted
+    by buffer index; block b's particles are rows block_start[b]:block_start[b + 1]), and
+    how far [m] it moved each (from x before) into ``moves`` (N,), 0 for every other
+    particle. The block's other ropes were solved again in the buffer too but keep x, v
+    (the re-solve is for the ropes the contacts moved, whatever shares their block): their
+    x, v go back into the buffer instead. The ropes asleep (``awake`` (N,) 0,
+    ``kernels_sleep``) keep x, v too; their buffer is refreshed when they wake."""
     moves[:] = 0.0
     for b in range(active.shape[0]):
         if active[b] == 0:
             continue
         for k in range(block_start[b], block_start[b + 1]):
             i = lane_particles[k]
+            base = lane_base[k]
             if awake[i] == 0:
                 continue
-            base = lane_base[k]
+            if active_ropes[particle_rope[i]] == 0:
+                for c in range(3):
+                    buffer[base + (_X + c) * lanes] = x[i, c]
+                    buffer[base + (_V + c) * lanes] = v[i, c]
+                continue
             d2 = 0.0
             for c in range(3):
                 position = buffer[base + (_X + c) * lanes]

@@ -334,8 +334,10 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     resolve_moves = np.empty(len(x))
     before_contacts = np.empty_like(x)
     if lanes is not None:
-        particle_block, block_start = _lane_blocks(model, layout)
+        _, block_start = _lane_blocks(model, layout)
+        particle_rope, rope_block = _lane_ropes(model, layout)
         active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
+        active_ropes = np.zeros(len(rope_block), dtype=np.uint8)
         awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)
         awake = np.ones(len(x), dtype=np.uint8)
     # ropes at rest sleep after the first substep (``kernels_sleep``): with the one-thread
@@ -380,12 +382,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             np.copyto(before_contacts, x)
         moved = frame.project(x, v, substep)
         if (resolve and lanes is not None
-                and k_resolve.blocks_moved_beyond(x, before_contacts, moved, resolve_move,
-                                                  particle_block, active_blocks)):
+                and k_resolve.ropes_moved_beyond(x, before_contacts, moved, resolve_move,
+                                                 particle_rope, rope_block, active_ropes,
+                                                 active_blocks)):
             # The rope's stretch constraints once more on the contact-corrected positions
-            # (friction cannot drag a rope beyond its length), for the blocks of ropes the
-            # contacts moved, then the colliders again without friction. See
-            # ``kernels_resolve``.
+            # (friction cannot drag a rope beyond its length), for the ropes the contacts
+            # moved, then the colliders again without friction. See ``kernels_resolve``.
             k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)
             moved[:] = 0
@@ -393,15 +395,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
                         h, model.iterations, strain_limit, velocity_scale, active_blocks)
-            k_resolve.scatter_blocks(lanes.particles, lane_base, lane_particles, block_start,
-                                     active_blocks, layout.lanes, x, v, resolve_moves,
-                                     awake)
+            k_resolve.scatter_ropes(lanes.particles, lane_base, lane_particles, block_start,
+                                    active_blocks, particle_rope, active_ropes, layout.lanes,
+                                    x, v, resolve_moves, awake)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
         if sleep and substep == 0:
-            particle_rope, rope_block = _lane_ropes(model, layout)
             awake_ropes = np.empty(len(rope_block), dtype=np.uint8)
             if k_sleep.still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
                                    particle_rope, awake_ropes):
