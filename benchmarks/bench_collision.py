@@ -16,9 +16,11 @@ Scenes (the ropes are dropped, timed from release until they have settled):
 Each scene first runs for a few frames on another model (a warm-up: the contact kernels
 load when the ropes land), then is timed over 48 frames from release.
 
-Columns: everything on; without self-collision; without the collider (ground plane only);
+Columns: everything on; everything but sleeping (``Model.sleep_speed`` = 0: every rope
+simulated every substep); without self-collision; without the collider (ground plane only);
 no contacts at all (the solver alone, for reference). Also the broad-phase refreshes per
-frame and candidate counts. Prints a Markdown table and writes out/bench_collision.json.
+frame, candidate counts and how many ropes sleep once settled. Prints a Markdown table and
+writes out/bench_collision.json.
 
     python -m benchmarks.bench_collision [--quick]
 """
@@ -104,7 +106,8 @@ def ropes(layout: str, self_collision: bool) -> Model:
                  radius=RADIUS, self_collision=self_collision, damping=0.2)
 
 
-def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts: bool = True):
+def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts: bool = True,
+        sleep: bool = True):
     vertices, triangles = uv_sphere() if layout == "sphere" else terrain()
     collider = Collider(vertices, triangles)
     colliders = ([collider] if mesh else []) + [Plane((0, 0, -0.6))]
@@ -115,8 +118,10 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
     for _ in range(WARM_UP_FRAMES):
         step(warm, warm_state, DT, SUBSTEPS, colliders=colliders if contacts else ())
     model = ropes(layout, self_collision and contacts)
+    if not sleep:
+        model.sleep_speed = 0.0
     state = model.state()
-    times, refreshes, candidates, pairs = [], [], [], []
+    times, refreshes, candidates, pairs, asleep = [], [], [], [], []
     original = contacts_module.FrameContacts.__init__
 
     def spy(self, *args, **kwargs):
@@ -134,6 +139,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
                 refreshes.append(last.refreshes)
                 candidates.append(last.lists.live if last.scene else 0)
                 pairs.append(len(last.pairs))
+                asleep.append(last.sleeping - last.woken)
     finally:
         contacts_module.FrameContacts.__init__ = original
     assert np.all(np.isfinite(state.x))
@@ -148,6 +154,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
         "refreshes_per_frame": float(np.mean(refreshes)) if refreshes else 0.0,
         "candidates_mean": float(np.mean(candidates)) if candidates else 0.0,
         "segment_pairs_mean": float(np.mean(pairs)) if pairs else 0.0,
+        "asleep_last_quarter": float(np.mean(asleep[3 * len(asleep) // 4:])) if asleep else 0.0,
     }
 
 
@@ -158,6 +165,7 @@ def main() -> None:
     for layout in ("terrain", "crossed", "sphere"):
         rows[layout] = {
             "all": run(layout, frames, self_collision=True, mesh=True),
+            "all, no sleeping": run(layout, frames, self_collision=True, mesh=True, sleep=False),
             "no self-collision": run(layout, frames, self_collision=False, mesh=True),
             "ground plane only": run(layout, frames, self_collision=True, mesh=False),
             "no contacts": run(layout, frames, self_collision=False, mesh=False, contacts=False),
@@ -166,14 +174,15 @@ def main() -> None:
           " from release; ms per frame (mean over all / over the second half, settled / over"
           " the last quarter; max)\n")
     print("| scene | contacts | triangles | ms/frame | settled | last quarter | max "
-          "| broad-phase redos/frame | candidates | segment pairs |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| broad-phase redos/frame | candidates | segment pairs | ropes asleep (last quarter) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for layout, columns in rows.items():
         for name, r in columns.items():
             print(f"| {layout} | {name} | {r['triangles']} | {r['ms_mean']:.1f} | "
                   f"{r['ms_settled']:.1f} | {r['ms_last_quarter']:.1f} | {r['ms_max']:.1f} | "
                   f"{r['refreshes_per_frame']:.1f} | "
-                  f"{r['candidates_mean']:.0f} | {r['segment_pairs_mean']:.0f} |")
+                  f"{r['candidates_mean']:.0f} | {r['segment_pairs_mean']:.0f} | "
+                  f"{r['asleep_last_quarter']:.0f} |")
     out = ROOT / "out"
     out.mkdir(exist_ok=True)
     (out / "bench_collision.json").write_text(json.dumps(

@@ -279,9 +279,42 @@ def test_collision_switches_and_disabled_modifiers(scene):
     assert ropes.world_points(on)[:, 2].min() < -0.5
 
 
+def test_a_rope_at_rest_on_a_collider_sleeps_and_looks_as_it_would_awake(scene):
+    """Playback in Blender: once the rope lies still on the box its frames sleep (the core
+    skips it after each frame's first substep) and every frame shows what the rope shows
+    with sleeping off (Sleep Below 0)."""
+    from xpbd_addon.core import contacts
+
+    _collider(_box(scene, (0.0, 0.0, -0.5), (2.0, 2.0, 1.0)), friction=40.0)
+    obj = _rope(scene, height=0.05)
+    asleep = []
+    original = contacts.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        asleep.append(self)
+
+    shapes = {}
+    contacts.FrameContacts.__init__ = spy
+    try:
+        for speed in (1e-5, 0.0):
+            obj.xpbd.sleep_speed = speed
+            shapes[speed] = []
+            for frame in range(1, 31):
+                scene.frame_set(frame)
+                shapes[speed].append(ropes.world_points(obj))
+            if speed:
+                slept = [frame.sleeping for frame in asleep]
+    finally:
+        contacts.FrameContacts.__init__ = original
+    assert slept[-1] == 1 and sum(slept) >= 10, slept
+    np.testing.assert_allclose(shapes[1e-5], shapes[0.0], rtol=0, atol=1e-6)
+    assert np.abs(shapes[0.0][-1][:, 2] - R).max() < 0.1 * R  # lying on the box
+
+
 @pytest.mark.parametrize("field, value", [("radius", 0.02), ("use_ground", True),
                                           ("use_self_collision", True),
-                                          ("use_collision", False)])
+                                          ("use_collision", False), ("sleep_speed", 0.0)])
 def test_changing_a_collision_setting_invalidates_the_cache(scene, field, value):
     obj = _rope(scene)
     ropes.play(scene, 1, 10)
