@@ -214,9 +214,9 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         sleep_speed: FloatProperty(
             name="Sleep Below", default=1e-5, min=0.0, soft_max=1e-3, precision=6,
             unit="VELOCITY",
-            description="Ropes at rest on colliders or hanging still, moving slower than this "
-                        "[m/s], sleep: they keep their shape and cost almost nothing until "
-                        "something moves them. 0 = never sleep")
+            description="With collisions on, a rope at rest moving slower than this [m/s] "
+                        "sleeps: it keeps its shape and costs almost nothing until something "
+                        "moves it. 0 = never sleep")
 
 
 CLASSES = (XPBD_PG_bake, XPBD_PG_settings)
