@@ -107,9 +107,9 @@ class Model:
             redone when it strays farther than the margin from that path (``contacts``).
             Also how deep inside a closed collider a particle is still found and pushed out.
         sleep_speed: the speed [m/s] below which ropes at rest go to sleep in frames with
-            contacts (``kernels_sleep``): a block of 16 ropes whose every particle moves at
-            most this fast in a frame's first substep keeps that substep's state for the
-            rest of the frame, unless a rope-rope contact links it to a moving rope. 0 turns
+            contacts (``kernels_sleep``): a rope whose every particle moves at most this
+            fast in a frame's first substep keeps that substep's state for the rest of the
+            frame, unless a rope-rope candidate pair links it to a moving rope. 0 turns
             sleeping off.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,

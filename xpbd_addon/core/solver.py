@@ -345,8 +345,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     sleep = (lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
              and not (frame.scene is not None and frame.scene.moving))
     x_start = x.copy() if sleep else x
-    # contacts that moved no particle of a block of ropes farther than this leave their
-    # length alone
+    # contacts that moved no particle of a rope farther than this leave its length alone
     resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
     for substep in range(substeps):
         if lanes is not None and fused:
