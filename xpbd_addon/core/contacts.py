@@ -134,7 +134,7 @@ class FrameContacts(PairSearch):
             """Those segments: extra_segments[:extra_count], in the order they moved"""
             self.current_segments = np.zeros(len(edges), dtype=np.uint8)
             """Scratch flags of the segments a partial search is searching (cleared after)"""
-            self.particle_segments = _particle_segments(model)
+            self.particle_segments = particle_segments(model)
             self.pair_marker = np.full(len(edges), -1, dtype=np.int64)
             self.pair_mark = 0
             """``segment_pairs``' seen-marks (entries below pair_mark), kept between calls"""
@@ -506,7 +506,7 @@ def _constants(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return cached
 
 
-def _particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:
+def particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:
     """(start (N + 1,), segments): particle i's segments are segments[start[i]:start[i + 1]]
     (increasing); kept on the model, derived from its edges."""
     cached = model.__dict__.get("_particle_segments")

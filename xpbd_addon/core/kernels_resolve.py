@@ -8,10 +8,11 @@ again from where the contacts left the particles, without predicting, and adds t
 v (v += dx velocity_scale, the contacts' own velocity rule, so a gentle push-out stays
 gentle). The solver then runs the contacts once more without friction
 (``contacts.FrameContacts.project``): what the rope's constraints undid of the friction
-stays undone, what they pulled into a collider is pushed out. Only the ropes whose contacts
-moved a particle by more than the solver's threshold are solved again: their blocks of 16
-lanes are, and the block's other ropes keep their x, v (``ropes_moved_beyond``,
-``scatter_ropes``), so a rope moves the same whichever ropes share its block.
+stays undone, what they pulled into a collider is pushed out. Only the ropes in which the
+contacts changed a segment's length by more than the solver's threshold are solved again:
+their blocks of 16 lanes are, and the block's other ropes keep their x, v
+(``ropes_stretched_beyond``, ``scatter_ropes``), so a rope moves the same whichever ropes
+share its block.
 """
 
 from __future__ import annotations
@@ -114,28 +115,40 @@ def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_ed
 
 
 @kernel
-def ropes_moved_beyond(x, before, moved, distance, particle_rope, rope_block, active_ropes,
-                       active):
-    """Flags in ``active_ropes`` (R,) the ropes holding a particle flagged in ``moved`` that
-    the contacts took farther than ``distance`` [m] from ``before`` (N, 3) [m], where the
-    rope's solve left it (``particle_rope`` (N,): its rope, -1 outside the lanes), and in
-    ``active`` (B,) their blocks (``rope_block`` (R,)); returns how many ropes. Only they are
-    solved again. (A flat pass over x and a copy: reading the lane buffer instead took 2.5x
-    as long.)"""
+def ropes_stretched_beyond(x, before, moved, strain, incident_start, incident, edges,
+                           rest_length, particle_rope, rope_block, active_ropes, active):
+    """Flags in ``active_ropes`` (R,) the ropes in which the contacts stretched or compressed
+    a segment at a particle flagged in ``moved`` by more than ``strain`` x its rest length
+    (``rest_length`` (M,) [m]), from ``before`` (N, 3) [m], where the rope's solve left it,
+    to x; and in ``active`` (B,) their blocks. ``incident_start``, ``incident``: particle
+    i's segments are incident[incident_start[i]:incident_start[i + 1]]; ``particle_rope``
+    (N,): its rope, -1 outside the lanes; ``rope_block`` (R,). Returns how many ropes. Only
+    they are solved again: what the re-solve undoes is the change of length, and contacts
+    that lift a rope evenly (a resting rope's, undoing g h^2) change none.
+
+    The test compares squared lengths, |d^2 - d0^2| > 2 strain l^2 (l the rest length): that
+    is |d - d0| > strain l (d + d0) / (2 l) up to the segment's own stretch, no root."""
     active_ropes[:] = 0
     active[:] = 0
     count = 0
-    limit = distance * distance
     for i in range(x.shape[0]):
-        if moved[i]:
-            d2 = ((x[i, 0] - before[i, 0]) ** 2 + (x[i, 1] - before[i, 1]) ** 2
-                  + (x[i, 2] - before[i, 2]) ** 2)
-            if d2 > limit:
-                rope = particle_rope[i]
-                if rope >= 0 and active_ropes[rope] == 0:
-                    active_ropes[rope] = 1
-                    active[rope_block[rope]] = 1
-                    count += 1
+        if not moved[i]:
+            continue
+        rope = particle_rope[i]
+        if rope < 0 or active_ropes[rope] != 0:
+            continue
+        for k in range(incident_start[i], incident_start[i + 1]):
+            e = incident[k]
+            j = edges[e, 0] + edges[e, 1] - i
+            after2 = ((x[i, 0] - x[j, 0]) ** 2 + (x[i, 1] - x[j, 1]) ** 2
+                      + (x[i, 2] - x[j, 2]) ** 2)
+            before2 = ((before[i, 0] - before[j, 0]) ** 2 + (before[i, 1] - before[j, 1]) ** 2
+                       + (before[i, 2] - before[j, 2]) ** 2)
+            if abs(after2 - before2) > 2.0 * strain * rest_length[e] * rest_length[e]:
+                active_ropes[rope] = 1
+                active[rope_block[rope]] = 1
+                count += 1
+                break
     return count
 
 

@@ -18,10 +18,10 @@ PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
-RESOLVE_STRAIN = 0.02
-"""The rope's re-solve after the contacts runs in a substep only when the contacts moved some
-particle farther than this fraction of the shortest rest length (a resting rope, whose
-contacts undo g h^2 per substep, skips it: the strain it could fix is below 2 %)."""
+RESOLVE_STRAIN = 0.01
+"""The rope's re-solve after the contacts runs in a substep only for the ropes in which the
+contacts changed some segment's length by more than this fraction of its rest length (a
+resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
 
 RESOLVE_CONTACT_PASSES = 1
 """Frictionless passes over all contacts after the rope's re-solve in a substep."""
@@ -345,8 +345,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     sleep = (lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
              and not (frame.scene is not None and frame.scene.moving))
     x_start = x.copy() if sleep else x
-    # contacts that moved no particle of a rope farther than this leave its length alone
-    resolve_move = RESOLVE_STRAIN * float(model.edge_rest_length.min(initial=np.inf))
+    incident_start, incident = contacts.particle_segments(model)
     for substep in range(substeps):
         if lanes is not None and fused:
             # the particles the last substep's contacts moved go in (all of them at first)
@@ -381,9 +380,10 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             np.copyto(before_contacts, x)
         moved = frame.project(x, v, substep)
         if (resolve and lanes is not None
-                and k_resolve.ropes_moved_beyond(x, before_contacts, moved, resolve_move,
-                                                 particle_rope, rope_block, active_ropes,
-                                                 active_blocks)):
+                and k_resolve.ropes_stretched_beyond(
+                    x, before_contacts, moved, RESOLVE_STRAIN, incident_start, incident,
+                    model.edge_index, model.edge_rest_length, particle_rope, rope_block,
+                    active_ropes, active_blocks)):
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), for the ropes the contacts
             # moved, then the colliders again without friction. See ``kernels_resolve``.
