@@ -16,7 +16,7 @@ from xpbd_addon.core import Model, step
 from xpbd_addon.core import contacts as contacts_module
 from xpbd_addon.core.collision import Collider, Plane
 
-from .colliders import icosphere, segment_distance
+from .colliders import box, icosphere, segment_distance
 from .test_collision_carry import play_one
 
 R = 0.005
@@ -217,3 +217,34 @@ def test_a_pair_found_within_a_frame_wakes_the_ropes_it_links():
     assert frame.awake[:POINTS].all() and not frame.awake[POINTS:2 * POINTS].any()
     # the woken rope's lane buffer is refreshed before its next solve
     assert frame.moved[:POINTS].all() and not frame.moved[POINTS:6 * POINTS].any()
+
+
+def test_ropes_sleep_while_a_collider_moves_far_from_them_and_wake_as_it_comes():
+    """A box sweeping along the ground at 0.5 m/s: the ropes sleep while it is far (a
+    moving collider keeps awake only the ropes with one of its triangles among their
+    candidates), wake one by one as it comes, are swept along, and every frame is the same,
+    bit for bit, as with sleeping off."""
+    vertices, triangles = box((0.0, 0.0, 0.0), (0.3, 0.03, 0.03))
+    frame_move = np.array([0.0, 0.5 * DT, 0.0])
+
+    def scene(frame):
+        at = np.array([0.0, -0.4, 0.031]) + frame * frame_move
+        return [Plane((0.0, 0.0, 0.0), static_friction=0.5, dynamic_friction=0.5),
+                Collider(vertices + at, triangles, vertices_end=vertices + at + frame_move,
+                         static_friction=0.3, dynamic_friction=0.3)]
+
+    runs = []
+    for speed in (1e-5, 0.0):
+        model, _ = ground_ropes(sleep_speed=speed)
+        state, states, asleep = model.state(), [], []
+        for frame in range(30):
+            seen = play_one(model, state, scene(frame))
+            states.append(state.x.copy())
+            asleep.append(seen.sleeping)
+        runs.append((states, asleep))
+    (states, asleep), (awake_states, never) = runs
+    assert asleep[:10] == [6] * 10 and asleep[-1] == 0 and sum(never) == 0
+    for x_sleep, x_awake in zip(states, awake_states, strict=True):
+        np.testing.assert_array_equal(x_sleep, x_awake)
+    swept = (states[-1] - states[0]).reshape(6, POINTS, 3)[:, :, 1].mean(axis=1)
+    assert swept.min() > 0.2  # every rope was pushed along by the box

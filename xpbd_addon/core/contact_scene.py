@@ -86,6 +86,9 @@ class MeshScene:
         self.corners_start = self.vertices[self.triangles].reshape(count, 9)
         self.corners_end = self.vertices_end[self.triangles].reshape(count, 9)
         self.corners = self.corners_end.copy() if self.moving else self.corners_start
+        self.triangle_moves = np.any(self.corners_end != self.corners_start, axis=1).view(
+            np.uint8)
+        """(T,) 1 where a triangle moves within the frame (ropes near it do not sleep)"""
         """Triangle corners at the end of the current substep [m], (T, 9)"""
         self._kernels = kernels
         self.face_normal = np.empty((count, 3))

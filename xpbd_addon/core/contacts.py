@@ -459,22 +459,35 @@ class FrameContacts(PairSearch):
         self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
                                                                 rope_block)
         self.awake, self.awake_blocks = awake, awake_blocks
-        self.pairs_seen = None
+        self.pairs_seen: np.ndarray | None = None
+        self.candidates_seen: np.ndarray | None = None
         self._contact_pairs()
         self.sleeping = int(len(awake_ropes) - np.count_nonzero(awake_ropes))
 
     def _contact_pairs(self) -> np.ndarray:
         """The rope-rope candidate pairs the contacts test: all, or the awake ones while
-        some ropes sleep. New pairs (a search since the last call) first wake the ropes
-        they link to awake ones."""
+        some ropes sleep. New collider candidates (a search for every particle since the
+        last call, moving colliders) first wake the ropes near a moving triangle, new pairs
+        the ropes they link to awake ones."""
         if self.awake is None:
             return self.pairs
-        if self.pairs is not self.pairs_seen:
-            sleep, edges = self.sleep_kernels, self.model.edge_index
-            woke = sleep.wake_linked(self.pairs, edges, self.particle_rope, self.awake_ropes)
-            if self.pairs_seen is not None:
+        sleep, edges = self.sleep_kernels, self.model.edge_index
+        scene = self.scene
+        woke = 0
+        if (scene is not None and scene.moving
+                and self.lists.candidates is not self.candidates_seen):
+            # (a search for every particle since: a sleeping one may have new candidates)
+            woke = sleep.wake_near_moving(self.lists.spans, self.lists.candidates,
+                                          scene.triangle_moves, self.particle_rope,
+                                          self.awake_ropes)
+            if self.candidates_seen is not None:
                 self.woken += woke
-            if woke or self.pairs_seen is None:
+            self.candidates_seen = self.lists.candidates
+        if self.pairs is not self.pairs_seen or woke:
+            linked = sleep.wake_linked(self.pairs, edges, self.particle_rope, self.awake_ropes)
+            if self.pairs_seen is not None:
+                self.woken += linked
+            if woke or linked or self.pairs_seen is None:
                 self.awake_count = sleep.awake_particles(
                     self.particle_rope, self.awake_ropes, self.rope_block, self.awake,
                     self.moved, self.awake_blocks)

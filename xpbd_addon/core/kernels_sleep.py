@@ -7,8 +7,9 @@ its tension), so the other substeps would move it by as little again. It sleeps 
 of the frame: the contacts skip it, its particles are not copied out of the lane buffer
 after the solve (a block of 16 ropes is solved while one of them is awake; a block asleep
 as a whole is not solved), and it keeps the first substep's x, v. A still rope stays awake
-while a rope-rope candidate pair links it to an awake one (``wake_linked``), and wakes when
-the frame finds such a pair later.
+while a rope-rope candidate pair links it to an awake one (``wake_linked``) or a collider
+candidate of its particles moves in the frame (``wake_near_moving``), and wakes when the
+frame finds such a pair or candidate later.
 
 The decision is a function of the frame's start state alone (x, v and the scene), so a frame
 computed from a cached state is the same as one played in order.
@@ -73,6 +74,25 @@ def wake_linked(pairs, edges, particle_rope, awake):
                             awake[rope] = 1
                             woke += 1
                 changed = True
+    return woke
+
+
+@kernel
+def wake_near_moving(spans, candidates, triangle_moves, particle_rope, awake):
+    """Wake (flag in ``awake`` (R,)) every rope with a particle whose collider candidates
+    (candidates[spans[i, 0]:spans[i, 1]]) hold a triangle that moves in this frame
+    (``triangle_moves`` (T,)): the candidates hold every triangle that can come within reach
+    of the particle's path over the frame, moving ones included. Returns how many woke."""
+    woke = 0
+    for i in range(particle_rope.shape[0]):
+        rope = particle_rope[i]
+        if rope < 0 or awake[rope] != 0:
+            continue
+        for k in range(spans[i, 0], spans[i, 1]):
+            if triangle_moves[candidates[k]] != 0:
+                awake[rope] = 1
+                woke += 1
+                break
     return woke
 
 

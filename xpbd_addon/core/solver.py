@@ -341,9 +341,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)
         awake = np.ones(len(x), dtype=np.uint8)
     # ropes at rest sleep after the first substep (``kernels_sleep``): with the one-thread
-    # direct solve, static colliders and more than one substep
-    sleep = (lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
-             and not (frame.scene is not None and frame.scene.moving))
+    # direct solve and more than one substep
+    sleep = lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
     x_start = x.copy() if sleep else x
     incident_start, incident = contacts.particle_segments(model)
     for substep in range(substeps):
