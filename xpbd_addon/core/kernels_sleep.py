@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import kernel
+from .topology import PARTICLE_V, PARTICLE_X
 
 
 @kernel
@@ -131,3 +132,21 @@ def awake_pairs(pairs, edges, flags):
             kept[row, 1] = pairs[k, 1]
             row += 1
     return kept
+
+
+@kernel
+def lane_scatter_awake(buffer, particle_base, particles, x, v, lanes, awake):
+    """``kernels.lane_scatter`` for the particles flagged in ``awake`` (N,) only: the solve
+    of a block with an awake rope (the threaded direct solve and the Gauss-Seidel lanes
+    solve every block) changes its sleeping ropes' lanes too, which must keep x, v. Their
+    lanes are copied in again when they wake (``awake_particles`` flags them moved). (The
+    same loop as the copy out of ``kernels_direct_io._substep_io``, which keeps it inline:
+    there the lane count is a constant of the entry point.)"""
+    for k in range(particles.shape[0]):
+        i = particles[k]
+        if awake[i] == 0:
+            continue
+        base = particle_base[k]
+        for c in range(3):
+            x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
+            v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]

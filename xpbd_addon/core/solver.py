@@ -340,9 +340,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         active_ropes = np.zeros(len(rope_block), dtype=np.uint8)
         awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)
         awake = np.ones(len(x), dtype=np.uint8)
-    # ropes at rest sleep after the first substep (``kernels_sleep``): with the one-thread
-    # direct solve and more than one substep
-    sleep = lanes is not None and fused and substeps > 1 and model.sleep_speed > 0.0
+    # ropes (chains, in the lanes) at rest sleep after the first substep (``kernels_sleep``)
+    sleep = lanes is not None and substeps > 1 and model.sleep_speed > 0.0
     x_start = x.copy() if sleep else x
     incident_start, incident = contacts.particle_segments(model)
     for substep in range(substeps):
@@ -368,7 +367,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 run(lanes.particles, lanes.edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, gravity, h, 1,
                     velocity_scale)
-            k.lane_scatter(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
+            k_sleep.lane_scatter_awake(lanes.particles, lane_base, lane_particles, x, v,
+                                       layout.lanes, awake)
         if len(plan.sweep_particles):
             k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
