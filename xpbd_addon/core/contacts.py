@@ -167,13 +167,13 @@ class FrameContacts(PairSearch):
         self.path_velocity = np.empty_like(x)
         """The rope-rope prediction's velocity through x_from and x [m/s] (rows searched)"""
         self.awake: np.ndarray | None = None
-        """(N,) uint8 flags of the particles awake, once some blocks of ropes sleep
-        (``fall_asleep``); None: all awake"""
+        """(N,) uint8 flags of the particles awake, once some ropes sleep (``fall_asleep``);
+        None: all awake"""
         self.awake_count = model.particle_count
         self.sleeping = 0
         """How many ropes fell asleep after the frame's first substep (diagnostics)"""
         self.woken = 0
-        """How many of them a rope-rope candidate pair woke later in the frame"""
+        """How many of them woke later in the frame (a new pair or moving candidate)"""
         self.refreshes = 0
         """How often a broad phase was redone within the frame (diagnostics)"""
         self.resumed = carried is not None
@@ -451,8 +451,8 @@ class FrameContacts(PairSearch):
         """Some ropes are still after the first substep (``kernels_sleep``): from now on the
         contacts are for the awake particles only. ``awake_ropes`` (R,) flags the ropes
         awake; ``awake`` (N,) and ``awake_blocks`` (B,), the solver's flags of the particles
-        and blocks awake, are set from it here, and again whenever a candidate pair wakes a
-        rope (linking it to an awake one)."""
+        and blocks awake, are set from it here, and again whenever a rope wakes
+        (``_contact_pairs``)."""
         from . import kernels_sleep
 
         self.sleep_kernels = kernels_sleep
