@@ -18,8 +18,10 @@ computed from a cached state is the same as one played in order.
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
-from .jit import kernel
+from .jit import kernel, parallel_kernel
+from .kernels_direct import _direct_block
 from .topology import PARTICLE_V, PARTICLE_X
 
 
@@ -150,3 +152,20 @@ def lane_scatter_awake(buffer, particle_base, particles, x, v, lanes, awake):
         for c in range(3):
             x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
             v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]
+
+
+@parallel_kernel
+def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
+                                  block_edge_offset, block_length, block_leading,
+                                  block_bending, gravity, h, newton_iterations, strain_limit,
+                                  velocity_scale, awake_blocks):
+    """One substep of ``kernels_direct.direct_substeps_parallel`` for the blocks flagged in
+    ``awake_blocks`` (B,) only: a block whose ropes all sleep is not solved (the one-thread
+    ``kernels_direct_io`` entry points skip it the same way)."""
+    for b in prange(block_length.shape[0]):
+        if awake_blocks[b] == 0:
+            continue
+        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+                      block_length[b], block_leading[b], block_bending[b], gravity[0],
+                      gravity[1], gravity[2], h, 1, newton_iterations, strain_limit,
+                      velocity_scale, 16)

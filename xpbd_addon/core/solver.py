@@ -356,7 +356,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                    substep == 0, awake_blocks, awake)
             frame.moved[:] = 0
         elif lanes is not None:
-            if plan.lane_solver == "direct":
+            if plan.lane_solver == "direct" and use_threads and layout.lanes > 1:
+                # (the blocks whose ropes all sleep are skipped)
+                k_sleep.direct_substep_awake_parallel(
+                    lanes.particles, lanes.edges, layout.block_particle_offset,
+                    layout.block_edge_offset, layout.block_length, lanes.block_leading,
+                    lanes.block_bending, gravity, h, model.iterations, strain_limit,
+                    velocity_scale, awake_blocks)
+            elif plan.lane_solver == "direct":
                 run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
                 run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                            layout.block_edge_offset, layout.block_length, lanes.block_leading,
