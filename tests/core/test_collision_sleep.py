@@ -281,3 +281,35 @@ def test_ropes_sleep_alike_on_one_thread_and_on_many(solver):
         assert np.abs(many[-1] - awake_states[-1][0]).max() < 1e-6
     else:  # one Gauss-Seidel sweep a substep leaves a lying rope moving faster than 1e-5 m/s
         assert max(asleep_one) == 0
+
+
+def test_the_wake_reaches_every_rope_linked_to_an_awake_one_through_any_chain_of_pairs():
+    """``kernels_sleep.wake_linked`` against a breadth-first search over the ropes the pairs
+    link, on random pair lists (some particles outside any rope: always awake)."""
+    from xpbd_addon.core import kernels_sleep
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        ropes, points = int(rng.integers(1, 40)), int(rng.integers(2, 6))
+        count = ropes * points + int(rng.integers(0, 5))
+        particle_rope = np.full(count, -1, dtype=np.int64)
+        particle_rope[:ropes * points] = np.repeat(np.arange(ropes), points)
+        edges = rng.integers(0, count, size=(int(rng.integers(1, 3 * count)), 2))
+        pairs = rng.integers(0, len(edges), size=(int(rng.integers(0, 60)), 2))
+        awake = (rng.random(ropes) < 0.2).astype(np.uint8)
+        linked = {rope: set() for rope in range(-1, ropes)}
+        for pair in pairs:
+            members = {int(particle_rope[edges[e, end]]) for e in pair for end in (0, 1)}
+            for rope in members:
+                linked[rope] |= members
+        reached = {-1} | {int(rope) for rope in np.flatnonzero(awake)}
+        frontier = list(reached)
+        while frontier:
+            for other in linked[frontier.pop()] - reached:
+                reached.add(other)
+                frontier.append(other)
+        expected = np.array([rope in reached for rope in range(ropes)], dtype=np.uint8)
+        before = awake.copy()
+        woke = kernels_sleep.wake_linked(pairs, edges, particle_rope, awake)
+        np.testing.assert_array_equal(awake, expected)
+        assert woke == int(expected.sum() - before.sum())

@@ -72,6 +72,7 @@ class PairSearch:
     current_segments: Any
     extra_count: Any
     extra_segments: Any
+    found_pairs: Any
     particle_segments: Any
     predicted_stamp: Any
     stamp_mark: Any
@@ -218,7 +219,10 @@ class PairSearch:
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
             position, velocity, a0, horizon, True,
             (x0, v0, since, self.predicted_stamp, now, mark), *self._marks(len(query)))
+        merged_into = self.pairs
         self.pairs = seg.merge_pairs(self.pairs, current, found)
+        self.found_pairs = (merged_into, self.pairs, found)
+        """The pairs this partial search found, with the lists before and after it"""
         seg.clear_flags(query, current)
         return True
 

@@ -484,7 +484,16 @@ class FrameContacts(PairSearch):
                 self.woken += woke
             self.candidates_seen = self.lists.candidates
         if self.pairs is not self.pairs_seen or woke:
-            linked = sleep.wake_linked(self.pairs, edges, self.particle_rope, self.awake_ropes)
+            found = self.__dict__.get("found_pairs")
+            if (not woke and found is not None and found[0] is self.pairs_seen
+                    and found[1] is self.pairs and not sleep.links_asleep_to_awake(
+                        found[2], edges, self.particle_rope, self.awake_ropes)):
+                # one partial search since, whose new pairs link no sleeping rope to an
+                # awake one: the wake pass over all pairs (O(K)) has nothing to do
+                linked = 0
+            else:
+                linked = sleep.wake_linked(self.pairs, edges, self.particle_rope,
+                                           self.awake_ropes)
             if self.pairs_seen is not None:
                 self.woken += linked
             if woke or linked or self.pairs_seen is None:

@@ -54,30 +54,63 @@ def wake_linked(pairs, edges, particle_rope, awake):
     """Wake (flag in ``awake`` (R,)) every rope linked to an awake one by a candidate pair of
     segments (``pairs`` (K, 2), ``edges`` (M, 2)), through any chain of pairs: their contacts
     could move it. A particle outside the lanes (rope -1) is always awake. Returns how many
-    ropes woke."""
+    ropes woke. One pass over the pairs joins the ropes they link (union-find), so the cost
+    stays O(K) however long the chains of pairs."""
+    count = awake.shape[0]
+    parent = np.arange(count)
+    hot = awake.copy()  # at each root: whether its group holds an awake rope
+    for k in range(pairs.shape[0]):
+        first = -1
+        outside = False
+        for side in range(2):
+            for end in range(2):
+                rope = particle_rope[edges[pairs[k, side], end]]
+                if rope < 0:
+                    outside = True
+                    continue
+                root = _root(parent, rope)
+                if first < 0:
+                    first = root
+                elif root != first:
+                    parent[root] = first
+                    if hot[root] != 0:
+                        hot[first] = 1
+        if outside and first >= 0:
+            hot[first] = 1
     woke = 0
-    changed = True
-    while changed:
-        changed = False
-        for k in range(pairs.shape[0]):
-            any_awake = False
-            any_asleep = False
-            for side in range(2):
-                for end in range(2):
-                    rope = particle_rope[edges[pairs[k, side], end]]
-                    if rope < 0 or awake[rope] != 0:
-                        any_awake = True
-                    else:
-                        any_asleep = True
-            if any_awake and any_asleep:
-                for side in range(2):
-                    for end in range(2):
-                        rope = particle_rope[edges[pairs[k, side], end]]
-                        if rope >= 0 and awake[rope] == 0:
-                            awake[rope] = 1
-                            woke += 1
-                changed = True
+    for rope in range(count):
+        if awake[rope] == 0 and hot[_root(parent, rope)] != 0:
+            awake[rope] = 1
+            woke += 1
     return woke
+
+
+@kernel
+def links_asleep_to_awake(pairs, edges, particle_rope, awake):
+    """Whether some pair of ``pairs`` (K, 2) has a segment end on a rope asleep and one on
+    a rope awake (or outside the lanes): only then can new pairs wake anything."""
+    for k in range(pairs.shape[0]):
+        any_awake = False
+        any_asleep = False
+        for side in range(2):
+            for end in range(2):
+                rope = particle_rope[edges[pairs[k, side], end]]
+                if rope < 0 or awake[rope] != 0:
+                    any_awake = True
+                else:
+                    any_asleep = True
+        if any_awake and any_asleep:
+            return True
+    return False
+
+
+@kernel
+def _root(parent, i):
+    """The root of i's group in the union-find forest ``parent``, halving the path."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
 
 
 @kernel
