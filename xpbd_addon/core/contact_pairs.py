@@ -222,7 +222,6 @@ class PairSearch:
         merged_into = self.pairs
         self.pairs = seg.merge_pairs(self.pairs, current, found)
         self.found_pairs = (merged_into, self.pairs, found)
-        """The pairs this partial search found, with the lists before and after it"""
         seg.clear_flags(query, current)
         return True
 

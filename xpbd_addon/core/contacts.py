@@ -101,6 +101,8 @@ class FrameContacts(PairSearch):
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
+        self.found_pairs: tuple | None = None
+        """(pairs before, pairs after, pairs found) of the last partial rope-rope search"""
         radius = model.particle_radius
         self.self_collision = bool(model.self_collision and model.edge_count
                                    and radius.max() > 0.0)
@@ -484,7 +486,7 @@ class FrameContacts(PairSearch):
                 self.woken += woke
             self.candidates_seen = self.lists.candidates
         if self.pairs is not self.pairs_seen or woke:
-            found = self.__dict__.get("found_pairs")
+            found = self.found_pairs
             if (not woke and found is not None and found[0] is self.pairs_seen
                     and found[1] is self.pairs and not sleep.links_asleep_to_awake(
                         found[2], edges, self.particle_rope, self.awake_ropes)):
