@@ -1,23 +1,14 @@
-"""The direct chain solve: every distance constraint of a rope projected at once, per substep.
+"""The direct chain solve: each substep, every stretch constraint of a rope solved together.
 
-One Gauss-Seidel sweep per substep leaves a residual that grows with the square of the point
-count (a stiff 100-point rope stretches 42 % at S = 10). Here each substep instead takes one
-Newton step on the whole chain's XPBD system (Macklin et al. 2016 eq. 9, lambda reset):
+A substep of a block of ropes (``_direct_block``): predict; on a frame's first substep the
+tension estimate (``kernels_chain.estimate_tension``); Newton steps of the rope's implicit
+system with its geometric stiffness until each rope has converged (``kernels_chain.newton``,
+stable at any point count and substep count); bending (``kernels_bending``); the optional
+strain limit; velocities. One Gauss-Seidel sweep per substep (``kernels``) instead leaves a
+residual growing with the square of the point count (a stiff 100-point rope stretches 41 %
+at S = 10); here a constraint under tension T settles at C = alpha T at any S.
 
-    (J W J^T + alpha_tilde) dlambda = -C(x_pred),      dx = W J^T dlambda
-
-J is the Jacobian of the M = n - 1 distance constraints, W the inverse masses, alpha_tilde =
-alpha / h^2. Along a chain, constraint e touches particles e and e + 1 only, so the matrix is
-tridiagonal: diagonal w_e + w_{e+1} + alpha_tilde_e, off-diagonal -w_{e+1} (n_e . n_{e+1}).
-It is solved exactly with the Thomas algorithm, O(n) (Deul, Kugelstadt, Weiler & Bender,
-"Direct Position-Based Solver for Stiff Rods", 2018, do the same for rods). The matrix is
-symmetric positive definite (semi-definite only for rigid, fully pinned pairs, guarded), so
-elimination needs no pivoting. For one edge this is the seed's update exactly, and a
-constraint under tension T still settles at C = alpha T.
-
-The data layout is the lane layout of ``topology.LaneLayout`` (16 chains interleaved), with
-the edge slots carrying scratch fields: the segment vector d and the Thomas factors (see
-``topology``). The bending solve that follows the stretch solve is in ``kernels_bending``.
+The data layout is the lane layout of ``topology.LaneLayout`` (16 chains interleaved).
 """
 
 from __future__ import annotations
@@ -29,21 +20,18 @@ from numba import prange
 
 from .jit import kernel, parallel_kernel
 from .kernels_bending import _bend_factor, _bend_solve
+from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
 from .kernels_lanes import (
     _ESTRIDE,
-    _FACTIVE,
     _FALPHA,
-    _FBY,
-    _FCP,
-    _FDP,
     _FLAMBDA,
-    _FN,
     _FREST,
     _FT,
     _FV,
     _FW,
     _FX,
     _FXP,
+    _FXT,
     _ONE,
     _PSTRIDE,
     _TWO,
@@ -69,13 +57,15 @@ def _update_velocity(buffer, i, velocity_scale, lanes):
 @kernel
 def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
     """With ``settle``, first the last substep's velocity (``_update_velocity``); then
-    x_prev <- x; v <- v + h g (free only); x <- x + h v. Selects, no conditional stores: a
-    masked store followed by a load of the same place stalls the vector loop (measured)."""
+    x_prev <- x; v <- v + h g (free only); x <- x + h v, also kept as the prediction x_pred
+    (``kernels_chain``). Selects, no conditional stores: a masked store followed by a load of
+    the same place stalls the vector loop (measured)."""
     L = np.uint64(lanes)
     L2 = L + L
     X = _FX * L
     V = _FV * L
     XP = _FXP * L
+    XT = _FXT * L
     W = _FW * L
     free = buffer[i + W] > 0.0
     x = buffer[i + X]
@@ -97,243 +87,15 @@ def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
     buffer[i + V] = u
     buffer[i + V + L] = v
     buffer[i + V + L2] = w
-    buffer[i + X] = x + h * u
-    buffer[i + X + L] = y + h * v
-    buffer[i + X + L2] = z + h * w
-
-
-@kernel
-def _multiplier(edge_buffer, e, lanes):
-    """lambda of edge slot e after a Newton step: the earlier steps' sum (the lambda field)
-    plus this step's mu |d| (D' holds mu, the n field d; see ``_forward``)."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    N = _FN * L
-    DP = _FDP * L
-    LAMBDA = _FLAMBDA * L
-    dx = edge_buffer[e + N]
-    dy = edge_buffer[e + N + L]
-    dz = edge_buffer[e + N + L2]
-    return edge_buffer[e + LAMBDA] + edge_buffer[e + DP] * math.sqrt(dx * dx + dy * dy + dz * dz)
-
-
-@kernel
-def _edge_row(buffer, edge_buffer, a, e, inverse_h2, first, lanes):
-    """The scaled row of edge slot e from particle slot a to a + PS (see ``_forward``): stores
-    d_e = active (x_a - x_b), lambda (0 on the first step) and |d_e| (in slot a's bending
-    scratch, for ``_may_exceed``; bending overwrites it later), returns (d_e, diagonal,
-    right-hand side). A padding edge (active 0) or a zero-length one gets d = 0: an empty
-    row, which moves nothing."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    X = _FX * L
-    W = _FW * L
-    REST = _FREST * L
-    ALPHA = _FALPHA * L
-    ACTIVE = _FACTIVE * L
-    N = _FN * L
-    LAMBDA = _FLAMBDA * L
-    LENGTH = _FBY * L
-    b = a + PS
-    multiplier = 0.0 if first else _multiplier(edge_buffer, e, lanes)
-    edge_buffer[e + LAMBDA] = multiplier
-    active = edge_buffer[e + ACTIVE]
-    dx = (buffer[a + X] - buffer[b + X]) * active
-    dy = (buffer[a + X + L] - buffer[b + X + L]) * active
-    dz = (buffer[a + X + L2] - buffer[b + X + L2]) * active
-    squared = dx * dx + dy * dy + dz * dz
-    length = math.sqrt(squared)
-    edge_buffer[e + N] = dx
-    edge_buffer[e + N + L] = dy
-    edge_buffer[e + N + L2] = dz
-    buffer[a + LENGTH] = length
-    alpha_tilde = edge_buffer[e + ALPHA] * inverse_h2
-    rhs = -length * ((length - edge_buffer[e + REST]) + alpha_tilde * multiplier)
-    diagonal = ((buffer[a + W] + buffer[b + W]) + alpha_tilde) * squared
-    return dx, dy, dz, diagonal, rhs
-
-
-@kernel
-def _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
-             predict, settle, motion, lanes):
-    """Thomas forward elimination of the chain's stretch system, scaled by the lengths.
-
-    With d_e = x_e - x_{e+1} (unnormalised) and mu_e = dlambda_e / |d_e|, the system of the
-    module docstring becomes D A D mu = D rhs, D = diag(|d_e|): diagonal
-    (w_e + w_{e+1} + alpha_tilde_e) |d_e|^2, off-diagonal -w_{e+1} d_e . d_{e+1}, right-hand
-    side -|d_e| (C_e + alpha_tilde_e lambda_e), and the move n_e dlambda_e = d_e mu_e. The same
-    solution, without normalising the directions: one square root and one division per edge,
-    as in the sweep. The matrix is symmetric, so row e's lower entry is row e - 1's upper one:
-    row e computes it from d_{e-1} and d_e and finishes row e - 1's factor c'_{e-1} = upper /
-    pivot (the C' field holds 1 / pivot until then). ``first``: the first Newton step of a
-    substep (lambda 0); later steps first add the last step's mu |d| to lambda.
-
-    With ``predict``, row e first predicts (``_predict``, ``settle`` and ``motion`` = (g0, g1,
-    g2, h, velocity_scale)) the particle it reaches, so that the predict costs no pass of its
-    own. ``predict`` is a literal at every call (one compiled variant each): as a run-time
-    flag it cost the vector loop more than fusing saved."""
-    g0, g1, g2, h, velocity_scale = motion
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    W = _FW * L
-    N = _FN * L
-    CP = _FCP * L
-    DP = _FDP * L
-    if predict:
-        for lane in range(L):
-            _predict(buffer, particle_offset + np.uint64(lane), g0, g1, g2, h, velocity_scale,
-                     settle, lanes)
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = edge_offset + l
-        if predict:
-            _predict(buffer, particle_offset + PS + l, g0, g1, g2, h, velocity_scale, settle,
-                     lanes)
-        _, _, _, diagonal, rhs = _edge_row(buffer, edge_buffer, particle_offset + l, e,
-                                           inverse_h2, first, lanes)
-        inverse_pivot = 1.0 / diagonal if diagonal > 0.0 else 0.0
-        edge_buffer[e + CP] = inverse_pivot
-        edge_buffer[e + DP] = rhs * inverse_pivot
-    for slot in range(edges - _ONE):
-        p = np.uint64(slot) + _ONE
-        a0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            e = e0 + l
-            a = a0 + l
-            if predict:
-                _predict(buffer, a + PS, g0, g1, g2, h, velocity_scale, settle, lanes)
-            dx, dy, dz, diagonal, rhs = _edge_row(buffer, edge_buffer, a, e, inverse_h2, first,
-                                                  lanes)
-            d = e - ES
-            lower = -buffer[a + W] * (edge_buffer[d + N] * dx + edge_buffer[d + N + L] * dy
-                                      + edge_buffer[d + N + L2] * dz)
-            c_before = lower * edge_buffer[d + CP]
-            edge_buffer[d + CP] = c_before
-            pivot = diagonal - lower * c_before
-            inverse_pivot = 1.0 / pivot if pivot > 0.0 else 0.0
-            edge_buffer[e + CP] = inverse_pivot
-            edge_buffer[e + DP] = (rhs - lower * edge_buffer[d + DP]) * inverse_pivot
-
-
-@kernel
-def _move(buffer, i, dx, dy, dz, lanes):
-    """x <- x + w dx."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    X = _FX * L
-    W = _FW * L
-    w = buffer[i + W]
-    buffer[i + X] += w * dx
-    buffer[i + X + L] += w * dy
-    buffer[i + X + L2] += w * dz
-
-
-@kernel
-def _may_exceed(buffer, edge_buffer, a, e, mu, strain_limit, inverse_h2, lanes):
-    """Whether the strain limit could move an end of edge slot e (from particle slot a, its
-    Newton step mu just taken): ``_limited``'s test, with lambda from the |d| that
-    ``_edge_row`` left, on squared lengths with a margin of 1e-6, so it is never false where
-    that test is true (it only decides where the limiter runs)."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    X = _FX * L
-    T = _FT * L
-    REST = _FREST * L
-    ALPHA = _FALPHA * L
-    LAMBDA = _FLAMBDA * L
-    LENGTH = _FBY * L
-    b = a + PS
-    dx = buffer[b + X] - buffer[a + X]
-    dy = buffer[b + X + L] - buffer[a + X + L]
-    dz = buffer[b + X + L2] - buffer[a + X + L2]
-    multiplier = edge_buffer[e + LAMBDA] + mu * buffer[a + LENGTH]
-    limit = (edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2 * abs(multiplier)) * (
-        1.0 + strain_limit)
-    hanging = (buffer[b + T] == 1.0) | (buffer[a + T] == -1.0)
-    return (dx * dx + dy * dy + dz * dz > limit * limit * 0.999999) & hanging
-
-
-@kernel
-def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first,
-                 predict, settle, motion, strain_limit, lanes):
-    """One Newton step on the chain's stretch constraints (``_forward``, then back
-    substitution from the free end, moving each particle as soon as both of its multipliers
-    are known: dx_p = w_p (d_p mu_p - d_{p-1} mu_{p-1})). mu stays in the D' field,
-    lambda is ``_multiplier``.
-
-    Returns the lowest edge slot of any lane that ``_may_exceed`` the strain limit once the
-    step is done (``edges`` if none, or if the limit is off): the limiter starts there, or is
-    skipped. Per lane, the lowest such slot from p on is carried down the chain in the C'
-    field of slot p (free once mu_p is known): a reduction across the lanes, or a running
-    value kept elsewhere, stops the lane loop from vectorising (measured).
-    """
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    N = _FN * L
-    CP = _FCP * L
-    DP = _FDP * L
-    XP = _FXP * L
-    _forward(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2, first, predict,
-             settle, motion, lanes)
-    last = edges - _ONE
-    e0 = edge_offset + last * ES
-    i0 = particle_offset + edges * PS
-    none = float(edges)
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = e0 + l
-        mu = edge_buffer[e + DP]
-        _move(buffer, i0 + l, -edge_buffer[e + N] * mu, -edge_buffer[e + N + L] * mu,
-              -edge_buffer[e + N + L2] * mu, lanes)
-        edge_buffer[e + CP] = none
-    # The row p runs down from last - 1 to 0. It is read back from memory each time (the
-    # x_prev field, lane 0, of the spare slot before the block): computed from the loop
-    # counter, LLVM sees a decreasing unsigned address and leaves the lane loop scalar
-    # (measured).
-    counter = particle_offset - PS + XP
-    buffer[counter] = float(last)
-    for _ in range(last):
-        p = np.uint64(buffer[counter]) - _ONE
-        buffer[counter] = float(p)
-        e0 = edge_offset + p * ES
-        i0 = particle_offset + (p + _ONE) * PS
-        checked = float(p + _ONE)
-        for lane in range(L):
-            l = np.uint64(lane)
-            e = e0 + l
-            f = e + ES
-            i = i0 + l
-            mu_next = edge_buffer[f + DP]
-            mu = edge_buffer[e + DP] - edge_buffer[e + CP] * mu_next
-            edge_buffer[e + DP] = mu
-            _move(buffer, i,
-                  edge_buffer[f + N] * mu_next - edge_buffer[e + N] * mu,
-                  edge_buffer[f + N + L] * mu_next - edge_buffer[e + N + L] * mu,
-                  edge_buffer[f + N + L2] * mu_next - edge_buffer[e + N + L2] * mu, lanes)
-            # edge p + 1 has both ends final now
-            hit = _may_exceed(buffer, edge_buffer, i, f, mu_next, strain_limit, inverse_h2, lanes)
-            edge_buffer[e + CP] = checked if hit else edge_buffer[f + CP]
-    lowest = none
-    for lane in range(L):
-        l = np.uint64(lane)
-        e = edge_offset + l
-        mu = edge_buffer[e + DP]
-        _move(buffer, particle_offset + l, edge_buffer[e + N] * mu, edge_buffer[e + N + L] * mu,
-              edge_buffer[e + N + L2] * mu, lanes)
-        hit = _may_exceed(buffer, edge_buffer, particle_offset + l, e, mu, strain_limit,
-                          inverse_h2, lanes)
-        lowest = min(lowest, 0.0 if hit else edge_buffer[e + CP])
-    if strain_limit < 0.0:
-        return edges
-    return np.uint64(lowest)
+    x = x + h * u
+    y = y + h * v
+    z = z + h * w
+    buffer[i + X] = x
+    buffer[i + X + L] = y
+    buffer[i + X + L2] = z
+    buffer[i + XT] = x
+    buffer[i + XT + L] = y
+    buffer[i + XT + L2] = z
 
 
 # Bending: one linear vector constraint per interior point p of a chain,
@@ -354,14 +116,13 @@ def _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inver
 def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, side, lanes):
     """Strain limiting (Provot 1995) of one segment of a part of a chain hanging off a pin.
 
-    A Newton step cannot follow segments that turn by a radian or more in one substep (the
-    tip of a whipping rope; a 1000-point rope at 20 substeps); what it leaves is excess
-    stretch. Walking away from the pin, as in follow-the-leader (Müller, Kim & Chentanez
-    2012), a segment longer than (L0 + alpha_tilde |lambda|) (1 + strain_limit), its rest
-    length plus the compliant stretch its tension explains, is shortened by moving its outer
-    end, which guarantees the bound in one O(n) pass. Returns the outer end's new position
-    (unchanged unless ``outer`` hangs on this ``side`` of the pins and is over-stretched;
-    computed branch-free so that the lane loop vectorises).
+    A safety net, off by default: the converged solve holds the lengths by itself. Walking
+    away from the pin, as in follow-the-leader (Müller, Kim & Chentanez 2012), a segment
+    longer than (L0 + alpha_tilde |lambda|) (1 + strain_limit), its rest length plus the
+    compliant stretch its tension explains, is shortened by moving its outer end, which
+    guarantees the bound in one O(n) pass. Returns the outer end's new position (unchanged
+    unless ``outer`` hangs on this ``side`` of the pins and is over-stretched; computed
+    branch-free so that the lane loop vectorises).
     """
     L = np.uint64(lanes)
     L2 = L + L
@@ -369,12 +130,13 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     T = _FT * L
     REST = _FREST * L
     ALPHA = _FALPHA * L
+    LAMBDA = _FLAMBDA * L
     dx = buffer[outer + X] - buffer[inner + X]
     dy = buffer[outer + X + L] - buffer[inner + X + L]
     dz = buffer[outer + X + L2] - buffer[inner + X + L2]
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
     limit = (edge_buffer[e + REST]
-             + edge_buffer[e + ALPHA] * inverse_h2 * abs(_multiplier(edge_buffer, e, lanes))) * (
+             + edge_buffer[e + ALPHA] * inverse_h2 * abs(edge_buffer[e + LAMBDA])) * (
         1.0 + strain_limit)
     over = (length > limit) & (buffer[outer + T] == side) & (strain_limit >= 0.0)
     scale = limit / length if over else 1.0
@@ -435,51 +197,51 @@ def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, start, str
 
 
 @kernel
-def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes):
-    """The strain limit of a block after its solve, unless no edge slot ``_may_exceed`` it
-    (``lowest`` is ``edges``): towards the chain start where ``leading`` says some chain has
-    free points before its first pin, then towards the end from edge slot ``lowest`` on."""
-    if lowest >= edges:
+    """The strain limit of a block after its solve (off if ``strain_limit`` < 0): towards
+    the chain start where ``leading`` says some chain has free points before its first pin,
+    then towards the end."""
+    if strain_limit < 0.0:
         return
     if leading:
         _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges - _ONE,
                        strain_limit, inverse_h2, lanes)
-    _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, lowest, edges,
+    _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, _ZERO, edges,
                     strain_limit, inverse_h2, lanes)
 
 
 @kernel
 def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
-                  g0, g1, g2, h, substeps, newton_iterations, strain_limit, velocity_scale, lanes):
-    """All substeps of one block of LANES chains: predict; ``newton_iterations`` direct solves
-    of the stretch constraints; bending; strain limiting (``_limit_chain``, off if
-    ``strain_limit`` < 0). The velocity update of a substep is fused with the next substep's
-    predict (the positions are final by then); the last one ends the call."""
+                  g0, g1, g2, h, substeps, fresh, newton_iterations, strain_limit,
+                  velocity_scale, lanes):
+    """All substeps of one block of LANES chains: predict; with ``fresh`` (x, v are a
+    frame's start) the tension estimate first; Newton steps of the stretch solve (at least
+    ``newton_iterations``, then until converged, ``kernels_chain.newton``); bending; strain
+    limiting (off if ``strain_limit`` < 0). The velocity update of a substep is fused with the
+    next substep's predict (the positions are final by then); the last one ends the call."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
     edges = length - _ONE
-    motion = (g0, g1, g2, h, velocity_scale)
     if bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
-        if length < _TWO:
+        for slot in range(length):
+            base = particle_offset + np.uint64(slot) * PS
             for lane in range(L):
-                _predict(buffer, particle_offset + np.uint64(lane), g0, g1, g2, h,
-                         velocity_scale, substep > 0, lanes)
+                _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
+                         substep > 0, lanes)
+        if length < _TWO:
             continue
-        # the first Newton step predicts on the way (``predict`` a literal, see ``_forward``)
-        lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                              inverse_h2, True, True, substep > 0, motion, strain_limit, lanes)
-        for _ in range(newton_iterations - 1):
-            lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                                  inverse_h2, False, False, False, motion, strain_limit, lanes)
+        if fresh and substep == 0:
+            estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length,
+                             inverse_h2, lanes)
+        newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, True, lanes)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
-            if strain_limit >= 0.0:  # bending moved the particles after the check
-                lowest = _ZERO
-        _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+        _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                      strain_limit, inverse_h2, lanes)
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
@@ -489,42 +251,42 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
 
 @kernel
 def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, newton_iterations,
+                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
                    strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, newton_iterations, strain_limit,
-                      velocity_scale, lanes)
+                      gravity[1], gravity[2], h, substeps, fresh, newton_iterations,
+                      strain_limit, velocity_scale, lanes)
 
 
 @kernel
 def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, block_bending, gravity, h, substeps, newton_iterations,
+                    block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
                     strain_limit, velocity_scale):
     """``_direct_block`` over every block of 16 lanes, one thread."""
     _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, newton_iterations,
+                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
                    strain_limit, velocity_scale, 16)
 
 
 @kernel
 def direct_substeps_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                            block_length, block_leading, block_bending, gravity, h, substeps,
-                           newton_iterations, strain_limit, velocity_scale):
+                           fresh, newton_iterations, strain_limit, velocity_scale):
     """``direct_substeps`` for blocks of one rope each (a lane count of 1)."""
     _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, newton_iterations,
+                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
                    strain_limit, velocity_scale, 1)
 
 
 @parallel_kernel
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                              block_length, block_leading, block_bending, gravity, h, substeps,
-                             newton_iterations, strain_limit, velocity_scale):
+                             fresh, newton_iterations, strain_limit, velocity_scale):
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, newton_iterations, strain_limit,
-                      velocity_scale, 16)
+                      gravity[1], gravity[2], h, substeps, fresh, newton_iterations,
+                      strain_limit, velocity_scale, 16)

@@ -27,7 +27,8 @@ def direct_substep_io(buffer, edge_buffer, block_particle_offset, block_edge_off
     particles and their buffer index of field 0, sorted by it; block b's are rows
     block_start[b]:block_start[b + 1]. Ropes asleep (``kernels_sleep``) keep x, v: only
     the particles flagged in ``awake`` (N,) are copied out, and the blocks not flagged in
-    ``awake_blocks`` (B,) are not solved."""
+    ``awake_blocks`` (B,) are not solved. ``every`` also marks the frame's first substep,
+    where the solve estimates the ropes' tension from x, v (``kernels_chain``)."""
     _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
                 velocity_scale, 16, lane_base, lane_particles, block_start, x, v, moved, every,
@@ -67,7 +68,7 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
             continue  # asleep (``kernels_sleep``): its ropes keep x, v
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, 1, newton_iterations, strain_limit,
+                      gravity[1], gravity[2], h, 1, every, newton_iterations, strain_limit,
                       velocity_scale, lanes)
         for k in range(first, last):
             i = lane_particles[k]

@@ -21,8 +21,9 @@ import numpy as np
 from numba import prange
 
 from .jit import kernel, parallel_kernel
-from .kernels_direct import _limit_chain, _solve_chain
-from .kernels_lanes import _FV, _FW, _FX, _FXP, _ONE, _PSTRIDE, _TWO
+from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, newton
+from .kernels_direct import _limit_chain
+from .kernels_lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
 from .topology import PARTICLE_V as _V
 from .topology import PARTICLE_X as _X
 
@@ -31,13 +32,16 @@ from .topology import PARTICLE_X as _X
 def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading,
                    h, newton_iterations, strain_limit, velocity_scale, lanes):
     """Stretch solve and strain limit of one block, no predict; v += (x_new - x) s for the
-    free particles. The x_prev field is the scratch for x (the next predict rewrites it)."""
+    free particles. The x_prev field is the scratch for x (the next predict rewrites it),
+    and x is the solve's starting point x_pred; the geometric stiffness is the substep's
+    tension, which the re-solve leaves as it is."""
     L = np.uint64(lanes)
     L2 = L + L
     PS = _PSTRIDE * L
     X = _FX * L
     V = _FV * L
     XP = _FXP * L
+    XT = _FXT * L
     W = _FW * L
     if length < _TWO:
         return
@@ -47,16 +51,12 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
             i = base + np.uint64(lane)
-            buffer[i + XP] = buffer[i + X]
-            buffer[i + XP + L] = buffer[i + X + L]
-            buffer[i + XP + L2] = buffer[i + X + L2]
-    motion = (0.0, 0.0, 0.0, h, velocity_scale)  # no predict here
-    lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, inverse_h2,
-                          True, False, False, motion, strain_limit, lanes)
-    for _ in range(newton_iterations - 1):
-        lowest = _solve_chain(buffer, edge_buffer, particle_offset, edge_offset, edges,
-                              inverse_h2, False, False, False, motion, strain_limit, lanes)
-    _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading, lowest,
+            for c in (_ZERO, L, L2):
+                buffer[i + XP + c] = buffer[i + X + c]
+                buffer[i + XT + c] = buffer[i + X + c]
+    newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+           newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, False, lanes)
+    _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS

@@ -190,9 +190,10 @@ def lane_scatter_awake(buffer, particle_base, particles, x, v, lanes, awake):
 @parallel_kernel
 def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
                                   block_edge_offset, block_length, block_leading,
-                                  block_bending, gravity, h, newton_iterations, strain_limit,
-                                  velocity_scale, awake_blocks):
-    """One substep of ``kernels_direct.direct_substeps_parallel`` for the blocks flagged in
+                                  block_bending, gravity, h, fresh, newton_iterations,
+                                  strain_limit, velocity_scale, awake_blocks):
+    """One substep of ``kernels_direct.direct_substeps_parallel`` (``fresh``: the frame's
+    first) for the blocks flagged in
     ``awake_blocks`` (B,) only: a block whose ropes all sleep is not solved (the one-thread
     ``kernels_direct_io`` entry points skip it the same way)."""
     for b in prange(block_length.shape[0]):
@@ -200,5 +201,5 @@ def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
             continue
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, 1, newton_iterations, strain_limit,
+                      gravity[1], gravity[2], h, 1, fresh, newton_iterations, strain_limit,
                       velocity_scale, 16)

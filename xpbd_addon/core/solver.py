@@ -106,7 +106,8 @@ _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
                    "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
                    "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
-                   "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py")
+                   "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py",
+                   "kernels_chain.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -228,7 +229,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
                        lanes.block_bending,
-                       gravity_vector, h, substeps, model.iterations,
+                       gravity_vector, h, substeps, True, model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
                        velocity_scale)
         else:
@@ -361,14 +362,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 k_sleep.direct_substep_awake_parallel(
                     lanes.particles, lanes.edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                    lanes.block_bending, gravity, h, model.iterations, strain_limit,
-                    velocity_scale, awake_blocks)
+                    lanes.block_bending, gravity, h, substep == 0, model.iterations,
+                    strain_limit, velocity_scale, awake_blocks)
             elif plan.lane_solver == "direct":
                 run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
                 run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                            layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                           lanes.block_bending, gravity, h, 1, model.iterations, strain_limit,
-                           velocity_scale)
+                           lanes.block_bending, gravity, h, 1, substep == 0, model.iterations,
+                           strain_limit, velocity_scale)
             else:
                 run = k.lane_substeps_parallel if use_threads else k.lane_substeps
                 run(lanes.particles, lanes.edges, layout.block_particle_offset,

@@ -147,21 +147,27 @@ PARTICLE_BEND_COMPLIANCE = 11  # bending alpha [1/(N m)] at this point, -1 = no 
 PARTICLE_BEND_L1 = 12  # LDL^T factor of the bending system, to the row before (scratch)
 PARTICLE_BEND_L2 = 13  # ... to the row two before (scratch)
 PARTICLE_BEND_D_INVERSE = 14  # ... inverse pivot (scratch)
-PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row; x also |d| of
-#   the edge after the point between the stretch solve and its strain test (scratch)
-PARTICLE_STRIDE = 18
+PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row (scratch)
+# Scratch of the stretch solve (``kernels_chain``):
+PARTICLE_X_PRED = 18  # x, y, z: the predicted position of the substep [m]
+PARTICLE_K = 21  # 6: the symmetric 3x3 K_i of the block elimination [1/kg]
+PARTICLE_Y = 27  # x, y, z: y_i of the elimination, then dx_i of the back substitution [m]
+PARTICLE_U = 30  # x, y, z: u_i / den_i of the elimination
+PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (the spare
+#   slot two before a block: whether each lane still iterates)
+PARTICLE_STRIDE = 34
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
 EDGE_ACTIVE = 2  # 1.0 for a real edge, 0.0 for padding
-EDGE_N = 3  # segment vector d = x_{p+1} - x_p, not normalised [m] (direct solve scratch)
-EDGE_C_PRIME = 6  # Thomas upper factor; in the back substitution the lowest edge slot that may
-#   exceed the strain limit, per lane (direct solve scratch)
-EDGE_D_PRIME = 7  # Thomas right-hand side, then dlambda (direct solve scratch)
-EDGE_LAMBDA = 8  # lambda of the substep's earlier Newton steps (the current one adds mu |d|)
-#   (direct solve scratch)
+EDGE_N = 3  # unit segment direction n = (x_p - x_{p+1}) / |...| (stretch solve scratch)
+EDGE_G = 6  # geometric stiffness g = max(-lambda, 0) / |x_p - x_{p+1}| [kg] (scratch)
+EDGE_LAMBDA_STAR = 7  # lambda* of the elimination, then dlambda (scratch) [kg m]
+EDGE_LAMBDA = 8  # lambda of the substep so far [kg m] (XPBD's multiplier: force h^2)
 EDGE_INVERSE_REST = 9  # 1 / rest length [1/m], 0 for padding (bending coefficients)
-EDGE_STRIDE = 10
+EDGE_RESIDUAL = 10  # C + alpha~ lambda at the current step's positions [m] (scratch)
+EDGE_TENSION = 11  # lambda of the substep before [kg m]: what G is built from
+EDGE_STRIDE = 12
 SPARE_SLOTS = 2
 """Inactive slots before and after every block's chains, so that the kernels read two
 neighbours past either end of a chain without a branch."""

@@ -1,0 +1,450 @@
+"""The stable stiff chain solve: a Newton step on a rope's implicit-Euler system, with the
+geometric stiffness of its tension, solved exactly in O(n) per substep.
+
+Why not just the constraint directions. XPBD's update (Macklin et al. 2016, eq. 9 with the
+constraint Hessian dropped) moves particles along the segment directions of the *predicted*
+positions. Transverse to the rope that is an explicit method: a rope under tension T with
+segments of length l and point masses m carries waves at up to omega^2 = 4 T / (m l), and an
+explicit step is stable only while h^2 omega^2 <= 4/3. A 2 m, 200-point rope hanging at
+S = 10 (24 fps) is ten times past that at its top: its zigzag modes grow each substep and the
+rope thrashes, and converging the projection (re-linearising at each iterate) does not help,
+because the transverse error of the first step is never corrected. Adding the derivative of
+the constraint directions makes the transverse response implicit (Andrews, Teichmann & Kry,
+"Geometric Stiffness for Real-time Constrained Multibody Dynamics", 2017).
+
+The system. For the chain x_0 .. x_{n-1} with distance constraints C_e = |x_e - x_{e+1}| -
+L_e, unit directions n_e = (x_e - x_{e+1}) / |...|, and multipliers lambda_e (negative under
+tension; the constraint force is J^T lambda / h^2), each substep solves
+
+    [ M + G   -J^T  ] [ dx      ]   [ -(M (x - x_pred) - J^T lambda) ]
+    [ J     alpha~  ] [ dlambda ] = [ -(C + alpha~ lambda)          ]
+
+with alpha~ = alpha / h^2 and G = sum_e g_e (P_e on the 2x2 block [[1, -1], [-1, 1]]) the
+geometric stiffness, P_e = I - n_e n_e^T, g_e = max(-lambda_e, 0) / |x_e - x_{e+1}| (its
+tension over its length; compression gets none, a buckling rope is not held straight). G is
+built from the tension of the substep before (the first substep of a frame estimates it with
+one solve at G = 0, so a frame depends on the state x, v alone and a cached frame resumes
+exactly), and the first Newton step starts at lambda = 0 as in XPBD. Without G this is
+exactly the XPBD update of the seed, and for one edge it is the seed's formula.
+
+How it is solved. Ordered (x_0), (lambda_0, x_1), (lambda_1, x_2), ... the matrix is block
+tridiagonal with 4x4 blocks, and block i + 1 couples to block i only through x_i. Block
+elimination then carries one symmetric 3x3 matrix K_i per node, the x-part of the inverse of
+the eliminated block, and a 3-vector y_i (the x-part of the eliminated right-hand side):
+
+    B   = m_i I + g_{i-1} P_{i-1} + g_i P_i - g_{i-1}^2 P K_{i-1} P          (P = P_{i-1})
+    q   = n_{i-1} - g_{i-1} P K_{i-1} n_{i-1},   p = -alpha~_{i-1} - n^T K_{i-1} n
+    u   = B^-1 q,   den = q.u - p > 0,   K_i = B^-1 - u u^T / den
+    b'  = b_i + g_{i-1} P y_{i-1},   c' = c_{i-1} + n.y_{i-1}
+    lambda*_{i-1} = (u.b' - c') / den,   y_i = B^-1 b' - u lambda*_{i-1}
+
+and the back substitution, from the chain end: w = n_i dlambda_i + g_i P_i dx_{i+1},
+dx_i = y_i + K_i w, dlambda_{i-1} = lambda*_{i-1} + u.w / den. Pinned particles have K = 0,
+y = 0. den > 0 holds even at alpha = 0 (where p = 0 next to a pin), so no pivoting is needed:
+rigid ropes pinned at both ends included. About 300 flops per particle and step.
+
+Newton steps repeat per rope until every segment's residual |C + alpha~ lambda| is below
+``tolerance`` times its rest length (usually after one step; a whip's tip or a single substep
+per frame needs a few more), rebuilding G from the current lambda; ropes that have converged
+stop moving while the others of their block go on, so a rope's motion never depends on the
+ropes that share its block.
+
+Lane layout as in ``kernels_direct`` (16 chains interleaved, ``topology`` fields).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import kernel
+from .kernels_lanes import (
+    _ESTRIDE,
+    _FACTIVE,
+    _FALPHA,
+    _FG,
+    _FIR,
+    _FK,
+    _FLAMBDA,
+    _FLSTAR,
+    _FN,
+    _FRESIDUAL,
+    _FREST,
+    _FRMAX,
+    _FTENSION,
+    _FU,
+    _FW,
+    _FX,
+    _FXP,
+    _FXT,
+    _FY,
+    _ONE,
+    _PSTRIDE,
+)
+
+NEWTON_TOLERANCE = 1e-3
+"""A rope's Newton steps in a substep stop once every segment's residual |C + alpha~ lambda|
+is below this fraction of its rest length (0.1 %)."""
+
+MAX_NEWTON_STEPS = 16
+"""The most Newton steps a substep takes (a rope released at S = 1 needs up to ~9)."""
+
+
+@kernel
+def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
+    """The row of edge slot e (particle slots i and i + PS) at the current positions: stores
+    the unit direction n, g = max(-t, 0) / |d| (t the tension estimate on the first step of
+    a substep, else lambda; 0 without ``use_tension``) and c = C + alpha~ lambda; lambda is
+    reset to 0 on the first step. Padding and zero-length edges get n = 0, g = 0, c = 0:
+    an empty row that moves nothing."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    X = _FX * L
+    N = _FN * L
+    REST = _FREST * L
+    ALPHA = _FALPHA * L
+    ACTIVE = _FACTIVE * L
+    LAMBDA = _FLAMBDA * L
+    TENSION = _FTENSION * L
+    G = _FG * L
+    RESIDUAL = _FRESIDUAL * L
+    j = i + PS
+    active = edge_buffer[e + ACTIVE]
+    dx = (buffer[i + X] - buffer[j + X]) * active
+    dy = (buffer[i + X + L] - buffer[j + X + L]) * active
+    dz = (buffer[i + X + L2] - buffer[j + X + L2]) * active
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    inverse_length = 1.0 / length if length > 0.0 else 0.0
+    multiplier = 0.0 if first else edge_buffer[e + LAMBDA]
+    edge_buffer[e + LAMBDA] = multiplier
+    tension = edge_buffer[e + TENSION] if first else multiplier
+    g = max(-tension, 0.0) * inverse_length if use_tension else 0.0
+    edge_buffer[e + N] = dx * inverse_length
+    edge_buffer[e + N + L] = dy * inverse_length
+    edge_buffer[e + N + L2] = dz * inverse_length
+    edge_buffer[e + G] = g
+    residual = (length - edge_buffer[e + REST]) if length > 0.0 else 0.0
+    edge_buffer[e + RESIDUAL] = residual + edge_buffer[e + ALPHA] * inverse_h2 * multiplier
+
+
+@kernel
+def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
+    """Forward elimination at particle slot i (edge slot e leaves it, e - ES arrives): from
+    the K, y that node i - 1 left, stores K_i, y_i, u / den at i and lambda* of the arriving
+    edge (the recurrences of the module docstring). Pinned and padding particles (w = 0)
+    get K = 0, y = 0."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    L3 = L2 + L
+    L4 = L2 + L2
+    L5 = L4 + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    X = _FX * L
+    XT = _FXT * L
+    W = _FW * L
+    K = _FK * L
+    Y = _FY * L
+    U = _FU * L
+    N = _FN * L
+    G = _FG * L
+    ALPHA = _FALPHA * L
+    LAMBDA = _FLAMBDA * L
+    RESIDUAL = _FRESIDUAL * L
+    LSTAR = _FLSTAR * L
+    f = e - ES
+    h = i - PS
+    w = buffer[i + W]
+    free = w > 0.0
+    mass = 1.0 / w if free else 0.0
+    # the arriving edge (a) and the leaving one (b)
+    a0 = edge_buffer[f + N]
+    a1 = edge_buffer[f + N + L]
+    a2 = edge_buffer[f + N + L2]
+    ga = edge_buffer[f + G]
+    la = edge_buffer[f + LAMBDA]
+    b0 = edge_buffer[e + N]
+    b1 = edge_buffer[e + N + L]
+    b2 = edge_buffer[e + N + L2]
+    gb = edge_buffer[e + G]
+    lb = edge_buffer[e + LAMBDA]
+    # right-hand side -(m (x - x_pred) - J^T lambda), with J_{a,i} = -n_a, J_{b,i} = n_b
+    r0 = -mass * (buffer[i + X] - buffer[i + XT]) - a0 * la + b0 * lb
+    r1 = -mass * (buffer[i + X + L] - buffer[i + XT + L]) - a1 * la + b1 * lb
+    r2 = -mass * (buffer[i + X + L2] - buffer[i + XT + L2]) - a2 * la + b2 * lb
+    # B = m I + g_a P_a + g_b P_b
+    s = ga + gb + mass
+    m00 = s - ga * a0 * a0 - gb * b0 * b0
+    m01 = -ga * a0 * a1 - gb * b0 * b1
+    m02 = -ga * a0 * a2 - gb * b0 * b2
+    m11 = s - ga * a1 * a1 - gb * b1 * b1
+    m12 = -ga * a1 * a2 - gb * b1 * b2
+    m22 = s - ga * a2 * a2 - gb * b2 * b2
+    # what node i - 1 hands over: K (symmetric, 6 entries) and y
+    k00 = buffer[h + K]
+    k01 = buffer[h + K + L]
+    k02 = buffer[h + K + L2]
+    k11 = buffer[h + K + L3]
+    k12 = buffer[h + K + L4]
+    k22 = buffer[h + K + L5]
+    y0 = buffer[h + Y]
+    y1 = buffer[h + Y + L]
+    y2 = buffer[h + Y + L2]
+    t0 = k00 * a0 + k01 * a1 + k02 * a2
+    t1 = k01 * a0 + k11 * a1 + k12 * a2
+    t2 = k02 * a0 + k12 * a1 + k22 * a2
+    nt = a0 * t0 + a1 * t1 + a2 * t2
+    gg = ga * ga
+    # B -= g_a^2 P K P, with P K P = K - t n^T - n t^T + (n.t) n n^T
+    m00 -= gg * (k00 - 2.0 * a0 * t0 + nt * a0 * a0)
+    m01 -= gg * (k01 - a0 * t1 - a1 * t0 + nt * a0 * a1)
+    m02 -= gg * (k02 - a0 * t2 - a2 * t0 + nt * a0 * a2)
+    m11 -= gg * (k11 - 2.0 * a1 * t1 + nt * a1 * a1)
+    m12 -= gg * (k12 - a1 * t2 - a2 * t1 + nt * a1 * a2)
+    m22 -= gg * (k22 - 2.0 * a2 * t2 + nt * a2 * a2)
+    q0 = a0 - ga * (t0 - nt * a0)
+    q1 = a1 - ga * (t1 - nt * a1)
+    q2 = a2 - ga * (t2 - nt * a2)
+    p = -edge_buffer[f + ALPHA] * inverse_h2 - nt
+    ny = a0 * y0 + a1 * y1 + a2 * y2
+    r0 += ga * (y0 - ny * a0)
+    r1 += ga * (y1 - ny * a1)
+    r2 += ga * (y2 - ny * a2)
+    c = edge_buffer[f + RESIDUAL] + ny
+    # B^-1 by cofactors (B is symmetric positive definite for a free particle)
+    c00 = m11 * m22 - m12 * m12
+    c01 = m02 * m12 - m01 * m22
+    c02 = m01 * m12 - m02 * m11
+    det = m00 * c00 + m01 * c01 + m02 * c02
+    inverse_det = 1.0 / det if free & (det > 0.0) else 0.0
+    i00 = c00 * inverse_det
+    i01 = c01 * inverse_det
+    i02 = c02 * inverse_det
+    i11 = (m00 * m22 - m02 * m02) * inverse_det
+    i12 = (m01 * m02 - m00 * m12) * inverse_det
+    i22 = (m00 * m11 - m01 * m01) * inverse_det
+    u0 = i00 * q0 + i01 * q1 + i02 * q2
+    u1 = i01 * q0 + i11 * q1 + i12 * q2
+    u2 = i02 * q0 + i12 * q1 + i22 * q2
+    den = q0 * u0 + q1 * u1 + q2 * u2 - p
+    inverse_den = 1.0 / den if den > 0.0 else 0.0
+    v0 = u0 * inverse_den
+    v1 = u1 * inverse_den
+    v2 = u2 * inverse_den
+    lambda_star = v0 * r0 + v1 * r1 + v2 * r2 - c * inverse_den
+    buffer[i + K] = i00 - u0 * v0
+    buffer[i + K + L] = i01 - u0 * v1
+    buffer[i + K + L2] = i02 - u0 * v2
+    buffer[i + K + L3] = i11 - u1 * v1
+    buffer[i + K + L4] = i12 - u1 * v2
+    buffer[i + K + L5] = i22 - u2 * v2
+    buffer[i + Y] = i00 * r0 + i01 * r1 + i02 * r2 - u0 * lambda_star
+    buffer[i + Y + L] = i01 * r0 + i11 * r1 + i12 * r2 - u1 * lambda_star
+    buffer[i + Y + L2] = i02 * r0 + i12 * r1 + i22 * r2 - u2 * lambda_star
+    buffer[i + U] = v0
+    buffer[i + U + L] = v1
+    buffer[i + U + L2] = v2
+    edge_buffer[f + LSTAR] = lambda_star
+
+
+@kernel
+def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, first,
+             use_tension, lanes):
+    """Rows and forward elimination of a block's chains, node by node (module docstring)."""
+    L = np.uint64(lanes)
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    for slot in range(length):
+        p = np.uint64(slot)
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            _edge_row(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, first, use_tension, lanes)
+            _eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, lanes)
+
+
+@kernel
+def _back_node(buffer, edge_buffer, i, e, inverse_h2, apply, lanes):
+    """Back substitution at particle slot i: dx_i and dlambda of the arriving edge, applied
+    where the lane still iterates (``apply`` and the lane's flag); then the residual of the
+    leaving edge, whose ends are both final now, joins the running maximum of the lane."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    X = _FX * L
+    K = _FK * L
+    Y = _FY * L
+    U = _FU * L
+    N = _FN * L
+    G = _FG * L
+    REST = _FREST * L
+    ALPHA = _FALPHA * L
+    ACTIVE = _FACTIVE * L
+    INVERSE_REST = _FIR * L
+    LAMBDA = _FLAMBDA * L
+    TENSION = _FTENSION * L
+    LSTAR = _FLSTAR * L
+    RMAX = _FRMAX * L
+    j = i + PS
+    f = e - ES
+    n0 = edge_buffer[e + N]
+    n1 = edge_buffer[e + N + L]
+    n2 = edge_buffer[e + N + L2]
+    g = edge_buffer[e + G]
+    dl = edge_buffer[e + LSTAR]  # dlambda of the leaving edge (set by node i + 1)
+    d0 = buffer[j + Y]  # dx of node i + 1 (its y field holds it by now)
+    d1 = buffer[j + Y + L]
+    d2 = buffer[j + Y + L2]
+    nd = n0 * d0 + n1 * d1 + n2 * d2
+    w0 = n0 * dl + g * (d0 - nd * n0)
+    w1 = n1 * dl + g * (d1 - nd * n1)
+    w2 = n2 * dl + g * (d2 - nd * n2)
+    k00 = buffer[i + K]
+    k01 = buffer[i + K + L]
+    k02 = buffer[i + K + L2]
+    k11 = buffer[i + K + L2 + L]
+    k12 = buffer[i + K + L2 + L2]
+    k22 = buffer[i + K + L2 + L2 + L]
+    x0 = buffer[i + Y] + k00 * w0 + k01 * w1 + k02 * w2
+    x1 = buffer[i + Y + L] + k01 * w0 + k11 * w1 + k12 * w2
+    x2 = buffer[i + Y + L2] + k02 * w0 + k12 * w1 + k22 * w2
+    arriving = edge_buffer[f + LSTAR] + (buffer[i + U] * w0 + buffer[i + U + L] * w1
+                                         + buffer[i + U + L2] * w2)
+    buffer[i + Y] = x0
+    buffer[i + Y + L] = x1
+    buffer[i + Y + L2] = x2
+    edge_buffer[f + LSTAR] = arriving
+    if apply:
+        buffer[i + X] += x0
+        buffer[i + X + L] += x1
+        buffer[i + X + L2] += x2
+        edge_buffer[f + LAMBDA] += arriving
+        # the leaving edge is final: its residual |C + alpha~ lambda| / L
+        ex = (buffer[i + X] - buffer[j + X]) * edge_buffer[e + ACTIVE]
+        ey = (buffer[i + X + L] - buffer[j + X + L]) * edge_buffer[e + ACTIVE]
+        ez = (buffer[i + X + L2] - buffer[j + X + L2]) * edge_buffer[e + ACTIVE]
+        length = math.sqrt(ex * ex + ey * ey + ez * ez)
+        residual = abs(length - edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2
+                       * edge_buffer[e + LAMBDA]) * edge_buffer[e + INVERSE_REST]
+        buffer[i + RMAX] = max(residual, buffer[j + RMAX])
+    else:
+        # estimate only: the tension of the leaving edge (its dlambda from lambda = 0)
+        edge_buffer[f + TENSION] = arriving
+
+
+@kernel
+def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, apply, lanes):
+    """Back substitution from the chain end (``_back_node``). The slot is read back from
+    memory each time (the x_prev field, lane 0, of the spare slot before the block): computed
+    from the loop counter, LLVM sees a decreasing unsigned address and leaves the lane loop
+    scalar (measured)."""
+    L = np.uint64(lanes)
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    XP = _FXP * L
+    counter = particle_offset - PS + XP
+    buffer[counter] = float(length)
+    for _ in range(length):
+        p = np.uint64(buffer[counter]) - _ONE
+        buffer[counter] = float(p)
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            _back_node(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, apply, lanes)
+
+
+@kernel
+def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     lanes):
+    """The tension field (lambda of a step from lambda = 0 without geometric stiffness, at
+    the predicted positions) that the first Newton step of a frame builds G from. Moves
+    nothing."""
+    _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, True, False,
+             lanes)
+    _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, False, lanes)
+
+
+@kernel
+def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+           min_steps, max_steps, tolerance, update_tension, lanes):
+    """Newton steps on a block's chains from the predicted positions (x_pred in the XT
+    field, lambda from 0) until each lane's largest residual |C + alpha~ lambda| / L is below
+    ``tolerance`` (at least ``min_steps``, at most ``max_steps``); a lane that has converged
+    keeps its x and lambda while the others go on. With ``update_tension`` the converged
+    lambda becomes the tension estimate of the next substep. Returns the steps taken."""
+    L = np.uint64(lanes)
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    RMAX = _FRMAX * L
+    LAMBDA = _FLAMBDA * L
+    TENSION = _FTENSION * L
+    flags = particle_offset - PS - PS + RMAX  # the spare slot two before the block
+    end = particle_offset + length * PS + RMAX
+    for lane in range(L):
+        buffer[flags + np.uint64(lane)] = 1.0
+        buffer[end + np.uint64(lane)] = 0.0
+    steps = 0
+    for step in range(max_steps):
+        _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                 step == 0, True, lanes)
+        _masked_back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     flags, lanes)
+        steps += 1
+        going = False
+        for lane in range(L):
+            l = np.uint64(lane)
+            still = (buffer[particle_offset + RMAX + l] > tolerance) | (steps < min_steps)
+            still = still & (buffer[flags + l] > 0.0)
+            buffer[flags + l] = 1.0 if still else 0.0
+            going = going | still
+        if not going:
+            break
+    if update_tension:
+        for slot in range(length):
+            e0 = edge_offset + np.uint64(slot) * ES
+            for lane in range(L):
+                e = e0 + np.uint64(lane)
+                edge_buffer[e + TENSION] = edge_buffer[e + LAMBDA]
+    return steps
+
+
+@kernel
+def _masked_back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, flags,
+                 lanes):
+    """``_back`` for the lanes whose flag (at ``flags`` + lane) is set; the others keep x
+    and lambda (their back substitution is computed and dropped: selects, so the lane loop
+    stays vectorised)."""
+    L = np.uint64(lanes)
+    L2 = L + L
+    PS = _PSTRIDE * L
+    ES = _ESTRIDE * L
+    X = _FX * L
+    XP = _FXP * L
+    LAMBDA = _FLAMBDA * L
+    counter = particle_offset - PS + XP
+    buffer[counter] = float(length)
+    for _ in range(length):
+        p = np.uint64(buffer[counter]) - _ONE
+        buffer[counter] = float(p)
+        a0 = particle_offset + p * PS
+        e0 = edge_offset + p * ES
+        for lane in range(L):
+            l = np.uint64(lane)
+            i = a0 + l
+            e = e0 + l
+            f = e - ES
+            go = buffer[flags + l] > 0.0
+            x0 = buffer[i + X]
+            x1 = buffer[i + X + L]
+            x2 = buffer[i + X + L2]
+            lam = edge_buffer[f + LAMBDA]
+            _back_node(buffer, edge_buffer, i, e, inverse_h2, True, lanes)
+            buffer[i + X] = buffer[i + X] if go else x0
+            buffer[i + X + L] = buffer[i + X + L] if go else x1
+            buffer[i + X + L2] = buffer[i + X + L2] if go else x2
+            edge_buffer[f + LAMBDA] = edge_buffer[f + LAMBDA] if go else lam
