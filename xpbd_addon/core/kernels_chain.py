@@ -371,12 +371,14 @@ def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, 
 
 @kernel
 def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-           min_steps, max_steps, tolerance, update_tension, lanes):
+           min_steps, max_steps, tolerance, dynamic, lanes):
     """Newton steps on a block's chains from the predicted positions (x_pred in the XT
     field, lambda from 0) until each lane's largest residual |C + alpha~ lambda| / L is below
     ``tolerance`` (at least ``min_steps``, at most ``max_steps``); a lane that has converged
-    keeps its x and lambda while the others go on. With ``update_tension`` the converged
-    lambda becomes the tension estimate of the next substep. Returns the steps taken."""
+    keeps its x and lambda while the others go on. ``dynamic``: the substep's own solve,
+    with the geometric stiffness, whose converged lambda becomes the tension estimate of the
+    next substep; without it a plain projection of the current positions (the re-solve after
+    the contacts, ``kernels_resolve``). Returns the steps taken."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
@@ -391,7 +393,7 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
     steps = 0
     for step in range(max_steps):
         _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                 step == 0, True, lanes)
+                 step == 0, dynamic, lanes)
         _masked_back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
                      flags, lanes)
         steps += 1
@@ -404,7 +406,7 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
             going = going | still
         if not going:
             break
-    if update_tension:
+    if dynamic:
         for slot in range(length):
             e0 = edge_offset + np.uint64(slot) * ES
             for lane in range(L):

@@ -23,7 +23,7 @@ RESOLVE_STRAIN = 0.01
 contacts changed some segment's length by more than this fraction of its rest length (a
 resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
 
-RESOLVE_CONTACT_PASSES = 1
+RESOLVE_CONTACT_PASSES = 2
 """Frictionless passes over all contacts after the rope's re-solve in a substep."""
 
 _kernels: tuple[ModuleType, ModuleType] | None = None
