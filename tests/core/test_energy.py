@@ -1,0 +1,192 @@
+"""No solver adds energy: ropes released, nudged at rest and left on their equilibrium, at
+many point counts and substep counts, with the strain limiter off as well as on.
+
+With no pin moving and no contact, kinetic + gravitational + elastic energy (sum of
+C^2 / (2 alpha) over the segments) may only fall. The released-rope figure is the peak kinetic
+energy over what the fall can give (m g L / 2 for a rope pinned at one end, released from
+horizontal): a stiff rope stays below 1. Before the stable solve (one linearised step per
+substep along the predicted directions) a 200-point rope at S = 10 reached 251 and a hanging
+100-point rope nudged by 1 mm/s thrashed at 64 times that speed.
+"""
+
+import numpy as np
+import pytest
+
+from xpbd_addon.core import Model, step
+from xpbd_addon.core.solver import _advance
+
+DT = 1.0 / 24.0
+LENGTH = 2.0
+G = 9.81
+
+
+def rope(points, *, horizontal, mass, compliance, damping, strain_limit, bending=None):
+    x = np.zeros((points, 3))
+    if horizontal:
+        x[:, 0] = np.linspace(0.0, LENGTH, points)
+    else:
+        x[:, 2] = np.linspace(0.0, -LENGTH, points)
+    inv_mass = np.full(points, 1.0 / mass)
+    inv_mass[0] = 0.0
+    edges = [(i, i + 1) for i in range(points - 1)]
+    return Model(x, edges, inv_mass, compliance, damping=damping, strain_limit=strain_limit,
+                 bending_compliance=bending)
+
+
+def energies(model, state):
+    """(kinetic, gravitational + elastic) [J] of a rope (pinned points carry no mass)."""
+    w = model.particle_inv_mass
+    mass = np.divide(1.0, w, out=np.zeros_like(w), where=w > 0.0)
+    kinetic = 0.5 * float(np.sum(mass[:, None] * state.v ** 2))
+    potential = float(np.sum(mass * G * state.x[:, 2]))
+    a, b = model.edge_index[:, 0], model.edge_index[:, 1]
+    stretch = np.linalg.norm(state.x[a] - state.x[b], axis=1) - model.edge_rest_length
+    alpha = model.edge_compliance
+    elastic = float(np.sum(np.where(alpha > 0.0, stretch ** 2 / (2.0 * np.where(
+        alpha > 0.0, alpha, 1.0)), 0.0)))
+    return kinetic, potential + elastic
+
+
+def release(points, substeps, *, compliance, strain_limit, seconds=6.0, mass=0.05,
+            damping=0.1, bending=None, parallel=None):
+    """(peak kinetic energy / m g L / 2, largest rise of the total energy over its start [J],
+    what the fall can give [J]) of a rope released from horizontal."""
+    model = rope(points, horizontal=True, mass=mass, compliance=compliance, damping=damping,
+                 strain_limit=strain_limit, bending=bending)
+    state = model.state()
+    available = mass * (points - 1) * G * LENGTH / 2.0
+    start = sum(energies(model, state))
+    peak, rise = 0.0, -np.inf
+    for _ in range(int(seconds * 24)):
+        _advance(model, state, DT, substeps, (0.0, 0.0, -G), None, model._plan,
+                 parallel=parallel)
+        kinetic, potential = energies(model, state)
+        assert np.isfinite(kinetic)
+        peak = max(peak, kinetic)
+        rise = max(rise, kinetic + potential - start)
+    return peak / available, rise, available
+
+
+@pytest.mark.parametrize("compliance", [0.0, 1e-6])
+@pytest.mark.parametrize("points", [100, 200, 1000])
+@pytest.mark.parametrize("substeps", [10, 20, 40])
+@pytest.mark.parametrize("strain_limit", [None, 0.002])
+def test_a_released_rope_gains_no_energy(points, substeps, compliance, strain_limit):
+    """The add-on's defaults (0.05 kg per point, alpha 1e-6, damping 0.1 /s) and alpha 0."""
+    ratio, rise, available = release(points, substeps, compliance=compliance,
+                                     strain_limit=strain_limit)
+    assert ratio <= 1.0
+    assert rise <= 1e-9 * available
+
+
+@pytest.mark.parametrize("substeps", [1, 3, 100])
+def test_few_and_many_substeps_gain_no_energy(substeps):
+    ratio, rise, available = release(200, substeps, compliance=0.0, strain_limit=None,
+                                     seconds=4.0)
+    assert ratio <= 1.0 and rise <= 1e-9 * available
+
+
+@pytest.mark.parametrize("compliance", [1e-4, 1e-2])
+def test_soft_ropes_gain_no_energy(compliance):
+    """A soft rope stretches far beyond its rest length (its fall is longer than L / 2, so
+    only the total energy is bounded)."""
+    _, rise, available = release(200, 10, compliance=compliance, strain_limit=None,
+                                 seconds=4.0)
+    assert rise <= 1e-9 * available
+
+
+def test_heavy_points_and_bending_gain_no_energy():
+    """1 kg points (the benchmark's ropes) and bending stiffness."""
+    ratio, rise, available = release(100, 20, compliance=1e-6, strain_limit=None, mass=1.0,
+                                     seconds=4.0)
+    assert ratio <= 1.0 and rise <= 1e-9 * available
+    ratio, rise, available = release(200, 10, compliance=0.0, strain_limit=None,
+                                     bending=1e-1, seconds=4.0)
+    assert ratio <= 1.0 and rise <= 1e-9 * available
+
+
+def test_threads_and_many_ropes_gain_no_energy():
+    """The 16-lane blocks spread over threads: 40 ropes at once."""
+    x, edges, w = [], [], []
+    for r in range(40):
+        points = np.zeros((150, 3))
+        points[:, 0] = np.linspace(0.0, LENGTH, 150)
+        points[:, 1] = 0.1 * r
+        x.append(points)
+        edges += [(150 * r + i, 150 * r + i + 1) for i in range(149)]
+        inv = np.full(150, 20.0)
+        inv[0] = 0.0
+        w.append(inv)
+    model = Model(np.concatenate(x), edges, np.concatenate(w), 1e-6, damping=0.1,
+                  strain_limit=None)
+    state = model.state()
+    start = sum(energies(model, state))
+    for _ in range(72):
+        _advance(model, state, DT, 10, (0.0, 0.0, -G), None, model._plan, parallel=True)
+        assert sum(energies(model, state)) <= start
+
+
+@pytest.mark.slow
+def test_a_long_run_gains_no_energy():
+    """60 s of a 200-point rope swinging and settling, damping 0."""
+    ratio, rise, available = release(200, 10, compliance=1e-6, strain_limit=None,
+                                     damping=0.0, seconds=60.0)
+    assert ratio <= 1.0 and rise <= 1e-9 * available
+
+
+def settled(points, substeps, strain_limit, *, damping=2.0, seconds=10.0):
+    model = rope(points, horizontal=False, mass=1.0 / points, compliance=0.0, damping=damping,
+                 strain_limit=strain_limit)
+    state = model.state()
+    for _ in range(int(seconds * 24)):
+        step(model, state, DT, substeps)
+    return model, state
+
+
+@pytest.mark.parametrize("points, substeps", [(50, 10), (100, 10), (200, 20), (1000, 20)])
+@pytest.mark.parametrize("strain_limit", [None, 0.002])
+def test_a_hanging_rope_nudged_sideways_settles(points, substeps, strain_limit):
+    """Every free point of a rope hanging at rest given a random sideways speed (1 mm/s):
+    the energy of the disturbance falls at least as fast as damping alone makes an
+    oscillation's energy fall, exp(-d t)."""
+    damping = 2.0
+    model, state = settled(points, substeps, strain_limit, damping=damping)
+    equilibrium = state.x.copy()
+    state.v[:] = 0.0
+    state.v[1:, :2] = np.random.default_rng(7).normal(0.0, 1e-3, (points - 1, 2))
+    mass = np.where(model.particle_inv_mass > 0.0, 1.0 / points, 0.0)
+
+    def disturbance():
+        kinetic = 0.5 * np.sum(mass[:, None] * state.v ** 2)
+        return kinetic + np.sum(mass * G * (state.x[:, 2] - equilibrium[:, 2]))
+
+    start = disturbance()
+    for frame in range(1, 49):
+        step(model, state, DT, substeps)
+        if frame in (12, 24, 48):
+            assert disturbance() <= start * np.exp(-damping * frame * DT), frame
+
+
+@pytest.mark.parametrize("points, substeps", [(100, 10), (200, 20)])
+def test_a_catenary_started_on_its_equilibrium_stays_on_it(points, substeps):
+    """A rope pinned at both ends, settled, then run on without damping: it stays where it
+    is (no motion grows out of rounding)."""
+    x = np.zeros((points, 3))
+    x[:, 0] = np.linspace(0.0, 1.6, points)  # 1.6 m apart, 2 m of rope: it sags
+    rest = np.full(points - 1, LENGTH / (points - 1))
+    inv_mass = np.full(points, 20.0)
+    inv_mass[[0, -1]] = 0.0
+    edges = [(i, i + 1) for i in range(points - 1)]
+    settling = Model(x, edges, inv_mass, 0.0, rest_length=rest, damping=5.0,
+                     strain_limit=None)
+    state = settling.state()
+    state.x[1:-1, 2] -= 0.5 * np.sin(np.linspace(0.0, np.pi, points))[1:-1]
+    for _ in range(24 * 20):
+        step(settling, state, DT, substeps)
+    shape = state.x.copy()
+    state.v[:] = 0.0
+    free = Model(x, edges, inv_mass, 0.0, rest_length=rest, damping=0.0, strain_limit=None)
+    for _ in range(24 * 10):
+        step(free, state, DT, substeps)
+    assert np.abs(state.x - shape).max() < 1e-4
+    assert np.abs(state.v).max() < 1e-3
