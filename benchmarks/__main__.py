@@ -1,6 +1,7 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake. The
+Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake,
+damping. The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
 collisions on the scenes of `collision` (with our solver's rows beside it; `--blender53`
@@ -25,6 +26,7 @@ SCRIPTS = {
     "collision_ab": "bench_collision_ab.py",
     "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
+    "damping": "bench_damping.py",
 }
 
 

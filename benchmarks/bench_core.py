@@ -9,8 +9,10 @@ threads, and a plain-numpy implementation of the same sweep (vectorised across r
 chain walked in order, so it is the same Gauss-Seidel update). Then the cost of the direct solve
 relative to the sweep, per particle-substep: frames of the two alternate in one process (``step``
 as a user calls it, threads where ``step`` uses them), the ratio of each pair of frames, median and
-range, so that load from other processes hits both alike. Then cold compile and cached load of
-the kernels, each in a fresh process.
+range, so that load from other processes hits both alike. Next to each time, the ropes'
+behaviour over their first 2 s from release: the peak kinetic energy over what the fall can give
+(m g L / 2; a rope that behaves stays below 1) and the stretch. Then cold compile and cached load
+of the kernels, each in a fresh process.
 
     python -m benchmarks.bench_core [--quick]
 """
@@ -79,6 +81,24 @@ def time_frames(run, frames: int) -> float:
     return float(np.median(samples))
 
 
+def behaviour(model: Model, seconds: float = 2.0) -> tuple[float, float]:
+    """(peak kinetic energy / (m g L / 2), peak stretch of the ropes' total length) over
+    ``seconds`` from release, with ``step`` as timed."""
+    state = model.state()
+    w = model.particle_inv_mass
+    mass = np.divide(1.0, w, out=np.zeros_like(w), where=w > 0.0)
+    available = float(mass.sum()) * 9.81 * 2.0 / 2.0
+    rest = model.edge_rest_length.sum()
+    a, b = model.edge_index[:, 0], model.edge_index[:, 1]
+    peak = stretch = 0.0
+    for _ in range(int(seconds / DT)):
+        step(model, state, DT, SUBSTEPS)
+        peak = max(peak, 0.5 * float(np.sum(mass[:, None] * state.v ** 2)))
+        length = np.linalg.norm(state.x[a] - state.x[b], axis=1).sum()
+        stretch = max(stretch, float(length / rest - 1.0))
+    return peak / available, stretch
+
+
 def paired_ratio(run_a, run_b, pairs: int) -> tuple[float, float, float]:
     """Median, min and max over ``pairs`` of time(run_a) / time(run_b), the two alternating
     (after one warm-up call of each)."""
@@ -111,6 +131,7 @@ def measure_scene(count: int, points: int, quick: bool) -> dict:
         state = model.state()
         runs[name] = lambda m=model, s=state: step(m, s, DT, SUBSTEPS)
         record(name, time_frames(runs[name], frames))
+        row[name + "_energy"], row[name + "_stretch"] = behaviour(model)
     pairs = max(5, min(frames, 60))
     row["ratio"] = paired_ratio(runs["direct"], runs["sweep"], pairs)
     row["ratio_bending"] = paired_ratio(runs["bending"], runs["sweep"], pairs)
@@ -192,6 +213,14 @@ def main(argv: list[str]) -> int:
     print("|---|---|---|")
     for r in rows:
         cells = [f"{m:.2f} [{lo:.2f}-{hi:.2f}]" for m, lo, hi in (r["ratio"], r["ratio_bending"])]
+        print(f"| {r['scene']} | " + " | ".join(cells) + " |")
+    print("\nBehaviour over the first 2 s from release: peak kinetic energy / (m g L / 2) "
+          "(stretch of the total length)\n")
+    print("| ropes x points | direct (default) | direct + bending | sweep (lanes) |")
+    print("|---|---|---|---|")
+    for r in rows:
+        cells = [f"{r[name + '_energy']:.2f} ({100 * r[name + '_stretch']:.2f} %)"
+                 for name in ("direct", "bending", "sweep")]
         print(f"| {r['scene']} | " + " | ".join(cells) + " |")
     print(f"\nKernels: cold compile {compile_info['cold_s']:.2f} s, "
           f"cached load {compile_info['cached_s']:.2f} s (first step of a fresh process, "

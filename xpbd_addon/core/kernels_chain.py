@@ -25,7 +25,7 @@ tension over its length; compression gets none, a buckling rope is not held stra
 built from the tension of the substep before (the first substep of a frame estimates it with
 one solve at G = 0, so a frame depends on the state x, v alone and a cached frame resumes
 exactly), and the first Newton step starts at lambda = 0 as in XPBD. Without G this is
-exactly the XPBD update of the seed, and for one edge it is the seed's formula.
+exactly plain XPBD's update (Macklin et al. 2016), and for one edge the familiar formula.
 
 How it is solved. Ordered (x_0), (lambda_0, x_1), (lambda_1, x_2), ... the matrix is block
 tridiagonal with 4x4 blocks, and block i + 1 couples to block i only through x_i. Block

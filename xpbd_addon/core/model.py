@@ -75,17 +75,21 @@ class Model:
             exp(-d t), like air drag. It only slows motion down; resting shapes (equilibria)
             are the same for every d. 0 is none.
         solver: ``"direct"`` (default) solves all distance constraints of each rope (chain)
-            together every substep (``kernels_direct``), so a rope is as stiff as alpha says
-            at any substep count and resolution; ``"sweep"`` is plain XPBD, one Gauss-Seidel
-            sweep per substep (the seed's algorithm; stiff long ropes stretch).
-        iterations: solver iterations per substep, lambda accumulating over them: Newton
-            steps of the direct chain solve, and Gauss-Seidel sweeps for what is swept
-            (everything with ``solver="sweep"``; closed loops, trees and nets with "direct").
+            together every substep, Newton steps of its implicit system with the geometric
+            stiffness of its tension (``kernels_chain``): as stiff as alpha says and stable
+            (no energy gain) at any point count, substep count, compliance and mass;
+            ``"sweep"`` is plain XPBD, one Gauss-Seidel sweep per substep (stiff long ropes
+            stretch).
+        iterations: with ``"direct"``, the least number of Newton steps per substep (more
+            are taken until every segment's residual is below 0.1 % of its length,
+            ``kernels_chain.NEWTON_TOLERANCE``); Gauss-Seidel sweeps per substep, lambda
+            accumulating, for what is swept (everything with ``solver="sweep"``; closed loops,
+            trees and nets with "direct").
         strain_limit: with ``"direct"``, the most a segment of a rope's part hanging off a pin
             may stretch beyond its rest length plus the stretch its compliance explains, as a
             fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct._limit_chain``).
-            It only acts when a substep is too coarse for the motion (a whipping tip). None
-            turns it off.
+            A safety net for contacts (a fast kinematic collider pushing a pinned rope); the
+            converged solve holds lengths by itself. None turns it off.
         bending_compliance: alpha_b [1/(N m)] of the bending constraint at each point of a
             chain (a scalar or (N,); see ``kernels_direct``): 0 is rigid, larger is softer,
             None (default) is no bending stiffness, a chain. For a material of bending stiffness
