@@ -12,6 +12,7 @@ particles: they keep their rest offset from the point, so they travel with it.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +44,25 @@ class Layout:
     """Curves only: (first particle, point count, is_bezier) per spline, in spline order"""
 
 
+def edge_hash(flat_edges: np.ndarray) -> tuple[int, int]:
+    """A hash of a mesh's edge list (int32, flat), as two integers below 2**24 each (an ID
+    property holds 32-bit signed integers)."""
+    digest = hashlib.blake2b(np.ascontiguousarray(flat_edges, dtype=np.int32).tobytes(),
+                             digest_size=6).digest()
+    return (int.from_bytes(digest[:3], "little"), int.from_bytes(digest[3:], "little"))
+
+
 def topology_signature(obj: Any) -> tuple:
-    """Counts that change whenever the topology does: vertices and edges of a mesh; type, point
-    count and cyclic flag of every spline of a curve. Cheap enough to check every frame."""
+    """What changes whenever the topology does: vertex and edge counts of a mesh and a hash of
+    its edge list (deleting a vertex and adding one keeps the counts, not the edges); type,
+    point count and cyclic flag of every spline of a curve. Cheap enough to check every frame
+    (~40 us for a 10k-edge mesh)."""
     data = obj.data
     if obj.type == "MESH":
-        return ("MESH", len(data.vertices), len(data.edges))
+        m = len(data.edges)
+        flat = np.empty(2 * m, dtype=np.int32)
+        data.edges.foreach_get("vertices", flat)
+        return ("MESH", len(data.vertices), m, *edge_hash(flat))
     if obj.type == "CURVE":
         # Three bulk reads instead of three attribute reads per spline: ~15 us for 100
         # splines instead of ~70 us, and this runs every frame.
@@ -84,7 +98,7 @@ def build_layout(obj: Any) -> Layout:
         flat = np.empty(2 * m, dtype=np.int32)
         mesh.edges.foreach_get("vertices", flat)
         edges = flat.reshape(m, 2).astype(np.int64)
-        return Layout("MESH", n, edges, topology_signature(obj))
+        return Layout("MESH", n, edges, ("MESH", n, m, *edge_hash(flat)))
     if kind == "CURVE":
         sig = topology_signature(obj)
         splines = []

@@ -26,11 +26,8 @@ import numpy as np
 
 from .. import core
 from . import colliders, geometry, pins, rest, stiffness
+from .checks import MAX_COORDINATE, check_energy, check_matrix, matrix_problem
 from .geometry import Layout, RopeError
-
-MIN_SCALE_DET = 1e-12
-"""Below this |det| of the object matrix (3x3 part) the object is treated as scaled to zero:
-world positions could not be written back into object space."""
 
 
 @dataclass
@@ -66,11 +63,15 @@ def settings_key(obj: Any, scene: Any) -> str:
     s = obj.xpbd
     # Whether the pin group exists is part of the key: deleting it must stop the simulation.
     group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
+    # Shape keys added while simulating must stop the rope (they hide what it writes), as at
+    # build time; a matrix scaled to zero and then fixed must retry without a Reset.
+    shape_keys = obj.type == "MESH" and obj.data.shape_keys is not None
+    matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
     contact = (s.radius, s.use_collision, s.use_ground, s.ground_height, s.ground_friction,
                s.use_self_collision, s.self_friction, s.sleep_speed)
     return repr((stiffness.key(s), contact, s.substeps, s.damping, s.pin_group, group,
                  s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
-                 frame_dt(scene), geometry.topology_signature(obj)))
+                 frame_dt(scene), geometry.topology_signature(obj), shape_keys, matrix_ok))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
@@ -88,26 +89,14 @@ def _check_settings(obj: Any, scene: Any) -> None:
         if not math.isfinite(getattr(s, name)):
             raise RopeError(f"{name.replace('_', ' ').capitalize()} must be a number "
                             f"(got {getattr(s, name)})")
+    if s.use_ground and abs(s.ground_height) >= MAX_COORDINATE:
+        raise RopeError(f"Ground Height must be within +/-{MAX_COORDINATE:g} m "
+                        f"(got {s.ground_height:g} m): beyond that single-precision "
+                        "coordinates have no precision left")
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
     if s.frame_end <= s.frame_start:
         raise RopeError("Cache end frame must come after the start frame")
-
-
-def _det3(m: np.ndarray) -> float:
-    # Closed form: numpy.linalg (LAPACK) costs ~2 ms per call inside Blender here, more than
-    # the whole frame budget, when its thread pool competes with Blender's.
-    return float(m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
-                 - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
-                 + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
-
-
-def check_matrix(matrix: np.ndarray, name: str) -> None:
-    """RopeError if an object matrix is not finite or scales to zero."""
-    if not np.all(np.isfinite(matrix)):
-        raise RopeError(f"'{name}' has a transform with NaN or infinite values")
-    if abs(_det3(matrix[:3, :3])) < MIN_SCALE_DET:
-        raise RopeError(f"'{name}' has a scale of zero: points cannot be written back")
 
 
 class RopeSim:
@@ -116,14 +105,13 @@ class RopeSim:
     def __init__(self, obj: Any, scene: Any, key: str) -> None:
         _check_settings(obj, scene)
         layout = geometry.build_layout(obj)
-        stored = rest.load(obj, layout)
+        found = rest.inspect(obj, layout)
+        if found.problem is not None:
+            raise RopeError(found.problem)
+        stored = found.local
         if stored is None:
-            if rest.has_rest(obj):
-                raise RopeError("The topology changed since the rest shape was stored; "
-                                "geometry is left as it is. Reset to use the current shape "
-                                "as the new rest shape")
             stored = geometry.read_local(obj, layout)
-            rest.store(obj, layout, stored)
+            rest.store(obj, layout, stored)  # refuses a non-finite shape
         settings = obj.xpbd
         self.key = key
         self.scene_name = scene.name
@@ -137,16 +125,10 @@ class RopeSim:
         self.pinned_ids = np.flatnonzero(self.pinned)
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
-        world_rest = pins.transform(world, self.rest_xyz)
-        arguments = stiffness.model_arguments(settings, world_rest, layout.edges, self.pinned)
-        try:
-            self.model = core.Model(world_rest, layout.edges, damping=settings.damping,
-                                    radius=settings.radius,
-                                    self_collision=bool(settings.use_self_collision),
-                                    self_friction=settings.self_friction,
-                                    sleep_speed=settings.sleep_speed, **arguments)
-        except ValueError as exc:
-            raise RopeError(f"Cannot build the rope: {exc}") from exc
+        self._settings = settings
+        self.model_world = world
+        """The object matrix the Model's world rest shape was built with (see ``reset_frame``)"""
+        self.model = self._build_model(world)
         self.substeps = int(settings.substeps)
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
@@ -167,6 +149,22 @@ class RopeSim:
         # Pin targets handed to the core: rows of free particles are ignored there, so one
         # buffer is reused and only the pinned rows change.
         self._pin_targets = pins.transform(world, self.rest_xyz)
+
+    def _build_model(self, world: np.ndarray) -> Any:
+        """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
+        compliances in world units)."""
+        settings = self._settings
+        world_rest = pins.transform(world, self.rest_xyz)
+        arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
+                                              self.pinned)
+        try:
+            return core.Model(world_rest, self.layout.edges, damping=settings.damping,
+                              radius=settings.radius,
+                              self_collision=bool(settings.use_self_collision),
+                              self_friction=settings.self_friction,
+                              sleep_speed=settings.sleep_speed, **arguments)
+        except ValueError as exc:
+            raise RopeError(f"Cannot build the rope: {exc}") from exc
 
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool) -> np.ndarray:
@@ -199,7 +197,17 @@ class RopeSim:
     def reset_frame(self, world: np.ndarray, targets: np.ndarray,
                     snapshot: colliders.Snapshot | None = None) -> Frame:
         """The start-frame state: the rest shape placed by ``world``, pins on their targets;
-        ``snapshot``: the colliders at the start frame (``read_colliders``)."""
+        ``snapshot``: the colliders at the start frame (``read_colliders``).
+
+        The Model is rebuilt here if it was built with another matrix: a rope is built at
+        whatever frame it is first seen (a jump, a reopened file, a bake started elsewhere),
+        and under a rotating parent the float32 matrix of that frame gives rest lengths that
+        differ in their last bits from the start frame's. Every run of frames starts here,
+        so the Model is always the start frame's and frames do not depend on the path taken
+        to them."""
+        if not np.array_equal(world, self.model_world):
+            self.model = self._build_model(world)
+            self.model_world = world.copy()
         x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
         return Frame(x, np.zeros_like(x), targets, snapshot)
@@ -286,6 +294,11 @@ class RopeSim:
         # scattering the free rows.
         io_kernels.world_to_local(x, pins.affine_inverse(world), self.pinned_ids,
                                   self.rest_local, buf)
+        if not np.isfinite(buf).all():
+            # Finite in world space but beyond float32 in object space (a huge inverse
+            # scale): never written into the user's data.
+            raise RopeError("A point would be NaN or infinite in object space (check the "
+                            "object's scale); nothing was written")
         try:
             if self.layout.kind == "MESH":
                 geometry.write_mesh_positions(obj.data, buf)
@@ -327,6 +340,7 @@ def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
         raise RopeError(f"The solver refused the input: {exc}") from exc
     if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
         raise RopeError(f"{what} produced NaN; nothing was written")
+    check_energy(model, state.x, what)
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:
@@ -413,7 +427,7 @@ def restore_rest(obj: Any) -> bool:
         layout = geometry.build_layout(obj)
     except RopeError:
         return False
-    stored = rest.load(obj, layout)
+    stored = rest.load(obj, layout)  # checked: never a NaN, never another topology
     if stored is None:
         return False
     if layout.kind == "MESH":

@@ -1,0 +1,89 @@
+"""Checks of what a rope is placed by and what a frame produced, before anything is written.
+
+- ``matrix_problem`` / ``check_matrix``: an object matrix that cannot take points back into
+  object space (NaN, infinite, scaled to zero along some direction).
+- ``check_energy``: the safety net for an unstable solve (a rope gaining energy it cannot
+  have): positions beyond anything possible are refused with a message rather than written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.collision import MAX_COORDINATE
+from .errors import RopeError
+
+MIN_AXIS_SCALE = 1e-30
+"""Below this length [m per object unit] of an axis of the object matrix (3x3 part) the
+object is scaled to zero: world positions could not be written back into object space."""
+
+MIN_FLATNESS = 1e-6
+"""Below this |det| / (product of the axis lengths) of the object matrix, its axes are
+(nearly) in one plane or line: scaled to zero along some direction. A uniform scale of any
+size gives 1, so a tiny object (scale 1e-4: |det| 1e-12) is not refused."""
+
+MAX_STRETCH = 100.0
+"""Safety net: a segment longer than this many times its rest length (plus ``MAX_SLACK``)
+after a frame means the rope gained energy it cannot have (an unstable solve): nothing is
+written and the panel says so. Nothing a user sets on purpose stretches a rope this far."""
+
+MAX_SLACK = 1.0
+"""[m] added to the stretch limit, so that very short segments are not flagged for moving
+apart by millimetres."""
+
+
+def _det3(m: np.ndarray) -> float:
+    # Closed form: numpy.linalg (LAPACK) costs ~2 ms per call inside Blender here, more than
+    # the whole frame budget, when its thread pool competes with Blender's.
+    return float(m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
+                 - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+                 + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
+
+
+def matrix_problem(matrix: np.ndarray, name: str) -> str | None:
+    """Why an object matrix cannot place a rope (not finite, or scaled to zero along some
+    direction), or None."""
+    if not np.all(np.isfinite(matrix)):
+        return f"'{name}' has a transform with NaN or infinite values"
+    axes = matrix[:3, :3]
+    lengths = np.sqrt((axes * axes).sum(axis=0))
+    scale = float(lengths[0] * lengths[1] * lengths[2])
+    if lengths.min() < MIN_AXIS_SCALE or abs(_det3(axes)) < MIN_FLATNESS * scale:
+        return (f"'{name}' has a scale of zero (or is flattened along some direction): points "
+                "cannot be written back")
+    return None
+
+
+def check_matrix(matrix: np.ndarray, name: str) -> None:
+    """RopeError if an object matrix is not finite or scales to zero."""
+    problem = matrix_problem(matrix, name)
+    if problem is not None:
+        raise RopeError(problem)
+
+
+def check_energy(model: Any, x: np.ndarray, what: str) -> None:
+    """The safety net: RopeError if positions ``x`` [m] (world) are beyond anything the rope
+    could reach without gaining energy: a segment stretched past ``MAX_STRETCH`` times its
+    rest length (+ ``MAX_SLACK``), or a point beyond the coordinates Blender can hold. An
+    unstable solve (a very long rope with too few substeps) then stops with a message
+    instead of writing absurd positions."""
+    if len(x) and np.abs(x).max() >= MAX_COORDINATE:
+        raise RopeError(f"{what} blew up: a point is more than "
+                        f"{MAX_COORDINATE:g} m away; nothing was written. "
+                        "More Substeps (or a stiffer, heavier rope) keeps it stable")
+    edges = model.edge_index
+    if not len(edges):
+        return
+    d = x[edges[:, 0]] - x[edges[:, 1]]
+    length = np.sqrt((d * d).sum(axis=1))
+    limit = MAX_STRETCH * model.edge_rest_length + MAX_SLACK
+    over = length > limit
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        times = length[k] / max(float(model.edge_rest_length[k]), 1e-12)
+        raise RopeError(f"{what} gained energy it cannot have (a segment stretched to "
+                        f"{length[k]:.3g} m, {times:.0f} times its rest length): stopped, "
+                        "nothing was written. More Substeps (or a stiffer, heavier rope) "
+                        "keeps it stable")
