@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.collision import MAX_COORDINATE
 from .geometry import CURVE_REST_STRIDE, Layout, RopeError
 
 REST_NAME = "xpbd_rest"
@@ -109,14 +110,18 @@ def stored_signature(obj: Any) -> list[int] | None:
 
 
 def non_finite_message(obj: Any, local: np.ndarray, what: str) -> str | None:
-    """A message naming the first point of ``local`` with a NaN or infinite value, or None."""
-    bad = ~np.isfinite(local).all(axis=1)
+    """A message naming the first point of ``local`` with a NaN or infinite value, or one
+    beyond ``MAX_COORDINATE`` (Blender clamps an infinite coordinate typed in to 3.4e38), or
+    None."""
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(local) < MAX_COORDINATE).all(axis=1)
     if not bad.any():
         return None
     index = int(np.flatnonzero(bad)[0])
     noun = "Vertex" if obj.type == "MESH" else "Control point"
     extra = "" if obj.type == "MESH" else " (position, NURBS weight or handle)"
-    return (f"{noun} {index} of {_data_label(obj)} has a NaN or infinite value{extra} in "
+    return (f"{noun} {index} of {_data_label(obj)} has a NaN or infinite value (or one "
+            f"beyond {MAX_COORDINATE:g}){extra} in "
             f"{what} ({int(bad.sum())} point(s) in all)")
 
 
