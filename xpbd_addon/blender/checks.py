@@ -4,6 +4,11 @@
   object space (NaN, infinite, scaled to zero along some direction).
 - ``check_energy``: the safety net for an unstable solve (a rope gaining energy it cannot
   have): positions beyond anything possible are refused with a message rather than written.
+  Two tests: a geometric one always (a segment stretched ``MAX_STRETCH`` times, a point
+  beyond Blender's coordinates), and, while nothing external can add energy (pins where
+  they were at the start frame, no collider), the rope's energy (``energy``) may not rise
+  above its start-frame value by more than ``ENERGY_MARGIN`` times its weight times its
+  length: with nothing moving it, a rope only converts and loses energy (decision 7).
 """
 
 from __future__ import annotations
@@ -28,6 +33,11 @@ MAX_STRETCH = 100.0
 """Safety net: a segment longer than this many times its rest length (plus ``MAX_SLACK``)
 after a frame means the rope gained energy it cannot have (an unstable solve): nothing is
 written and the panel says so. Nothing a user sets on purpose stretches a rope this far."""
+
+ENERGY_MARGIN = 1.0
+"""Allowed rise of a rope's energy over its start frame [in units of m g L: free mass m [kg],
+gravity g [m/s^2], total rest length L [m]] while nothing external moves it. A stable solve
+only loses energy; an exploding one gains many times this within a few frames."""
 
 MAX_SLACK = 1.0
 """[m] added to the stretch limit, so that very short segments are not flagged for moving
@@ -63,12 +73,44 @@ def check_matrix(matrix: np.ndarray, name: str) -> None:
         raise RopeError(problem)
 
 
-def check_energy(model: Any, x: np.ndarray, what: str) -> None:
+def energy(model: Any, x: np.ndarray, v: np.ndarray, gravity: Any) -> float:
+    """Kinetic + gravitational + elastic energy [J] of the free particles: positions ``x``
+    [m], velocities ``v`` [m/s] (world, [N, 3]), ``gravity`` [m/s^2]; segments with
+    compliance 0 (inextensible) hold none. Bending energy is left out (small; inside the
+    margin)."""
+    inv_mass = model.particle_inv_mass
+    free = inv_mass > 0.0
+    mass = np.zeros_like(inv_mass)
+    mass[free] = 1.0 / inv_mass[free]
+    kinetic = 0.5 * float((mass * (v * v).sum(axis=1)).sum())
+    potential = -float((mass * (x @ np.asarray(gravity, dtype=np.float64))).sum())
+    edges = model.edge_index
+    elastic = 0.0
+    if len(edges):
+        d = x[edges[:, 0]] - x[edges[:, 1]]
+        stretch = np.sqrt((d * d).sum(axis=1)) - model.edge_rest_length
+        alpha = model.edge_compliance
+        soft = alpha > 0.0
+        elastic = 0.5 * float((stretch[soft] ** 2 / alpha[soft]).sum())
+    return kinetic + potential + elastic
+
+
+def energy_margin(model: Any, gravity: Any) -> float:
+    """The rise of energy [J] ``check_energy`` allows (``ENERGY_MARGIN``)."""
+    inv_mass = model.particle_inv_mass
+    free = inv_mass > 0.0
+    weight = float((1.0 / inv_mass[free]).sum()) * max(float(np.linalg.norm(gravity)), 1.0)
+    return ENERGY_MARGIN * weight * max(float(model.edge_rest_length.sum()), 1.0) + 1e-3
+
+
+def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None = None,
+                 gravity: Any = None, start_energy: float | None = None) -> None:
     """The safety net: RopeError if positions ``x`` [m] (world) are beyond anything the rope
     could reach without gaining energy: a segment stretched past ``MAX_STRETCH`` times its
     rest length (+ ``MAX_SLACK``), or a point beyond the coordinates Blender can hold. An
     unstable solve (a very long rope with too few substeps) then stops with a message
-    instead of writing absurd positions."""
+    instead of writing absurd positions. ``start_energy`` [J]: the rope's ``energy`` at its
+    start frame when nothing external has moved it since (else None: no energy test)."""
     if len(x) and np.abs(x).max() >= MAX_COORDINATE:
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
@@ -87,3 +129,10 @@ def check_energy(model: Any, x: np.ndarray, what: str) -> None:
                         f"{length[k]:.3g} m, {times:.0f} times its rest length): stopped, "
                         "nothing was written. More Substeps (or a stiffer, heavier rope) "
                         "keeps it stable")
+    if start_energy is not None and v is not None:
+        rise = energy(model, x, v, gravity) - start_energy
+        if rise > energy_margin(model, gravity):
+            raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than at "
+                            "the start frame, with nothing moving it): stopped, nothing was "
+                            "written. More Substeps (or a stiffer, heavier rope) keeps it "
+                            "stable")

@@ -135,6 +135,10 @@ class RopeSim:
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
+        self.start_targets: np.ndarray | None = None
+        """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
+        self.start_energy: float | None = None
+        """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
         self.snapshot_problems: tuple[str, ...] = ()
         """Notes on the colliders of the last frame read (skipped or open meshes)"""
         self.group_notes: tuple[str, ...] = ()
@@ -210,7 +214,10 @@ class RopeSim:
             self.model_world = world.copy()
         x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
-        return Frame(x, np.zeros_like(x), targets, snapshot)
+        start = Frame(x, np.zeros_like(x), targets, snapshot)
+        self.start_targets = targets.copy()
+        self.start_energy = check_energy_start(self.model, start, self.gravity)
+        return start
 
     def step_frame(self, previous: Frame, targets: np.ndarray,
                    snapshot: colliders.Snapshot | None = None, *,
@@ -226,8 +233,10 @@ class RopeSim:
         if snapshot is not None:
             contacts = colliders.for_step(start if start is not None else previous.colliders,
                                           snapshot, *part)
+        # The energy test of the safety net only holds while nothing external moves the rope.
+        still = self.start_targets is not None and np.array_equal(targets, self.start_targets)
         checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
-                     contacts, "The simulation")
+                     contacts, "The simulation", start_energy=self.start_energy if still else None)
         return Frame(state.x, state.v, targets, snapshot)
 
     def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
@@ -319,6 +328,13 @@ class RopeSim:
             geometry.write_curve_rest(obj.data, self.layout, self.rest_local)
 
 
+def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
+    """The energy [J] of a start frame (``checks.energy``)."""
+    from .checks import energy
+
+    return energy(model, start.x, start.v, gravity)
+
+
 # --- registry -------------------------------------------------------------------------------
 
 REGISTRY: dict[int, RopeSim] = {}
@@ -330,7 +346,8 @@ Kept so a broken object is not rebuilt every frame; a new key or Reset retries."
 
 
 def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
-                 pin_targets: np.ndarray, contacts: list[Any], what: str) -> None:
+                 pin_targets: np.ndarray, contacts: list[Any], what: str, *,
+                 start_energy: float | None = None) -> None:
     """``core.step`` in place on ``state``, its refusals and any NaN it produced turned into
     a RopeError (``what`` names the simulation in the message): nothing gets written then."""
     try:
@@ -340,7 +357,8 @@ def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
         raise RopeError(f"The solver refused the input: {exc}") from exc
     if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
         raise RopeError(f"{what} produced NaN; nothing was written")
-    check_energy(model, state.x, what)
+    check_energy(model, state.x, what, v=state.v, gravity=gravity,
+                 start_energy=start_energy if not contacts else None)
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:
