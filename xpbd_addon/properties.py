@@ -43,7 +43,13 @@ def _on_enabled(self: Any, context: Any) -> None:
     # and the shape in the data is its simulation.
     if rest.other_users(obj, bpy.data.objects):
         return
-    if sim.restore_rest(obj):
+    if self.bake.baked:
+        # The baked animation plays over the data; Free Bake puts the rest shape back and
+        # needs it then.
+        return
+    if sim.restore_rest(obj) or sim.rest_unusable(obj):
+        # A rest shape that no longer fits (topology changed, damaged data) cannot come
+        # back: the rope is off, the current shape is the user's.
         rest.clear(obj)
 
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import action_compat, pins, sim
+from . import action_compat, pins, rest, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
@@ -451,5 +451,11 @@ def free(obj: Any) -> str:
     settings.baked = False
     settings.kind = ""
     sim.forget(obj)
-    sim.restore_rest(obj)
+    if sim.restore_rest(obj) and not obj.xpbd.enabled:
+        # Disabled while baked: the rope is off now, as unticking Enabled leaves it (the
+        # stored copy kept for this Free is dropped, unless a linked duplicate uses it).
+        import bpy
+
+        if not rest.other_users(obj, bpy.data.objects):
+            rest.clear(obj)
     return f"Freed the bake of '{obj.name}'"

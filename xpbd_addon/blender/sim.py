@@ -453,3 +453,16 @@ def restore_rest(obj: Any) -> bool:
     else:
         geometry.write_curve_rest(obj.data, layout, stored)
     return True
+
+
+def rest_unusable(obj: Any) -> bool:
+    """True if the object's data holds a stored rest shape that can never be written back
+    (another topology, wrong type, NaN); False if it has none, it fits, or the object cannot
+    be read now (Edit Mode, shape keys, linked data: it may fit again later)."""
+    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT" or not rest.has_rest(obj):
+        return False
+    try:
+        layout = geometry.build_layout(obj)
+    except RopeError:
+        return False
+    return rest.inspect(obj, layout).problem is not None
