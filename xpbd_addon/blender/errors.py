@@ -10,3 +10,10 @@ from __future__ import annotations
 
 class RopeError(Exception):
     """Why an object cannot be simulated, worded for the user (shown in the panel)."""
+
+
+class ShapeError(RopeError):
+    """The current shape cannot be stored (a NaN or infinite point). Nothing in the settings
+    changes when the user repairs the point, so such a failure is retried on every frame
+    change instead of waiting for a new settings key: the message goes once the point is
+    fixed."""

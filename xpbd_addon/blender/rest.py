@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..core.collision import MAX_COORDINATE
-from .geometry import CURVE_REST_STRIDE, Layout, RopeError
+from .errors import ShapeError
+from .geometry import CURVE_REST_STRIDE, Layout
 
 REST_NAME = "xpbd_rest"
 SIGNATURE_NAME = "xpbd_rest_signature"
@@ -189,10 +190,10 @@ def load(obj: Any, layout: Layout) -> np.ndarray | None:
 
 def store(obj: Any, layout: Layout, local: np.ndarray) -> None:
     """Keep ``local`` (see ``geometry.read_local``) as the object's rest shape. RopeError (and
-    nothing stored) if it has a NaN or infinite value."""
+    nothing stored) if it has a NaN or infinite value: a ShapeError."""
     message = non_finite_message(obj, np.asarray(local), "its current shape")
     if message is not None:
-        raise RopeError(f"{message}: fix the point (or undo) before simulating")
+        raise ShapeError(f"{message}: fix the point (or undo) before simulating")
     data = obj.data
     if obj.type == "MESH":
         attribute = data.attributes.get(REST_NAME)

@@ -27,6 +27,7 @@ import numpy as np
 from .. import core
 from . import colliders, geometry, pins, rest, stiffness
 from .checks import MAX_COORDINATE, check_energy, check_matrix, matrix_problem
+from .errors import ShapeError
 from .geometry import Layout, RopeError
 
 
@@ -340,6 +341,9 @@ def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
 REGISTRY: dict[int, RopeSim] = {}
 """Live simulations by Object.session_uid."""
 
+RETRY_KEY = "<retry>"
+"""The settings key of a failure retried on every frame change (it matches no real key)."""
+
 FAILED: dict[int, tuple[str, str]] = {}
 """Objects that cannot be simulated: session_uid -> (settings key, message for the panel).
 Kept so a broken object is not rebuilt every frame; a new key or Reset retries."""
@@ -383,6 +387,9 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     REGISTRY.pop(uid, None)
     try:
         entry = RopeSim(obj, scene, key)
+    except ShapeError as exc:
+        fail(obj, str(exc), RETRY_KEY)  # retried every frame: see ShapeError
+        return None
     except RopeError as exc:
         fail(obj, str(exc), key)
         return None
