@@ -223,6 +223,9 @@ class BakeJob:
         local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
         io_kernels.world_to_local(state.x, pins.affine_inverse(world), rope.pinned_ids,
                                   rope.rest_local, local)
+        if not np.isfinite(local).all():  # as RopeSim.write: never keyed into user data
+            raise RopeError(f"'{record.obj.name}': a point would be NaN or infinite in object "
+                            "space (check the object's scale); nothing was baked")
         record.local.append(local)
         if self.target == "BONES":
             record.world.append(state.x.copy())
