@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -81,15 +82,10 @@ def energy(model: Any, x: np.ndarray, v: np.ndarray, gravity: Any) -> float:
     rest shape) and never negative, so kinetic + gravitational energy can only stay at or
     below its start value too; and 0.5 C^2 / alpha of an unconverged solve (a sweep, few
     iterations) is far larger than the stretch a user sees."""
-    inv_mass = model.particle_inv_mass
-    free = inv_mass > 0.0
-    mass = np.zeros_like(inv_mass)
-    mass[free] = 1.0 / inv_mass[free]
-    kinetic = 0.5 * float((mass * (v * v).sum(axis=1)).sum())
-    # Not x @ g: BLAS threads cost ~1 ms per call inside Blender (see pins.transform).
+    from . import io_kernels  # numba: loaded before any frame is simulated
+
     g = np.asarray(gravity, dtype=np.float64)
-    potential = -float((mass * (x[:, 0] * g[0] + x[:, 1] * g[1] + x[:, 2] * g[2])).sum())
-    return kinetic + potential
+    return float(io_kernels.kinetic_potential(x, v, model.particle_inv_mass, g[0], g[1], g[2]))
 
 
 def energy_margin(model: Any, gravity: Any) -> float:
@@ -112,18 +108,17 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
                         "More Substeps (or a stiffer, heavier rope) keeps it stable")
+    from . import io_kernels
+
     edges = model.edge_index
-    if not len(edges):
-        return
-    d = x[edges[:, 0]] - x[edges[:, 1]]
-    length = np.sqrt((d * d).sum(axis=1))
-    limit = MAX_STRETCH * model.edge_rest_length + MAX_SLACK
-    over = length > limit
-    if over.any():
-        k = int(np.flatnonzero(over)[0])
-        times = length[k] / max(float(model.edge_rest_length[k]), 1e-12)
+    k = int(io_kernels.first_overstretched(x, edges, model.edge_rest_length, MAX_STRETCH,
+                                           MAX_SLACK)) if len(edges) else -1
+    if k >= 0:
+        d = x[edges[k, 0]] - x[edges[k, 1]]
+        length = math.sqrt(float(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]))
+        times = length / max(float(model.edge_rest_length[k]), 1e-12)
         raise RopeError(f"{what} gained energy it cannot have (a segment stretched to "
-                        f"{length[k]:.3g} m, {times:.0f} times its rest length): stopped, "
+                        f"{length:.3g} m, {times:.0f} times its rest length): stopped, "
                         "nothing was written. More Substeps (or a stiffer, heavier rope) "
                         "keeps it stable")
     if start_energy is not None and v is not None:
