@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import traceback
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,19 @@ def _check_settings(obj: Any, scene: Any) -> None:
         raise RopeError("Cache end frame must come after the start frame")
 
 
+def settings_snapshot(settings: Any) -> SimpleNamespace:
+    """The values of every plain property of ``Object.xpbd`` (pointers such as the bake
+    settings left out), readable as attributes like the PropertyGroup itself."""
+    values = {}
+    for prop in settings.bl_rna.properties:
+        if prop.identifier != "rna_type" and prop.type not in ("POINTER", "COLLECTION"):
+            value = getattr(settings, prop.identifier)
+            if getattr(prop, "is_array", False):  # a bpy_prop_array views Blender's memory
+                value = tuple(value)
+            values[prop.identifier] = value
+    return SimpleNamespace(**values)
+
+
 class RopeSim:
     """The simulation of one object: its layout, rest shape, core Model and frame cache."""
 
@@ -126,7 +140,9 @@ class RopeSim:
         self.pinned_ids = np.flatnonzero(self.pinned)
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
-        self._settings = settings
+        self.settings = settings_snapshot(settings)
+        """The object's settings as plain values, for rebuilding the Model at the start frame
+        (a bpy reference kept here could dangle after an undo)"""
         self.model_world = world
         """The object matrix the Model's world rest shape was built with (see ``reset_frame``)"""
         self.model = self._build_model(world)
@@ -158,7 +174,7 @@ class RopeSim:
     def _build_model(self, world: np.ndarray) -> Any:
         """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
         compliances in world units)."""
-        settings = self._settings
+        settings = self.settings
         world_rest = pins.transform(world, self.rest_xyz)
         arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
                                               self.pinned)
