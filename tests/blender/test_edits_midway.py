@@ -126,3 +126,21 @@ def test_the_safety_net_refuses_a_rope_that_gained_energy(scene):
         assert "times its rest length" in str(exc)
     else:
         raise AssertionError("a segment 500 m long was not noticed")
+
+
+def test_a_nan_pin_target_message_clears_when_the_target_is_fixed(scene):
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("handle", None)
+    scene.collection.objects.link(target)
+    hook = obj.modifiers.new("Hook", "HOOK")
+    hook.object = target
+    hook.vertex_indices_set([0])
+    ropes.play(scene, 1, 3)
+    before = ropes.local_points(obj).copy()
+    target.location = (float("nan"), 0.0, 0.0)
+    ropes.play(scene, 4, 5)
+    assert "pin target is NaN" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    target.location = (0.0, 0.0, 0.0)
+    ropes.play(scene, 6, 7)  # no Reset
+    assert sim.status(obj) is None

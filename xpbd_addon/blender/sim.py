@@ -28,7 +28,7 @@ import numpy as np
 from .. import core
 from . import colliders, geometry, pins, rest, stiffness
 from .checks import MAX_COORDINATE, check_energy, check_matrix, matrix_problem
-from .errors import ShapeError
+from .errors import RetryError
 from .geometry import Layout, RopeError
 
 
@@ -196,8 +196,8 @@ class RopeSim:
             t = pins.curve_targets(obj, depsgraph, self.rest_local, self.pinned_ids,
                                    self.hooks, render)
         if not np.all(np.isfinite(t)):
-            raise RopeError("A pin target is NaN or infinite (check the object's and its "
-                            "targets' transforms)")
+            raise RetryError("A pin target is NaN or infinite (check the object's and its "
+                             "targets' transforms)")
         return t
 
     def read_colliders(self, obj: Any, depsgraph: Any,
@@ -403,8 +403,8 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     REGISTRY.pop(uid, None)
     try:
         entry = RopeSim(obj, scene, key)
-    except ShapeError as exc:
-        fail(obj, str(exc), RETRY_KEY)  # retried every frame: see ShapeError
+    except RetryError as exc:
+        fail(obj, str(exc), RETRY_KEY)  # retried every frame: see RetryError
         return None
     except RopeError as exc:
         fail(obj, str(exc), key)
@@ -423,10 +423,14 @@ def internal_error(exc: BaseException) -> str:
     return f"Internal error ({type(exc).__name__}: {exc}); see the console"
 
 
-def fail(obj: Any, message: str, key: str | None = None) -> None:
-    """Stop simulating ``obj`` and keep ``message`` for the panel (geometry is left as is)."""
+def fail(obj: Any, message: str | RetryError, key: str | None = None) -> None:
+    """Stop simulating ``obj`` and keep ``message`` for the panel (geometry is left as is);
+    a RetryError is retried on the next frame change."""
     uid = obj.session_uid
     entry = REGISTRY.pop(uid, None)
+    if isinstance(message, RetryError):
+        key = RETRY_KEY
+        message = str(message)
     if key is None:
         key = entry.key if entry is not None else ""
     FAILED[uid] = (key, message)
