@@ -1,8 +1,9 @@
 """One seeded fuzz run of random user actions on a few ropes, in its own Blender process
-(``python fuzz_session.py SEED ACTIONS FOLDER``; run by ``test_fuzz.py``).
+(``python fuzz_session.py SEED ACTIONS FOLDER [BUDGET_S]``; run by ``test_fuzz.py``).
 
-Actions: edit geometry (move a point, add points or a vertex), change a setting, jump to a
-frame, save and reopen, toggle Enabled, Reset, Bake, Free Bake. After each one:
+A mesh, a poly, a Bezier and a NURBS rope; the Bezier one hangs from an empty with rotation
+keys. Actions: edit geometry (move a point, add points or a vertex), change a setting, jump
+to a frame, save and reopen, toggle Enabled, Reset, Bake, Free Bake. After each one:
 - no mesh or curve holds a NaN or infinite value;
 - every rope whose stored rest shape fits its topology holds exactly the rest shape the
   user last gave it (``expected``), so Reset recovers it bit for bit;
@@ -46,6 +47,13 @@ def build() -> None:
         obj = bpy.data.objects[name]
         obj.location = (0.0, 0.5 * k, 0.0)
         obj.xpbd.frame_end = FRAME_END
+    # One rope under a rotating parent: its frames must not depend on the path to them.
+    spin = bpy.data.objects.new("spin", None)
+    scene.collection.objects.link(spin)
+    spin.keyframe_insert("rotation_euler", frame=1)
+    spin.rotation_euler = (0.2, 0.4, 1.5)
+    spin.keyframe_insert("rotation_euler", frame=FRAME_END)
+    bpy.data.objects["bezier"].parent = spin
     scene.frame_set(1)
 
 
