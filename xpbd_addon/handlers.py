@@ -34,7 +34,7 @@ from . import dependencies
 # blender.sim and blender.bake (numpy) are imported when there is a rope to simulate, not at
 # registration: Blender 4.2 does not load numpy at start (issue 5: start-up budget), and a
 # file without ropes never needs them. RopeError comes from a numpy-free module.
-from .blender.errors import RopeError
+from .blender.errors import RetryError, RopeError
 
 _SIM = f"{__package__}.blender.sim"
 """Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
@@ -146,6 +146,9 @@ def _fail(obj: Any, exc: Exception) -> None:
     reported once with its traceback and shown in the panel."""
     from .blender import sim
 
+    if isinstance(exc, RetryError):
+        sim.fail(obj, exc)  # retried on the next frame change
+        return
     if isinstance(exc, RopeError):
         sim.fail(obj, str(exc))
         return

@@ -28,13 +28,15 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     layout = geometry.build_layout(obj)
     if not obj.xpbd.enabled and not rest.has_rest(obj):
         raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
-    stored = None if use_current else rest.load(obj, layout)
+    found = None if use_current else rest.inspect(obj, layout)
     sim.forget(obj)
-    if stored is None:
-        changed = rest.has_rest(obj) and not use_current
+    if found is None or found.local is None:
+        # Refuses (RopeError, nothing stored) a current shape with a NaN or infinite point.
         rest.store(obj, layout, geometry.read_local(obj, layout))
-        if changed:
+        if found is not None and found.topology_changed:
             return "Topology changed: the current shape is the new rest shape"
+        if found is not None and found.problem is not None:
+            return "The stored rest shape could not be used: the current shape is the new one"
         return "The current shape is the rest shape"
     sim.restore_rest(obj)
     return "Rest shape restored"

@@ -37,10 +37,20 @@ def _on_enabled(self: Any, context: Any) -> None:
     if self.enabled:
         sim.forget(obj)  # retry an object that failed before
         return
-    # Turning a rope off puts the modelled shape back and removes the stored copy.
-    if sim.restore_rest(obj):
-        rest.clear(obj)
     sim.forget(obj)
+    # Turning a rope off puts the modelled shape back and removes the stored copy, unless
+    # another rope uses the same data (a linked duplicate): the copy is its rest shape too,
+    # and the shape in the data is its simulation.
+    if rest.other_users(obj, bpy.data.objects):
+        return
+    if self.bake.baked:
+        # The baked animation plays over the data; Free Bake puts the rest shape back and
+        # needs it then.
+        return
+    if sim.restore_rest(obj) or sim.rest_unusable(obj):
+        # A rest shape that no longer fits (topology changed, damaged data) cannot come
+        # back: the rope is off, the current shape is the user's.
+        rest.clear(obj)
 
 
 class XPBD_PG_settings(bpy.types.PropertyGroup):

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import action_compat, pins, sim
+from . import action_compat, pins, rest, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
@@ -223,6 +223,9 @@ class BakeJob:
         local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
         io_kernels.world_to_local(state.x, pins.affine_inverse(world), rope.pinned_ids,
                                   rope.rest_local, local)
+        if not np.isfinite(local).all():  # as RopeSim.write: never keyed into user data
+            raise RopeError(f"'{record.obj.name}': a point would be NaN or infinite in object "
+                            "space (check the object's scale); nothing was baked")
         record.local.append(local)
         if self.target == "BONES":
             record.world.append(state.x.copy())
@@ -451,5 +454,11 @@ def free(obj: Any) -> str:
     settings.baked = False
     settings.kind = ""
     sim.forget(obj)
-    sim.restore_rest(obj)
+    if sim.restore_rest(obj) and not obj.xpbd.enabled:
+        # Disabled while baked: the rope is off now, as unticking Enabled leaves it (the
+        # stored copy kept for this Free is dropped, unless a linked duplicate uses it).
+        import bpy
+
+        if not rest.other_users(obj, bpy.data.objects):
+            rest.clear(obj)
     return f"Freed the bake of '{obj.name}'"

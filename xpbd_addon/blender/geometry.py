@@ -12,6 +12,7 @@ particles: they keep their rest offset from the point, so they travel with it.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +44,36 @@ class Layout:
     """Curves only: (first particle, point count, is_bezier) per spline, in spline order"""
 
 
+def edge_hash(flat_edges: np.ndarray) -> tuple[int, int]:
+    """A hash of a mesh's edge list (int32, flat): CRC-32 and Adler-32 of its bytes, as two
+    integers below 2**24 (an ID property holds 32-bit signed integers). ~25 us at 10k edges,
+    a fifth of blake2b's time; it only has to notice edits, not resist attacks."""
+    data = np.ascontiguousarray(flat_edges, dtype=np.int32).data
+    return (zlib.crc32(data) >> 8, zlib.adler32(data) >> 8)
+
+
+def mesh_edges(mesh: Any) -> np.ndarray:
+    """The vertex pairs of a mesh's edges, flat int32 [2 * edge_count]. Read from the edge
+    attribute ``.edge_verts`` where it exists (Blender 3.6+): 3 us at 10k edges, where
+    ``edges.foreach_get('vertices')`` takes 0.7 ms, and the topology check runs every frame."""
+    flat = np.empty(2 * len(mesh.edges), dtype=np.int32)
+    attribute = mesh.attributes.get(".edge_verts")
+    if attribute is not None and attribute.data_type == "INT32_2D" and (
+            attribute.domain == "EDGE"):
+        attribute.data.foreach_get("value", flat)
+    else:
+        mesh.edges.foreach_get("vertices", flat)
+    return flat
+
+
 def topology_signature(obj: Any) -> tuple:
-    """Counts that change whenever the topology does: vertices and edges of a mesh; type, point
-    count and cyclic flag of every spline of a curve. Cheap enough to check every frame."""
+    """What changes whenever the topology does: vertex and edge counts of a mesh and a hash of
+    its edge list (deleting a vertex and adding one keeps the counts, not the edges); type,
+    point count and cyclic flag of every spline of a curve. Cheap enough to check every frame
+    (~40 us for a 10k-edge mesh)."""
     data = obj.data
     if obj.type == "MESH":
-        return ("MESH", len(data.vertices), len(data.edges))
+        return ("MESH", len(data.vertices), len(data.edges), *edge_hash(mesh_edges(data)))
     if obj.type == "CURVE":
         # Three bulk reads instead of three attribute reads per spline: ~15 us for 100
         # splines instead of ~70 us, and this runs every frame.
@@ -81,10 +106,9 @@ def build_layout(obj: Any) -> Layout:
             # Shape keys override the vertex positions the simulation writes.
             raise RopeError(f"Mesh '{mesh.name}' has shape keys, which would hide the "
                             "simulation: remove them (or apply them) to simulate it")
-        flat = np.empty(2 * m, dtype=np.int32)
-        mesh.edges.foreach_get("vertices", flat)
+        flat = mesh_edges(mesh)
         edges = flat.reshape(m, 2).astype(np.int64)
-        return Layout("MESH", n, edges, topology_signature(obj))
+        return Layout("MESH", n, edges, ("MESH", n, m, *edge_hash(flat)))
     if kind == "CURVE":
         sig = topology_signature(obj)
         splines = []

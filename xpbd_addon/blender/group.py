@@ -164,6 +164,9 @@ class Group:
         self.ropes = ropes
         """The members' simulations, in member order (the group is only valid for these)"""
         self.model = build_model([rope.model for rope in ropes])
+        self.member_models = [rope.model for rope in ropes]
+        """The members' Models the group Model was built from: a member rebuilds its Model
+        at its start frame (``RopeSim.reset_frame``), and the group follows in ``step``"""
         counts = [rope.model.particle_count for rope in ropes]
         self.offsets = np.cumsum([0] + counts)
         """Index of each member's first particle in the group Model; the last is N"""
@@ -196,14 +199,24 @@ class Group:
         """One frame of all members from their ``previous`` frames, pins ending on
         ``targets`` (per member), colliders moving from ``start`` to ``snapshot`` (or the
         fraction ``part`` of that motion). Returns each member's new Frame."""
+        if any(rope.model is not m for rope, m in zip(self.ropes, self.member_models,
+                                                      strict=True)):
+            self.model = build_model([rope.model for rope in self.ropes])
+            self.member_models = [rope.model for rope in self.ropes]
         state = core.State(np.concatenate([f.x for f in previous]),
                            np.concatenate([f.v for f in previous]))
         pin_targets = self._pin_targets
         for ids, t in zip(self.pinned_ids, targets, strict=True):
             pin_targets[ids] = t
         contacts = colliders.for_step(start, snapshot, *part)
+        # The safety net's energy test holds while no member's pins moved since the start.
+        still = all(rope.start_targets is not None and rope.start_energy is not None
+                    and np.array_equal(t, rope.start_targets)
+                    for rope, t in zip(self.ropes, targets, strict=True))
+        start_energy = sum(rope.start_energy or 0.0 for rope in self.ropes) if still else None
         sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
-                         contacts, "The simulation of the ropes colliding with each other")
+                         contacts, "The simulation of the ropes colliding with each other",
+                         start_energy=start_energy)
         o = self.offsets
         return [sim.Frame(state.x[o[k]:o[k + 1]].copy(), state.v[o[k]:o[k + 1]].copy(), t)
                 for k, t in enumerate(targets)]

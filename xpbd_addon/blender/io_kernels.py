@@ -1,4 +1,5 @@
-"""numba helpers of the write-back: world positions to the object-space float32 buffer.
+"""numba helpers of the write-back: world positions to the object-space float32 buffer, and
+the measures of the safety net (``checks.check_energy``), which runs on every simulated frame.
 
 The per-frame conversion of every particle into object space was the largest cost of the
 handler besides the solver (numpy: ~0.15 ms at 10k points in temporaries and a float64 to
@@ -36,3 +37,36 @@ def world_to_local(x, inverse, pinned_ids, rest, out):  # pragma: no cover - com
         out[p, 0] = rest[p, 0]
         out[p, 1] = rest[p, 1]
         out[p, 2] = rest[p, 2]
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def first_overstretched(x, edges, rest_length, factor, slack):  # pragma: no cover - compiled
+    """Index of the first edge longer than ``factor * rest_length + slack`` [m], or -1.
+
+    x: world positions [m], float64 [N, 3]; edges: int64 [M, 2]; rest_length: [m] float64
+    [M]. One pass without temporaries: numpy's gathers cost ~0.4 ms at 10k edges here.
+    """
+    for e in range(edges.shape[0]):
+        a = edges[e, 0]
+        b = edges[e, 1]
+        dx = x[a, 0] - x[b, 0]
+        dy = x[a, 1] - x[b, 1]
+        dz = x[a, 2] - x[b, 2]
+        limit = factor * rest_length[e] + slack
+        if dx * dx + dy * dy + dz * dz > limit * limit:
+            return e
+    return -1
+
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def kinetic_potential(x, v, inv_mass, gx, gy, gz):  # pragma: no cover - compiled
+    """Kinetic + gravitational energy [J] of the free particles (inverse mass > 0 [1/kg]):
+    x [m], v [m/s] float64 [N, 3], gravity (gx, gy, gz) [m/s^2]."""
+    total = 0.0
+    for i in range(x.shape[0]):
+        w = inv_mass[i]
+        if w > 0.0:
+            m = 1.0 / w
+            total += m * (0.5 * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
+                          - (x[i, 0] * gx + x[i, 1] * gy + x[i, 2] * gz))
+    return total

@@ -20,17 +20,16 @@ from __future__ import annotations
 import math
 import traceback
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from .. import core
 from . import colliders, geometry, pins, rest, stiffness
+from .checks import MAX_COORDINATE, check_energy, check_matrix, matrix_problem
+from .errors import RetryError
 from .geometry import Layout, RopeError
-
-MIN_SCALE_DET = 1e-12
-"""Below this |det| of the object matrix (3x3 part) the object is treated as scaled to zero:
-world positions could not be written back into object space."""
 
 
 @dataclass
@@ -66,11 +65,15 @@ def settings_key(obj: Any, scene: Any) -> str:
     s = obj.xpbd
     # Whether the pin group exists is part of the key: deleting it must stop the simulation.
     group = bool(s.pin_group) and obj.type == "MESH" and s.pin_group in obj.vertex_groups
+    # Shape keys added while simulating must stop the rope (they hide what it writes), as at
+    # build time; a matrix scaled to zero and then fixed must retry without a Reset.
+    shape_keys = obj.type == "MESH" and obj.data.shape_keys is not None
+    matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
     contact = (s.radius, s.use_collision, s.use_ground, s.ground_height, s.ground_friction,
                s.use_self_collision, s.self_friction, s.sleep_speed)
     return repr((stiffness.key(s), contact, s.substeps, s.damping, s.pin_group, group,
                  s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
-                 frame_dt(scene), geometry.topology_signature(obj)))
+                 frame_dt(scene), geometry.topology_signature(obj), shape_keys, matrix_ok))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
@@ -88,26 +91,27 @@ def _check_settings(obj: Any, scene: Any) -> None:
         if not math.isfinite(getattr(s, name)):
             raise RopeError(f"{name.replace('_', ' ').capitalize()} must be a number "
                             f"(got {getattr(s, name)})")
+    if s.use_ground and abs(s.ground_height) >= MAX_COORDINATE:
+        raise RopeError(f"Ground Height must be within +/-{MAX_COORDINATE:g} m "
+                        f"(got {s.ground_height:g} m): beyond that single-precision "
+                        "coordinates have no precision left")
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
     if s.frame_end <= s.frame_start:
         raise RopeError("Cache end frame must come after the start frame")
 
 
-def _det3(m: np.ndarray) -> float:
-    # Closed form: numpy.linalg (LAPACK) costs ~2 ms per call inside Blender here, more than
-    # the whole frame budget, when its thread pool competes with Blender's.
-    return float(m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
-                 - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
-                 + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
-
-
-def check_matrix(matrix: np.ndarray, name: str) -> None:
-    """RopeError if an object matrix is not finite or scales to zero."""
-    if not np.all(np.isfinite(matrix)):
-        raise RopeError(f"'{name}' has a transform with NaN or infinite values")
-    if abs(_det3(matrix[:3, :3])) < MIN_SCALE_DET:
-        raise RopeError(f"'{name}' has a scale of zero: points cannot be written back")
+def settings_snapshot(settings: Any) -> SimpleNamespace:
+    """The values of every plain property of ``Object.xpbd`` (pointers such as the bake
+    settings left out), readable as attributes like the PropertyGroup itself."""
+    values = {}
+    for prop in settings.bl_rna.properties:
+        if prop.identifier != "rna_type" and prop.type not in ("POINTER", "COLLECTION"):
+            value = getattr(settings, prop.identifier)
+            if getattr(prop, "is_array", False):  # a bpy_prop_array views Blender's memory
+                value = tuple(value)
+            values[prop.identifier] = value
+    return SimpleNamespace(**values)
 
 
 class RopeSim:
@@ -116,14 +120,13 @@ class RopeSim:
     def __init__(self, obj: Any, scene: Any, key: str) -> None:
         _check_settings(obj, scene)
         layout = geometry.build_layout(obj)
-        stored = rest.load(obj, layout)
+        found = rest.inspect(obj, layout)
+        if found.problem is not None:
+            raise RopeError(found.problem)
+        stored = found.local
         if stored is None:
-            if rest.has_rest(obj):
-                raise RopeError("The topology changed since the rest shape was stored; "
-                                "geometry is left as it is. Reset to use the current shape "
-                                "as the new rest shape")
             stored = geometry.read_local(obj, layout)
-            rest.store(obj, layout, stored)
+            rest.store(obj, layout, stored)  # refuses a non-finite shape
         settings = obj.xpbd
         self.key = key
         self.scene_name = scene.name
@@ -137,22 +140,22 @@ class RopeSim:
         self.pinned_ids = np.flatnonzero(self.pinned)
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
-        world_rest = pins.transform(world, self.rest_xyz)
-        arguments = stiffness.model_arguments(settings, world_rest, layout.edges, self.pinned)
-        try:
-            self.model = core.Model(world_rest, layout.edges, damping=settings.damping,
-                                    radius=settings.radius,
-                                    self_collision=bool(settings.use_self_collision),
-                                    self_friction=settings.self_friction,
-                                    sleep_speed=settings.sleep_speed, **arguments)
-        except ValueError as exc:
-            raise RopeError(f"Cannot build the rope: {exc}") from exc
+        self.settings = settings_snapshot(settings)
+        """The object's settings as plain values, for rebuilding the Model at the start frame
+        (a bpy reference kept here could dangle after an undo)"""
+        self.model_world = world
+        """The object matrix the Model's world rest shape was built with (see ``reset_frame``)"""
+        self.model = self._build_model(world)
         self.substeps = int(settings.substeps)
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
         self.cache: dict[int, Frame] = {}
+        self.start_targets: np.ndarray | None = None
+        """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
+        self.start_energy: float | None = None
+        """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
         self.snapshot_problems: tuple[str, ...] = ()
         """Notes on the colliders of the last frame read (skipped or open meshes)"""
         self.group_notes: tuple[str, ...] = ()
@@ -168,6 +171,22 @@ class RopeSim:
         # buffer is reused and only the pinned rows change.
         self._pin_targets = pins.transform(world, self.rest_xyz)
 
+    def _build_model(self, world: np.ndarray) -> Any:
+        """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
+        compliances in world units)."""
+        settings = self.settings
+        world_rest = pins.transform(world, self.rest_xyz)
+        arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
+                                              self.pinned)
+        try:
+            return core.Model(world_rest, self.layout.edges, damping=settings.damping,
+                              radius=settings.radius,
+                              self_collision=bool(settings.use_self_collision),
+                              self_friction=settings.self_friction,
+                              sleep_speed=settings.sleep_speed, **arguments)
+        except ValueError as exc:
+            raise RopeError(f"Cannot build the rope: {exc}") from exc
+
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool) -> np.ndarray:
         """Pin targets [m] (world) at the depsgraph's frame, shape [pinned_count, 3]."""
@@ -177,8 +196,8 @@ class RopeSim:
             t = pins.curve_targets(obj, depsgraph, self.rest_local, self.pinned_ids,
                                    self.hooks, render)
         if not np.all(np.isfinite(t)):
-            raise RopeError("A pin target is NaN or infinite (check the object's and its "
-                            "targets' transforms)")
+            raise RetryError("A pin target is NaN or infinite (check the object's and its "
+                             "targets' transforms)")
         return t
 
     def read_colliders(self, obj: Any, depsgraph: Any,
@@ -199,10 +218,23 @@ class RopeSim:
     def reset_frame(self, world: np.ndarray, targets: np.ndarray,
                     snapshot: colliders.Snapshot | None = None) -> Frame:
         """The start-frame state: the rest shape placed by ``world``, pins on their targets;
-        ``snapshot``: the colliders at the start frame (``read_colliders``)."""
+        ``snapshot``: the colliders at the start frame (``read_colliders``).
+
+        The Model is rebuilt here if it was built with another matrix: a rope is built at
+        whatever frame it is first seen (a jump, a reopened file, a bake started elsewhere),
+        and under a rotating parent the float32 matrix of that frame gives rest lengths that
+        differ in their last bits from the start frame's. Every run of frames starts here,
+        so the Model is always the start frame's and frames do not depend on the path taken
+        to them."""
+        if not np.array_equal(world, self.model_world):
+            self.model = self._build_model(world)
+            self.model_world = world.copy()
         x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
-        return Frame(x, np.zeros_like(x), targets, snapshot)
+        start = Frame(x, np.zeros_like(x), targets, snapshot)
+        self.start_targets = targets.copy()
+        self.start_energy = check_energy_start(self.model, start, self.gravity)
+        return start
 
     def step_frame(self, previous: Frame, targets: np.ndarray,
                    snapshot: colliders.Snapshot | None = None, *,
@@ -218,8 +250,10 @@ class RopeSim:
         if snapshot is not None:
             contacts = colliders.for_step(start if start is not None else previous.colliders,
                                           snapshot, *part)
+        # The energy test of the safety net only holds while nothing external moves the rope.
+        still = self.start_targets is not None and np.array_equal(targets, self.start_targets)
         checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
-                     contacts, "The simulation")
+                     contacts, "The simulation", start_energy=self.start_energy if still else None)
         return Frame(state.x, state.v, targets, snapshot)
 
     def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
@@ -286,6 +320,11 @@ class RopeSim:
         # scattering the free rows.
         io_kernels.world_to_local(x, pins.affine_inverse(world), self.pinned_ids,
                                   self.rest_local, buf)
+        if not np.isfinite(buf).all():
+            # Finite in world space but beyond float32 in object space (a huge inverse
+            # scale): never written into the user's data.
+            raise RopeError("A point would be NaN or infinite in object space (check the "
+                            "object's scale); nothing was written")
         try:
             if self.layout.kind == "MESH":
                 geometry.write_mesh_positions(obj.data, buf)
@@ -306,10 +345,20 @@ class RopeSim:
             geometry.write_curve_rest(obj.data, self.layout, self.rest_local)
 
 
+def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
+    """The energy [J] of a start frame (``checks.energy``)."""
+    from .checks import energy
+
+    return energy(model, start.x, start.v, gravity)
+
+
 # --- registry -------------------------------------------------------------------------------
 
 REGISTRY: dict[int, RopeSim] = {}
 """Live simulations by Object.session_uid."""
+
+RETRY_KEY = "<retry>"
+"""The settings key of a failure retried on every frame change (it matches no real key)."""
 
 FAILED: dict[int, tuple[str, str]] = {}
 """Objects that cannot be simulated: session_uid -> (settings key, message for the panel).
@@ -317,7 +366,8 @@ Kept so a broken object is not rebuilt every frame; a new key or Reset retries."
 
 
 def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
-                 pin_targets: np.ndarray, contacts: list[Any], what: str) -> None:
+                 pin_targets: np.ndarray, contacts: list[Any], what: str, *,
+                 start_energy: float | None = None) -> None:
     """``core.step`` in place on ``state``, its refusals and any NaN it produced turned into
     a RopeError (``what`` names the simulation in the message): nothing gets written then."""
     try:
@@ -327,6 +377,8 @@ def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
         raise RopeError(f"The solver refused the input: {exc}") from exc
     if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
         raise RopeError(f"{what} produced NaN; nothing was written")
+    check_energy(model, state.x, what, v=state.v, gravity=gravity,
+                 start_energy=start_energy if not contacts else None)
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:
@@ -351,6 +403,9 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     REGISTRY.pop(uid, None)
     try:
         entry = RopeSim(obj, scene, key)
+    except RetryError as exc:
+        fail(obj, str(exc), RETRY_KEY)  # retried every frame: see RetryError
+        return None
     except RopeError as exc:
         fail(obj, str(exc), key)
         return None
@@ -368,10 +423,14 @@ def internal_error(exc: BaseException) -> str:
     return f"Internal error ({type(exc).__name__}: {exc}); see the console"
 
 
-def fail(obj: Any, message: str, key: str | None = None) -> None:
-    """Stop simulating ``obj`` and keep ``message`` for the panel (geometry is left as is)."""
+def fail(obj: Any, message: str | RetryError, key: str | None = None) -> None:
+    """Stop simulating ``obj`` and keep ``message`` for the panel (geometry is left as is);
+    a RetryError is retried on the next frame change."""
     uid = obj.session_uid
     entry = REGISTRY.pop(uid, None)
+    if isinstance(message, RetryError):
+        key = RETRY_KEY
+        message = str(message)
     if key is None:
         key = entry.key if entry is not None else ""
     FAILED[uid] = (key, message)
@@ -413,7 +472,7 @@ def restore_rest(obj: Any) -> bool:
         layout = geometry.build_layout(obj)
     except RopeError:
         return False
-    stored = rest.load(obj, layout)
+    stored = rest.load(obj, layout)  # checked: never a NaN, never another topology
     if stored is None:
         return False
     if layout.kind == "MESH":
@@ -421,3 +480,16 @@ def restore_rest(obj: Any) -> bool:
     else:
         geometry.write_curve_rest(obj.data, layout, stored)
     return True
+
+
+def rest_unusable(obj: Any) -> bool:
+    """True if the object's data holds a stored rest shape that can never be written back
+    (another topology, wrong type, NaN); False if it has none, it fits, or the object cannot
+    be read now (Edit Mode, shape keys, linked data: it may fit again later)."""
+    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT" or not rest.has_rest(obj):
+        return False
+    try:
+        layout = geometry.build_layout(obj)
+    except RopeError:
+        return False
+    return rest.inspect(obj, layout).problem is not None

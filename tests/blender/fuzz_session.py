@@ -1,0 +1,283 @@
+"""One seeded fuzz run of random user actions on a few ropes, in its own Blender process
+(``python fuzz_session.py SEED ACTIONS FOLDER [BUDGET_S]``; run by ``test_fuzz.py``).
+
+A mesh, a poly, a Bezier and a NURBS rope; the Bezier one hangs from an empty with rotation
+keys. Actions: edit geometry (move a point, add points or a vertex), change a setting, jump
+to a frame, save and reopen, toggle Enabled, Reset, Bake, Free Bake. After each one:
+- no mesh or curve holds a NaN or infinite value;
+- every rope whose stored rest shape fits its topology holds exactly the rest shape the
+  user last gave it (``expected``), so Reset recovers it bit for bit;
+- now and then (``check_playback``) the frame shown equals playing from the start frame.
+
+The last stdout line is ``RESULT <json>``: ``{"ok": bool, "log": [...], "error": str}``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import xpbd_addon  # noqa: E402
+from blender import ropes  # noqa: E402
+from xpbd_addon.blender import geometry, rest, sim  # noqa: E402
+
+NAMES = ("mesh_rope", "poly", "bezier", "nurbs")
+FRAME_END = 24
+
+
+def build() -> None:
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, FRAME_END
+    ropes.mesh_rope(scene, n=10)
+    for kind in ("POLY", "BEZIER", "NURBS"):
+        ropes.curve_rope(scene, kind, n=8, axis=0)
+    for k, name in enumerate(NAMES):
+        obj = bpy.data.objects[name]
+        obj.location = (0.0, 0.5 * k, 0.0)
+        obj.xpbd.frame_end = FRAME_END
+    # One rope under a rotating parent: its frames must not depend on the path to them.
+    spin = bpy.data.objects.new("spin", None)
+    scene.collection.objects.link(spin)
+    spin.keyframe_insert("rotation_euler", frame=1)
+    spin.rotation_euler = (0.2, 0.4, 1.5)
+    spin.keyframe_insert("rotation_euler", frame=FRAME_END)
+    bpy.data.objects["bezier"].parent = spin
+    scene.frame_set(1)
+
+
+def shape(obj) -> np.ndarray:
+    """What the user modelled, as stored (mesh [N, 3]; curve [N, CURVE_REST_STRIDE])."""
+    return geometry.read_local(obj, geometry.build_layout(obj)).copy()
+
+
+def all_finite() -> str | None:
+    for mesh in bpy.data.meshes:
+        buf = np.empty(3 * len(mesh.vertices), dtype=np.float32)
+        mesh.attributes["position"].data.foreach_get("vector", buf)
+        if not np.isfinite(buf).all():
+            return f"mesh {mesh.name}"
+    for curve in bpy.data.curves:
+        for spline in curve.splines:
+            if spline.type == "BEZIER":
+                for attr in ("co", "handle_left", "handle_right"):
+                    buf = np.empty(3 * len(spline.bezier_points), dtype=np.float32)
+                    spline.bezier_points.foreach_get(attr, buf)
+                    if not np.isfinite(buf).all():
+                        return f"curve {curve.name}"
+            else:
+                buf = np.empty(4 * len(spline.points), dtype=np.float32)
+                spline.points.foreach_get("co", buf)
+                if not np.isfinite(buf).all():
+                    return f"curve {curve.name}"
+    return None
+
+
+class Fuzz:
+    def __init__(self, seed: int, folder: Path) -> None:
+        self.rng = random.Random(seed)
+        self.folder = folder
+        self.log: list[str] = []
+        self.expected: dict[str, np.ndarray] = {}
+        """Per rope: the rest shape the user last gave it (None: not known, not checked)"""
+        build()
+        for name in NAMES:
+            self.expected[name] = shape(bpy.data.objects[name])
+
+    @property
+    def scene(self):
+        return bpy.context.scene
+
+    def obj(self):
+        return bpy.data.objects[self.rng.choice(NAMES)]
+
+    def activate(self, obj) -> None:
+        bpy.context.view_layer.objects.active = obj
+
+    # --- actions -------------------------------------------------------------------------
+    def move_point(self) -> str:
+        obj = self.obj()
+        if obj.xpbd.bake.baked:
+            return f"move {obj.name}: baked, skipped"
+        delta = self.rng.uniform(-0.3, 0.3)
+        if obj.type == "MESH":
+            obj.data.vertices[2].co.z += delta
+        else:
+            spline = obj.data.splines[0]
+            points = spline.bezier_points if spline.type == "BEZIER" else spline.points
+            points[2].co.z += delta
+        if not obj.xpbd.enabled or not rest.has_rest(obj):
+            # Not a rope yet (or no longer): the shape is what it will start from.
+            self.expected[obj.name] = shape(obj)
+        return f"move a point of {obj.name} by {delta:.3f}"
+
+    def add_points(self) -> str:
+        obj = self.obj()
+        if obj.xpbd.bake.baked:
+            return f"add to {obj.name}: baked, skipped"
+        if obj.type == "MESH":
+            mesh = obj.data
+            n = len(mesh.vertices)
+            mesh.vertices.add(1)
+            mesh.edges.add(1)
+            mesh.vertices[n].co = (2.5, 0.0, 0.0)
+            mesh.edges[-1].vertices = (n - 1, n)
+            mesh.update()
+        else:
+            spline = obj.data.splines[0]
+            if spline.type == "BEZIER":
+                spline.bezier_points.add(2)
+                for p in list(spline.bezier_points)[-2:]:
+                    p.co = (2.2, 0.0, 0.0)
+                    p.handle_left = (2.1, 0.0, 0.0)
+                    p.handle_right = (2.3, 0.0, 0.0)
+            else:
+                spline.points.add(2)
+                for p in list(spline.points)[-2:]:
+                    p.co = (2.2, 0.0, 0.0, 1.0)
+        self.expected[obj.name] = None  # Reset takes the new shape (checked there)
+        return f"add points to {obj.name}"
+
+    def setting(self) -> str:
+        obj = self.obj()
+        name, value = self.rng.choice([
+            ("substeps", self.rng.randint(1, 12)), ("damping", self.rng.uniform(0.0, 2.0)),
+            ("compliance", self.rng.choice([0.0, 1e-6, 1e-3])),
+            ("use_ground", self.rng.random() < 0.5)])
+        setattr(obj.xpbd, name, value)
+        return f"{obj.name}.{name} = {value}"
+
+    def jump(self) -> str:
+        frame = self.rng.randint(1, FRAME_END + 3)
+        self.scene.frame_set(frame)
+        return f"frame {frame}"
+
+    def reopen(self) -> str:
+        path = str(self.folder / "fuzz.blend")
+        bpy.ops.wm.save_as_mainfile(filepath=path)
+        bpy.ops.wm.open_mainfile(filepath=path)
+        return "save and reopen"
+
+    def toggle(self) -> str:
+        obj = self.obj()
+        obj.xpbd.enabled = not obj.xpbd.enabled
+        if not obj.xpbd.enabled and not obj.xpbd.bake.baked and self.expected[obj.name] is not None:
+            # Disabled: the rest shape went back into the data.
+            got = shape(obj)
+            if not np.array_equal(got, self.expected[obj.name]):
+                raise AssertionError(f"disabling {obj.name} did not restore its rest shape")
+        if not obj.xpbd.enabled and not obj.xpbd.bake.baked:
+            self.expected[obj.name] = shape(obj)
+        return f"{obj.name}.enabled = {obj.xpbd.enabled}"
+
+    def reset(self) -> str:
+        obj = self.obj()
+        self.activate(obj)
+        if obj.xpbd.bake.baked:
+            return f"reset {obj.name}: baked, skipped"
+        try:
+            bpy.ops.xpbd.reset()
+        except RuntimeError as exc:
+            return f"reset {obj.name} refused: {exc}"
+        if self.expected[obj.name] is None:
+            # After a topology change: Reset made a rest shape (the current shape, or the
+            # one stored on the first frame after the edit); from now on it must stay.
+            self.expected[obj.name] = shape(obj)
+        elif not np.array_equal(shape(obj), self.expected[obj.name]):
+            raise AssertionError(f"Reset of {obj.name} did not restore its rest shape")
+        return f"reset {obj.name}"
+
+    def bake(self) -> str:
+        obj = self.obj()
+        self.activate(obj)
+        try:
+            bpy.ops.xpbd.bake()
+        except RuntimeError as exc:
+            return f"bake {obj.name} refused: {exc}"
+        return f"bake {obj.name}"
+
+    def free_bake(self) -> str:
+        obj = self.obj()
+        self.activate(obj)
+        try:
+            bpy.ops.xpbd.free_bake()
+        except RuntimeError as exc:
+            return f"free {obj.name} refused: {exc}"
+        return f"free bake {obj.name}"
+
+    def check_playback(self) -> str:
+        scene = self.scene
+        frame = scene.frame_current
+        scene.frame_set(frame)  # show what the handler makes of this frame (after toggles)
+        live = [bpy.data.objects[n] for n in NAMES if bpy.data.objects[n].xpbd.enabled
+                and not bpy.data.objects[n].xpbd.bake.baked]
+        shown = {o.name: ropes.local_points(o).copy() for o in live}
+        sim.clear()
+        for k in range(1, frame + 1):
+            scene.frame_set(k)
+        for o in live:
+            if sim.status(o) is None and not np.array_equal(ropes.local_points(o), shown[o.name]):
+                raise AssertionError(f"frame {frame} of {o.name} differs from playback")
+        return f"frame {frame} equals playback"
+
+    # --- invariants ------------------------------------------------------------------------
+    def check(self) -> None:
+        where = all_finite()
+        if where is not None:
+            raise AssertionError(f"a non-finite value in {where}")
+        for name in NAMES:
+            obj = bpy.data.objects[name]
+            expected = self.expected[name]
+            if expected is None or obj.xpbd.bake.baked:
+                continue
+            try:
+                layout = geometry.build_layout(obj)
+            except sim.RopeError:
+                continue
+            stored = rest.load(obj, layout)
+            if stored is not None and not np.array_equal(stored, expected):
+                rows = np.flatnonzero((stored != expected).any(axis=1)).tolist()
+                raise AssertionError(f"the stored rest shape of {name} is not the user's "
+                                     f"(rows {rows}, enabled {obj.xpbd.enabled})")
+
+    def run(self, actions: int, budget: float) -> None:
+        weighted = ([self.jump] * 6 + [self.move_point] * 2 + [self.setting] * 2
+                    + [self.add_points, self.reopen, self.toggle, self.toggle, self.reset,
+                       self.reset, self.bake, self.free_bake, self.check_playback])
+        end = time.perf_counter() + budget
+        for _ in range(actions):
+            if time.perf_counter() > end:
+                self.log.append("(time budget reached)")
+                break
+            action = self.rng.choice(weighted)
+            self.log.append(action())
+            self.check()
+
+
+def main() -> None:
+    seed, actions, folder = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    xpbd_addon.register()
+    fuzz = None
+    try:
+        fuzz = Fuzz(seed, folder)
+        fuzz.run(actions, budget=float(sys.argv[4]) if len(sys.argv) > 4 else 40.0)
+        out = {"ok": True, "log": fuzz.log, "error": ""}
+    except Exception:  # noqa: BLE001 - reported to the test with the actions that led to it
+        out = {"ok": False, "log": fuzz.log if fuzz else [], "error": traceback.format_exc()}
+    print("RESULT " + json.dumps(out), flush=True)
+    xpbd_addon.unregister()
+
+
+if __name__ == "__main__":
+    main()
