@@ -14,3 +14,10 @@ def kernel(function):
 def parallel_kernel(function):
     """``kernel`` with ``prange`` loops spread over threads."""
     return njit(cache=True, error_model="numpy", nogil=True, parallel=True)(function)
+
+
+def inline_kernel(function):
+    """``kernel`` inlined into its callers at numba's level: LLVM does not inline a helper
+    as large as a node of the chain solve, and a call in the lane loop keeps the loop
+    scalar (measured: 15x slower)."""
+    return njit(cache=True, error_model="numpy", nogil=True, inline="always")(function)

@@ -58,7 +58,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from .jit import inline_kernel, kernel
 from .kernels_lanes import (
     _ESTRIDE,
     _FACTIVE,
@@ -91,7 +91,7 @@ MAX_NEWTON_STEPS = 16
 """The most Newton steps a substep takes (a rope released at S = 1 needs up to ~9)."""
 
 
-@kernel
+@inline_kernel
 def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
     """The row of edge slot e (particle slots i and i + PS) at the current positions: stores
     the unit direction n, g = max(-t, 0) / |d| (t the tension estimate on the first step of
@@ -117,10 +117,14 @@ def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
     dz = (buffer[i + X + L2] - buffer[j + X + L2]) * active
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
     inverse_length = 1.0 / length if length > 0.0 else 0.0
-    multiplier = 0.0 if first else edge_buffer[e + LAMBDA]
+    # loads outside the selects: a load under a run-time condition keeps the loop scalar
+    stored = edge_buffer[e + LAMBDA]
+    estimated = edge_buffer[e + TENSION]
+    multiplier = 0.0 if first else stored
     edge_buffer[e + LAMBDA] = multiplier
-    tension = edge_buffer[e + TENSION] if first else multiplier
-    g = max(-tension, 0.0) * inverse_length if use_tension else 0.0
+    tension = estimated if first else multiplier
+    # selects, not max(): numba's max() keeps the lane loop scalar (measured)
+    g = -tension * inverse_length if use_tension & (tension < 0.0) else 0.0
     edge_buffer[e + N] = dx * inverse_length
     edge_buffer[e + N + L] = dy * inverse_length
     edge_buffer[e + N + L2] = dz * inverse_length
@@ -129,7 +133,7 @@ def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
     edge_buffer[e + RESIDUAL] = residual + edge_buffer[e + ALPHA] * inverse_h2 * multiplier
 
 
-@kernel
+@inline_kernel
 def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
     """Forward elimination at particle slot i (edge slot e leaves it, e - ES arrives): from
     the K, y that node i - 1 left, stores K_i, y_i, u / den at i and lambda* of the arriving
@@ -266,13 +270,19 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
             _eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, lanes)
 
 
-@kernel
-def _back_node(buffer, edge_buffer, i, e, inverse_h2, apply, lanes):
-    """Back substitution at particle slot i: dx_i and dlambda of the arriving edge, applied
-    where the lane still iterates (``apply`` and the lane's flag); then the residual of the
-    leaving edge, whose ends are both final now, joins the running maximum of the lane."""
+@inline_kernel
+def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, lanes):
+    """Back substitution at particle slot i: dx_i and dlambda of the arriving edge (kept in
+    the y and lambda* fields for node i - 1). With ``estimate``, only the arriving edge's
+    tension (its dlambda from lambda = 0) is stored. Otherwise x and lambda take the step
+    where ``go`` (the lane still iterates; selects, so the lane loop stays vectorised), and
+    the residual of the leaving edge, whose ends are both final now, joins the lane's running
+    maximum."""
     L = np.uint64(lanes)
     L2 = L + L
+    L3 = L2 + L
+    L4 = L2 + L2
+    L5 = L4 + L
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
     X = _FX * L
@@ -306,9 +316,9 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, apply, lanes):
     k00 = buffer[i + K]
     k01 = buffer[i + K + L]
     k02 = buffer[i + K + L2]
-    k11 = buffer[i + K + L2 + L]
-    k12 = buffer[i + K + L2 + L2]
-    k22 = buffer[i + K + L2 + L2 + L]
+    k11 = buffer[i + K + L3]
+    k12 = buffer[i + K + L4]
+    k22 = buffer[i + K + L5]
     x0 = buffer[i + Y] + k00 * w0 + k01 * w1 + k02 * w2
     x1 = buffer[i + Y + L] + k01 * w0 + k11 * w1 + k12 * w2
     x2 = buffer[i + Y + L2] + k02 * w0 + k12 * w1 + k22 * w2
@@ -318,30 +328,38 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, apply, lanes):
     buffer[i + Y + L] = x1
     buffer[i + Y + L2] = x2
     edge_buffer[f + LSTAR] = arriving
-    if apply:
-        buffer[i + X] += x0
-        buffer[i + X + L] += x1
-        buffer[i + X + L2] += x2
-        edge_buffer[f + LAMBDA] += arriving
-        # the leaving edge is final: its residual |C + alpha~ lambda| / L
-        ex = (buffer[i + X] - buffer[j + X]) * edge_buffer[e + ACTIVE]
-        ey = (buffer[i + X + L] - buffer[j + X + L]) * edge_buffer[e + ACTIVE]
-        ez = (buffer[i + X + L2] - buffer[j + X + L2]) * edge_buffer[e + ACTIVE]
-        length = math.sqrt(ex * ex + ey * ey + ez * ez)
-        residual = abs(length - edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2
-                       * edge_buffer[e + LAMBDA]) * edge_buffer[e + INVERSE_REST]
-        buffer[i + RMAX] = max(residual, buffer[j + RMAX])
-    else:
-        # estimate only: the tension of the leaving edge (its dlambda from lambda = 0)
+    if estimate:
         edge_buffer[f + TENSION] = arriving
+        return
+    p0 = buffer[i + X] + x0 if go else buffer[i + X]
+    p1 = buffer[i + X + L] + x1 if go else buffer[i + X + L]
+    p2 = buffer[i + X + L2] + x2 if go else buffer[i + X + L2]
+    buffer[i + X] = p0
+    buffer[i + X + L] = p1
+    buffer[i + X + L2] = p2
+    multiplier = edge_buffer[f + LAMBDA]
+    edge_buffer[f + LAMBDA] = multiplier + arriving if go else multiplier
+    # the leaving edge is final: its residual |C + alpha~ lambda| / L
+    active = edge_buffer[e + ACTIVE]
+    ex = (p0 - buffer[j + X]) * active
+    ey = (p1 - buffer[j + X + L]) * active
+    ez = (p2 - buffer[j + X + L2]) * active
+    length = math.sqrt(ex * ex + ey * ey + ez * ez)
+    residual = abs(length - edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2
+                   * edge_buffer[e + LAMBDA]) * edge_buffer[e + INVERSE_REST]
+    below = buffer[j + RMAX]
+    buffer[i + RMAX] = residual if residual > below else below
 
 
 @kernel
-def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, apply, lanes):
-    """Back substitution from the chain end (``_back_node``). The slot is read back from
-    memory each time (the x_prev field, lane 0, of the spare slot before the block): computed
-    from the loop counter, LLVM sees a decreasing unsigned address and leaves the lane loop
-    scalar (measured)."""
+def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
+          estimate, lanes):
+    """Back substitution from the chain end (``_back_node``), moving the lanes whose flag in
+    ``going`` (L,) is set (an array of its own: flags in the buffer keep the lane loop scalar,
+    for the alias checks they need), or only estimating the tension. The slot is read back
+    from memory each time (the x_prev field, lane 0, of the spare slot before the block):
+    computed from the loop counter, LLVM sees a decreasing unsigned address and leaves the
+    lane loop scalar (measured)."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
     ES = _ESTRIDE * L
@@ -355,7 +373,8 @@ def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
         e0 = edge_offset + p * ES
         for lane in range(L):
             l = np.uint64(lane)
-            _back_node(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, apply, lanes)
+            _back_node(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, going[l] > 0.0,
+                       estimate, lanes)
 
 
 @kernel
@@ -366,7 +385,8 @@ def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, 
     nothing."""
     _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, True, False,
              lanes)
-    _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, False, lanes)
+    _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+          np.ones(lanes), True, lanes)
 
 
 @kernel
@@ -385,26 +405,37 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
     RMAX = _FRMAX * L
     LAMBDA = _FLAMBDA * L
     TENSION = _FTENSION * L
-    flags = particle_offset - PS - PS + RMAX  # the spare slot two before the block
     end = particle_offset + length * PS + RMAX
     for lane in range(L):
-        buffer[flags + np.uint64(lane)] = 1.0
         buffer[end + np.uint64(lane)] = 0.0
+    going = np.ones(lanes)  # 1.0 while the lane iterates
     steps = 0
     for step in range(max_steps):
-        _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                 step == 0, dynamic, lanes)
-        _masked_back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     flags, lanes)
+        # ``first`` and ``dynamic`` literals: one compiled variant each (as run-time flags
+        # the lane loop stays scalar)
+        if step == 0 and dynamic:
+            _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     True, True, lanes)
+        elif step == 0:
+            _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     True, False, lanes)
+        elif dynamic:
+            _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     False, True, lanes)
+        else:
+            _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+                     False, False, lanes)
+        _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
+              False, lanes)
         steps += 1
-        going = False
+        any_going = False
         for lane in range(L):
             l = np.uint64(lane)
             still = (buffer[particle_offset + RMAX + l] > tolerance) | (steps < min_steps)
-            still = still & (buffer[flags + l] > 0.0)
-            buffer[flags + l] = 1.0 if still else 0.0
-            going = going | still
-        if not going:
+            still = still & (going[l] > 0.0)
+            going[l] = 1.0 if still else 0.0
+            any_going = any_going | still
+        if not any_going:
             break
     if dynamic:
         for slot in range(length):
@@ -413,40 +444,3 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
                 e = e0 + np.uint64(lane)
                 edge_buffer[e + TENSION] = edge_buffer[e + LAMBDA]
     return steps
-
-
-@kernel
-def _masked_back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, flags,
-                 lanes):
-    """``_back`` for the lanes whose flag (at ``flags`` + lane) is set; the others keep x
-    and lambda (their back substitution is computed and dropped: selects, so the lane loop
-    stays vectorised)."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    XP = _FXP * L
-    LAMBDA = _FLAMBDA * L
-    counter = particle_offset - PS + XP
-    buffer[counter] = float(length)
-    for _ in range(length):
-        p = np.uint64(buffer[counter]) - _ONE
-        buffer[counter] = float(p)
-        a0 = particle_offset + p * PS
-        e0 = edge_offset + p * ES
-        for lane in range(L):
-            l = np.uint64(lane)
-            i = a0 + l
-            e = e0 + l
-            f = e - ES
-            go = buffer[flags + l] > 0.0
-            x0 = buffer[i + X]
-            x1 = buffer[i + X + L]
-            x2 = buffer[i + X + L2]
-            lam = edge_buffer[f + LAMBDA]
-            _back_node(buffer, edge_buffer, i, e, inverse_h2, True, lanes)
-            buffer[i + X] = buffer[i + X] if go else x0
-            buffer[i + X + L] = buffer[i + X + L] if go else x1
-            buffer[i + X + L2] = buffer[i + X + L2] if go else x2
-            edge_buffer[f + LAMBDA] = edge_buffer[f + LAMBDA] if go else lam

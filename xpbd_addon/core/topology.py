@@ -153,8 +153,7 @@ PARTICLE_X_PRED = 18  # x, y, z: the predicted position of the substep [m]
 PARTICLE_K = 21  # 6: the symmetric 3x3 K_i of the block elimination [1/kg]
 PARTICLE_Y = 27  # x, y, z: y_i of the elimination, then dx_i of the back substitution [m]
 PARTICLE_U = 30  # x, y, z: u_i / den_i of the elimination
-PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (the spare
-#   slot two before a block: whether each lane still iterates)
+PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (scratch)
 PARTICLE_STRIDE = 34
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
