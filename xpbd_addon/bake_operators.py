@@ -39,6 +39,10 @@ TARGETS = [
 ]
 
 
+def _is_armature(_settings: Any, obj: Any) -> bool:
+    return obj.type == "ARMATURE"
+
+
 class XPBD_PG_bake(bpy.types.PropertyGroup):
     """Bake settings and the record of a bake (``Object.xpbd.bake``)."""
 
@@ -48,6 +52,8 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         frame_end: int
         curve_format: str
         bone_segments: int
+        bone_armature: Any
+        bone_parent: str
         baked: bool
         kind: str
         baked_first: int
@@ -57,6 +63,9 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         skin: Any
         hid_viewport: bool
         hid_render: bool
+        rig_owned: bool
+        action_owned: bool
+        bone_prefix: str
     else:
         use_scene_range: BoolProperty(
             name="Scene Frame Range", default=True,
@@ -77,6 +86,16 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
             name="Segments per Bone", default=1, min=1, soft_max=20,
             description="Bake to Bones: rope segments per bone [count]. 1 = a bone on every "
                         "point (exact); more = fewer bones, points in between blended")
+        bone_armature: PointerProperty(
+            type=bpy.types.Object, name="Armature", poll=_is_armature,
+            description="Bake to Bones: add the rope's bones to this armature (a "
+                        "character's rig) and key them in the Action it plays; empty = an "
+                        "armature of the rope's own")
+        bone_parent: StringProperty(
+            name="Parent Bone", default="",
+            description="Bake to Bones: the bone of the Armature that each of the rope's "
+                        "bone chains hangs from (e.g. the hand the rope is pinned to); "
+                        "empty = the chains have no parent")
         baked: BoolProperty(name="Baked", default=False,
                             description="The rope plays its baked animation; the simulation "
                                         "leaves it alone until Free Bake")
@@ -89,6 +108,12 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         skin: PointerProperty(type=bpy.types.Object, name="Baked Skin")
         hid_viewport: BoolProperty(default=False)
         hid_render: BoolProperty(default=False)
+        rig_owned: BoolProperty(default=True,
+                                description="The bake made the armature (Free Bake removes it)")
+        action_owned: BoolProperty(default=True,
+                                   description="The bake made the Action it keyed")
+        bone_prefix: StringProperty(default="",
+                                    description="Name prefix of the baked bones")
 
 
 def _objects(context: Any, all_objects: bool) -> list:

@@ -115,7 +115,11 @@ class Recording:
     local: list = field(default_factory=list)
     """Per frame: object-space positions [m] as playback writes them, float32 [N, 3]"""
     world: list = field(default_factory=list)
-    """Per frame: world positions [m] of all particles, float64 [N, 3] (bones only)"""
+    """Per frame: world positions [m] of all particles, float64 [N, 3] (bones, cache)"""
+    rig_world: list = field(default_factory=list)
+    """Per frame: world matrix of ``bake.bone_armature`` [4, 4] (bones into an armature)"""
+    parent_pose: list = field(default_factory=list)
+    """Per frame: pose matrix of ``bake.bone_parent``, armature space [4, 4]"""
     previous: sim.Frame | None = None
 
     def frames(self) -> np.ndarray:
@@ -211,6 +215,7 @@ class BakeJob:
                     state = rope.step_frame(record.previous, targets, snapshot)
                     record.previous.colliders = None
                 self._keep(record, state, world, io_kernels)
+                self._keep_targets(records, depsgraph)
             self.frame += 1
             if time.perf_counter() >= t_end:
                 break
@@ -224,8 +229,16 @@ class BakeJob:
         io_kernels.world_to_local(state.x, pins.affine_inverse(world), rope.pinned_ids,
                                   rope.rest_local, local)
         record.local.append(local)
-        if self.target == "BONES":
+        if self.target in ("BONES", "CACHE"):
             record.world.append(state.x.copy())
+
+    def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
+        """Bones into a character's armature: its matrix and its parent bone's pose."""
+        if self.target == "BONES":
+            from . import bake_bones
+
+            for record in records:
+                bake_bones.record_targets(record, depsgraph)
 
     def _advance_group(self, records: list[Recording], rope_group: group.Group,
                        depsgraph: Any) -> None:
@@ -250,6 +263,7 @@ class BakeJob:
         rope_group.colliders = snapshot
         for record, state, world in zip(records, states, worlds, strict=True):
             self._keep(record, state, world, io_kernels)
+        self._keep_targets(records, depsgraph)
 
     def run(self, report_every: float = 1.0) -> None:
         """Simulate everything, printing a progress line about every ``report_every`` s

@@ -1,0 +1,127 @@
+"""Render geometry of a baked rope: the rope as it renders (a curve's bevel, a mesh's faces),
+or a tube around its points where it has no faces (an edge mesh, a curve without bevel), so a
+rope exports as a visible, valid mesh. Used by Bake to Bones (the skin) and the cache bake.
+
+A tube has ``TUBE_SIDES`` vertices in a ring around every point of a chain, the rings turned
+along the chain by the smallest rotation from one point's tangent to the next (no twist),
+quads between neighbouring rings, open ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import bone_frames
+
+TUBE_SIDES = 8
+"""Vertices per ring of a tube [count]."""
+
+MIN_TUBE_RADIUS = 0.002
+"""Tube radius [m] when the rope's radius (and a curve's bevel) is 0: thin but visible."""
+
+
+def tube_radius(obj: Any) -> float:
+    """Radius [m] of the tube around ``obj``'s points: a curve's bevel depth, else the rope's
+    radius (``xpbd.radius``), at least ``MIN_TUBE_RADIUS``."""
+    radius = float(obj.xpbd.radius)
+    if obj.type == "CURVE" and obj.data.bevel_depth > 0.0:
+        radius = float(obj.data.bevel_depth)
+    return max(radius, MIN_TUBE_RADIUS)
+
+
+def point_frames(positions: np.ndarray, chains: list[np.ndarray]) -> np.ndarray:
+    """Frames [N, 3, 3] (Y along the tangent) of the chain points of ``positions`` [N, 3]:
+    tangents by central differences, turned along each chain without twist. Points in no
+    chain get the identity."""
+    frames = np.broadcast_to(np.eye(3), (len(positions), 3, 3)).copy()
+    for chain in chains:
+        p = positions[chain]
+        tangent = np.gradient(p, axis=0) if len(chain) > 2 else np.repeat(p[1:] - p[:1], 2, 0)
+        tangent = bone_frames.unit(tangent)
+        first = bone_frames.min_rotation(np.array([[0.0, 1.0, 0.0]]), tangent[:1])
+        frames[chain] = bone_frames.chain_rest_frames(tangent, np.array([0]), first)
+    return frames
+
+
+def tube_vertices(positions: np.ndarray, frames: np.ndarray, ids: np.ndarray,
+                  radius: float) -> np.ndarray:
+    """Ring vertices [..., P * TUBE_SIDES, 3] around the points ``ids`` [P] of
+    ``positions`` [..., N, 3] with frames [..., N, 3, 3]: each ring in the plane of the
+    frame's X and Z axes, ``radius`` [m] from its point."""
+    angle = np.linspace(0.0, 2.0 * np.pi, TUBE_SIDES, endpoint=False)
+    offsets = np.stack([np.cos(angle), np.zeros_like(angle), np.sin(angle)], axis=1) * radius
+    rings = positions[..., ids, None, :] + np.einsum("...pij,sj->...psi", frames[..., ids, :, :],
+                                                     offsets)
+    return rings.reshape(rings.shape[:-3] + (-1, 3))
+
+
+def tube_faces(chains: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Quads of the tubes of ``chains`` (ring vertices numbered as ``tube_vertices`` with
+    ids = the concatenated chains): (vertex indices [Q, 4], point id of every ring vertex)."""
+    quads, ring_point = [], []
+    base = 0
+    s = np.arange(TUBE_SIDES)
+    for chain in chains:
+        k = np.arange(len(chain) - 1)[:, None]
+        a = base + k * TUBE_SIDES + s[None, :]
+        b = base + k * TUBE_SIDES + (s[None, :] + 1) % TUBE_SIDES
+        quads.append(np.stack([a, b, b + TUBE_SIDES, a + TUBE_SIDES], axis=-1).reshape(-1, 4))
+        ring_point.append(np.repeat(chain, TUBE_SIDES))
+        base += len(chain) * TUBE_SIDES
+    return np.concatenate(quads), np.concatenate(ring_point)
+
+
+def mesh_from_arrays(name: str, vertices: np.ndarray, quads: np.ndarray) -> Any:
+    """A new mesh of ``vertices`` [V, 3] [m] and ``quads`` [Q, 4], built in bulk."""
+    import bpy
+
+    mesh: Any = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(vertices))
+    mesh.vertices.foreach_set("co", np.ascontiguousarray(vertices, dtype=np.float32).ravel())
+    mesh.loops.add(4 * len(quads))
+    mesh.loops.foreach_set("vertex_index", np.ascontiguousarray(quads, np.int32).ravel())
+    mesh.polygons.add(len(quads))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, 4 * len(quads), 4, dtype=np.int32))
+    mesh.polygons.foreach_set("loop_total", np.full(len(quads), 4, dtype=np.int32))
+    mesh.update(calc_edges=True)
+    mesh.validate(clean_customdata=False)
+    return mesh
+
+
+def tube_mesh(name: str, positions: np.ndarray, chains: list[np.ndarray],
+              radius: float) -> tuple[Any, np.ndarray]:
+    """A tube mesh around the chains of ``positions`` [N, 3] [m]: (mesh, point id of every
+    vertex)."""
+    ids = np.concatenate(chains)
+    frames = point_frames(positions, chains)
+    quads, ring_point = tube_faces(chains)
+    return mesh_from_arrays(name, tube_vertices(positions, frames, ids, radius), quads), \
+        ring_point
+
+
+def render_mesh(obj: Any, depsgraph: Any) -> Any | None:
+    """The rope as it renders at the depsgraph's frame, as a mesh in world space, without the
+    add-on's internal data; None if it has no faces (then a tube stands in)."""
+    import bpy
+
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh: Any = bpy.data.meshes.new_from_object(evaluated, preserve_all_data_layers=False,
+                                                depsgraph=depsgraph)
+    if not len(mesh.polygons):
+        bpy.data.meshes.remove(mesh)
+        return None
+    mesh.name = f"{obj.name} Skin"
+    mesh.transform(evaluated.matrix_world)
+    strip_internal(mesh)
+    return mesh
+
+
+def strip_internal(mesh: Any) -> None:
+    """Remove the rope's stored rest shape (attribute and signature) from a copy of it: it
+    means nothing there and must not reach exported files."""
+    if "xpbd_rest" in mesh.attributes:
+        mesh.attributes.remove(mesh.attributes["xpbd_rest"])
+    if "xpbd_rest_signature" in mesh:
+        del mesh["xpbd_rest_signature"]
