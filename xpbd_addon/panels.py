@@ -226,6 +226,10 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             row = layout.row(align=True)
             row.operator("xpbd.free_bake", text="Free Bake", icon="TRASH")
             row.operator("xpbd.free_bake", text="Free All").all_objects = True
+            if bake.kind == "BONES":
+                row = layout.row(align=True)
+                row.operator("xpbd.export_gltf", text="Export glTF", icon="EXPORT")
+                row.operator("xpbd.export_fbx", text="Export FBX", icon="EXPORT")
             return
         col = layout.column(align=True)
         col.prop(bake, "use_scene_range")
@@ -236,6 +240,9 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         if obj.type == "CURVE":
             layout.prop(bake, "curve_format")
         layout.prop(bake, "bone_segments")
+        layout.prop(bake, "bone_armature")
+        if bake.bone_armature is not None and bake.bone_armature.type == "ARMATURE":
+            layout.prop_search(bake, "bone_parent", bake.bone_armature.data, "bones")
         row = layout.row(align=True)
         row.operator("xpbd.bake", text="Bake", icon="KEYFRAME").target = "KEYS"
         row.operator("xpbd.bake", text="Bake to Bones", icon="BONE_DATA").target = "BONES"

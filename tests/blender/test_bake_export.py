@@ -1,0 +1,153 @@
+"""Bake to Bones into the pipeline (issue 18): the add-on's glTF/FBX export operators write
+files that the Khronos validator accepts and that independent readers (pygltflib, ufbx) play
+as the live simulation; bones form parented chains with unique names; ropes baked into a
+character's armature export as one skeleton and follow the hand when the character's
+animation is changed afterwards."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from . import readers, ropes
+
+FIRST, LAST = 1, 24
+FRAMES = (5, 13, 24)
+"""Frames compared with live playback."""
+
+
+@pytest.fixture(scope="module")
+def validator():
+    return readers.validator_dir()
+
+
+def _character(scene):
+    """An armature 'character': bone 'root' at the origin and its child 'hand', animated (the
+    root travels, the hand turns)."""
+    arm = bpy.data.objects.new("character", bpy.data.armatures.new("character"))
+    scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    root = arm.data.edit_bones.new("root")
+    root.head, root.tail = (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)
+    hand = arm.data.edit_bones.new("hand")
+    hand.head, hand.tail, hand.parent = (0.0, 0.0, 1.0), (0.0, 0.3, 1.0), root
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = arm.pose.bones
+    for frame, location, angle in ((1, (0, 0, 0), 0.0), (12, (0.6, 0, 0.3), 0.8),
+                                   (24, (0, 0.5, 0), -0.4)):
+        pose["root"].location = location
+        pose["root"].keyframe_insert("location", frame=frame)
+        pose["hand"].rotation_mode = "QUATERNION"
+        pose["hand"].rotation_quaternion = (np.cos(angle / 2), np.sin(angle / 2), 0, 0)
+        pose["hand"].keyframe_insert("rotation_quaternion", frame=frame)
+    return arm
+
+
+def _on_hand(obj, arm):
+    """Parent ``obj`` to the hand bone where it stands (its pinned point moves with it)."""
+    world = obj.matrix_world.copy()
+    obj.parent = arm
+    obj.parent_type = "BONE"
+    obj.parent_bone = "hand"
+    bpy.context.view_layer.update()
+    obj.matrix_world = world
+
+
+def _two_ropes(scene):
+    """The issue's case: a 48-point curve rope on the hand bone of an animated armature, a
+    40-vertex edge-mesh rope on an animated empty."""
+    scene.frame_start, scene.frame_end = FIRST, LAST
+    scene.frame_set(FIRST)
+    arm = _character(scene)
+    curve = ropes.curve_rope(scene, "POLY", n=48, length=1.2, name="curve_rope")
+    curve.location = (0.0, 0.3, 1.0)
+    curve.data.bevel_depth = 0.01
+    _on_hand(curve, arm)
+    empty = bpy.data.objects.new("driver", None)
+    scene.collection.objects.link(empty)
+    for frame, location in ((1, (2, 0, 1)), (12, (2.5, 0.4, 1.2)), (24, (2, 1, 1))):
+        empty.location = location
+        empty.keyframe_insert("location", frame=frame)
+    mesh = ropes.mesh_rope(scene, n=40, length=1.0, axis=1, name="mesh_rope")
+    mesh.parent = empty
+    return arm, curve, mesh
+
+
+def _live(scene, objects):
+    played = {}
+    for frame in range(FIRST, LAST + 1):
+        scene.frame_set(frame)
+        played[frame] = {o.name: ropes.world_points(o).copy() for o in objects}
+    scene.frame_set(FIRST)
+    return played
+
+
+def _names(rope, n):
+    return [f"{rope}.0.{i:03d}" for i in range(n)]
+
+
+def test_bone_bakes_export_to_gltf_and_fbx_that_independent_readers_play_as_live(
+        scene, tmp_path, validator):
+    arm, curve, mesh = _two_ropes(scene)
+    played = _live(scene, (curve, mesh))
+    assert bpy.ops.xpbd.bake_all(target="BONES") == {"FINISHED"}
+    counts = {"curve_rope": 48, "mesh_rope": 40}
+    for obj in (curve, mesh):
+        rig = obj.xpbd.bake.rig
+        names = _names(obj.name, counts[obj.name])
+        assert [b.name for b in rig.data.bones] == names  # unique per rope
+        bones = rig.data.bones
+        assert bones[names[0]].parent is None
+        assert all(bones[b].parent.name == a for a, b in zip(names, names[1:], strict=False))
+    skin = mesh.xpbd.bake.skin
+    assert len(skin.data.polygons) > 0  # the edge mesh exports as a tube
+    glb, fbx = tmp_path / "ropes.glb", tmp_path / "ropes.fbx"
+    assert bpy.ops.xpbd.export_gltf(filepath=str(glb), all_objects=True) == {"FINISHED"}
+    assert bpy.ops.xpbd.export_fbx(filepath=str(fbx), all_objects=True) == {"FINISHED"}
+
+    report = readers.validate_gltf(glb, validator)
+    assert report["errors"] == 0, report["messages"]
+    gltf = readers.Gltf(glb)
+    fps = scene.render.fps / scene.render.fps_base
+    assert "curve_rope" not in gltf.names and "mesh_rope" not in gltf.names  # no rest objects
+    assert len(gltf.doc.meshes) == 2 and len(gltf.doc.skins) == 2
+    for m in gltf.doc.meshes:
+        for primitive in m.primitives:
+            assert primitive.mode in (None, 4)  # triangles
+            attributes = {k for k, v in vars(primitive.attributes).items() if v is not None}
+            assert {"POSITION", "JOINTS_0", "WEIGHTS_0"} <= attributes
+            assert not any(a.startswith("_") for a in attributes)  # no custom attributes
+        assert not m.extras
+    assert len(gltf.doc.animations) == 2  # one take per rope, each moving its rope alone
+    worst = 0.0
+    for obj in (curve, mesh):
+        names = _names(obj.name, counts[obj.name])
+        ids = [gltf.names.index(n) for n in names]
+        assert all(gltf.parent[b] == a for a, b in zip(ids, ids[1:], strict=False))
+        animation = gltf.animation(obj.xpbd.bake.action.name)
+        assert gltf.animated_nodes(animation) <= set(ids)
+        for frame in FRAMES:
+            heads = readers.gltf_heads(gltf, animation, frame / fps, names)  # Blender times
+            worst = max(worst, float(np.abs(heads - played[frame][obj.name]).max()))
+    print("glTF worst joint error [m]", worst)
+    assert worst < 1e-3
+
+    names = {o.name: _names(o.name, counts[o.name]) for o in (curve, mesh)}
+    times = [(frame - FIRST) / fps for frame in FRAMES]
+    read = readers.fbx_read(fbx, names["curve_rope"] + names["mesh_rope"], times)
+    assert len(read["stacks"]) == 1, [s["name"] for s in read["stacks"]]  # the timeline
+    assert "curve_rope" not in read["nodes"] and "mesh_rope" not in read["nodes"]
+    assert not [n for n in read["nodes"] if n.endswith("_end")]  # no leaf bones
+    heads = np.array(read["stacks"][0]["heads"])  # [T, N, 3]
+    worst, start = 0.0, 0
+    for obj in (curve, mesh):
+        chain = names[obj.name]
+        assert all(read["parents"][b] == a for a, b in zip(chain, chain[1:], strict=False))
+        for k, frame in enumerate(FRAMES):
+            got = heads[k, start:start + len(chain)]
+            worst = max(worst, float(np.abs(got - played[frame][obj.name]).max()))
+        start += len(chain)
+    print("FBX worst joint error [m]", worst)
+    assert worst < 1e-3
