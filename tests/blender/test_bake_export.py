@@ -151,3 +151,96 @@ def test_bone_bakes_export_to_gltf_and_fbx_that_independent_readers_play_as_live
         start += len(chain)
     print("FBX worst joint error [m]", worst)
     assert worst < 1e-3
+
+
+def _in_hand(arm, names):
+    """Heads of the bones ``names`` in the hand bone's frame (pose space) [m]."""
+    m = np.array(arm.pose.bones["hand"].matrix)
+    inv = np.linalg.inv(m)
+    heads = np.array([np.array(arm.pose.bones[n].head) for n in names])  # test probe only
+    return heads @ inv[:3, :3].T + inv[:3, 3]
+
+
+def test_ropes_baked_into_the_character_follow_its_changed_animation_and_export_as_one_skeleton(
+        scene, tmp_path, validator):
+    arm, curve, mesh = _two_ropes(scene)
+    _on_hand(mesh, arm)
+    mesh.parent_type, mesh.parent_bone = "BONE", "hand"
+    played = _live(scene, (curve, mesh))
+    for obj in (curve, mesh):
+        obj.xpbd.bake.bone_armature = arm
+        obj.xpbd.bake.bone_parent = "hand"
+    assert bpy.ops.xpbd.bake_all(target="BONES") == {"FINISHED"}
+    counts = {"curve_rope": 48, "mesh_rope": 40}
+    bones = arm.data.bones
+    assert len(bones) == 2 + 48 + 40 and len(bpy.data.armatures) == 1
+    for obj in (curve, mesh):
+        names = _names(obj.name, counts[obj.name])
+        assert bones[names[0]].parent.name == "hand"
+        assert all(bones[b].parent.name == a for a, b in zip(names, names[1:], strict=False))
+        assert obj.xpbd.bake.skin.find_armature() == arm
+    assert len(bpy.data.actions) == 2  # the character's (now with the ropes) and the empty's
+    baked = {}
+    for frame in FRAMES:
+        scene.frame_set(frame)
+        m = np.array(arm.matrix_world)
+        for obj in (curve, mesh):
+            names = _names(obj.name, counts[obj.name])
+            heads = np.array([np.array(arm.pose.bones[n].head) for n in names])
+            np.testing.assert_allclose(heads @ m[:3, :3].T + m[:3, 3], played[frame][obj.name],
+                                       atol=1e-5)
+            baked[frame, obj.name] = _in_hand(arm, names)
+    # The character's animation changed afterwards: the root travels 2 m further.
+    action = arm.animation_data.action
+    from xpbd_addon.blender import action_compat
+
+    factory, created = action_compat.ensure_action(arm, "unused")
+    assert not created
+    moved = 0
+    for fcurve in factory._collection:
+        if fcurve.data_path == 'pose.bones["root"].location' and fcurve.array_index == 0:
+            for key in fcurve.keyframe_points:
+                key.co.y += 2.0
+                key.handle_left.y += 2.0
+                key.handle_right.y += 2.0
+            fcurve.update()
+            moved += 1
+    assert moved == 1 and arm.animation_data.action == action
+    for frame in FRAMES:
+        scene.frame_set(frame)
+        assert arm.pose.bones["hand"].matrix.translation.x > 1.5
+        for obj in (curve, mesh):  # the chains hang from the moved hand as before
+            names = _names(obj.name, counts[obj.name])
+            np.testing.assert_allclose(_in_hand(arm, names), baked[frame, obj.name], atol=1e-5)
+
+    glb = tmp_path / "character.glb"
+    assert bpy.ops.xpbd.export_gltf(filepath=str(glb), all_objects=True) == {"FINISHED"}
+    assert readers.validate_gltf(glb, validator)["errors"] == 0
+    gltf = readers.Gltf(glb)
+    assert len(gltf.doc.skins) == 1 and len(gltf.doc.meshes) == 2  # two ropes, one skin ...
+    joints = {frozenset(s.joints) for s in gltf.doc.skins}
+    root = [i for i, n in enumerate(gltf.names) if n == "root"]
+    assert len(root) == 1  # ... on one skeleton: a single 'root' bone
+    hand = gltf.names.index("hand")
+    assert all(hand in j for j in joints)
+    fps = scene.render.fps / scene.render.fps_base
+    animation = gltf.doc.animations[0]
+    assert len(gltf.doc.animations) == 1  # one clip: the character's, ropes in it
+    for frame in FRAMES:
+        world = gltf.world(animation, frame / fps)
+        hand_m = world[hand]
+        inv = np.linalg.inv(hand_m)
+        for obj in (curve, mesh):
+            names = _names(obj.name, counts[obj.name])
+            heads = np.array([world[gltf.names.index(n)][:3, 3] for n in names])
+            local = heads @ inv[:3, :3].T + inv[:3, 3]  # glTF axes: compare lengths+shape
+            expect = baked[frame, obj.name]
+            np.testing.assert_allclose(np.linalg.norm(local, axis=1),
+                                       np.linalg.norm(expect, axis=1), atol=1e-3)
+        hand_blender = readers.GLTF_TO_BLENDER @ hand_m[:3, 3]
+        assert hand_blender[0] > 1.5  # the changed animation was exported
+    assert bpy.ops.xpbd.free_bake(all_objects=True) == {"FINISHED"}
+    assert [b.name for b in arm.data.bones] == ["root", "hand"]
+    assert arm.animation_data.action == action
+    assert {fc.data_path for fc in factory._collection} == {
+        'pose.bones["root"].location', 'pose.bones["hand"].rotation_quaternion'}
