@@ -36,6 +36,8 @@ TARGETS = [
     ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
     ("BONES", "Bones", "An armature with a bone chain along each rope and the rope skinned to "
                        "it (for glTF/FBX export and game engines)"),
+    ("CACHE", "Cache", "An Alembic (or USD) point-cache file played by a Mesh Sequence Cache "
+                       "modifier (big bakes: the .blend stays small)"),
 ]
 
 
@@ -66,6 +68,8 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         rig_owned: bool
         action_owned: bool
         bone_prefix: str
+        cache_path: str
+        cache_file: Any
     else:
         use_scene_range: BoolProperty(
             name="Scene Frame Range", default=True,
@@ -100,7 +104,8 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                             description="The rope plays its baked animation; the simulation "
                                         "leaves it alone until Free Bake")
         kind: StringProperty(name="Bake Kind", default="",
-                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS or BONES")
+                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS, BONES "
+                                         "or CACHE")
         baked_first: IntProperty(name="Baked Start", default=0)
         baked_last: IntProperty(name="Baked End", default=0)
         action: PointerProperty(type=bpy.types.Action, name="Baked Action")
@@ -114,6 +119,12 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                                    description="The bake made the Action it keyed")
         bone_prefix: StringProperty(default="",
                                     description="Name prefix of the baked bones")
+        cache_path: StringProperty(
+            name="Cache File", default="", subtype="FILE_PATH",
+            description="Bake to Cache: the file written (.abc Alembic; .usd/.usdc/.usda "
+                        "USD); one file holds every rope of a bake. Empty = "
+                        "//xpbd_cache/<rope>.abc next to the .blend")
+        cache_file: PointerProperty(type=bpy.types.CacheFile, name="Baked Cache File")
 
 
 def _objects(context: Any, all_objects: bool) -> list:
@@ -313,7 +324,8 @@ def cli_bake(argv: list[str]) -> int:
         description="Bake every XPBD rope of a .blend file and save it")
     parser.add_argument("blend", help="the .blend file to bake")
     parser.add_argument("--target", choices=[t[0] for t in TARGETS], default="KEYS",
-                        help="KEYS: keyframes / shape keys (default); BONES: armatures")
+                        help="KEYS: keyframes / shape keys (default); BONES: armatures; "
+                             "CACHE: an Alembic/USD file per bake")
     parser.add_argument("--output", help="save here instead of over the input file")
     args = parser.parse_args(argv)
     try:

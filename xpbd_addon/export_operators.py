@@ -35,6 +35,7 @@ class _Export:
     bl_options = {"REGISTER"}
     kind = "GLTF"
     filename_ext = ".glb"
+    extensions: tuple[str, ...] = (".glb", ".gltf")
 
     if TYPE_CHECKING:
         filepath: str

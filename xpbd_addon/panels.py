@@ -220,7 +220,7 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         layout.active = settings.enabled
         if bake.baked:
             kind = {"CURVE_KEYS": "keyframes", "SHAPE_KEYS": "shape keys",
-                    "BONES": "bones"}.get(bake.kind, bake.kind)
+                    "BONES": "bones", "CACHE": "a cache file"}.get(bake.kind, bake.kind)
             layout.label(text=f"Baked to {kind}, frames {bake.baked_first}-{bake.baked_last}",
                          icon="CHECKMARK")
             row = layout.row(align=True)
@@ -246,6 +246,8 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         row = layout.row(align=True)
         row.operator("xpbd.bake", text="Bake", icon="KEYFRAME").target = "KEYS"
         row.operator("xpbd.bake", text="Bake to Bones", icon="BONE_DATA").target = "BONES"
+        layout.prop(bake, "cache_path")
+        layout.operator("xpbd.bake", text="Bake to Cache", icon="FILE_CACHE").target = "CACHE"
         layout.operator("xpbd.bake_all", text="Bake All Ropes")
 
 

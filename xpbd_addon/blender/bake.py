@@ -21,8 +21,11 @@ What a bake writes (``write``), per object:
   keyed 0 -> 1 -> 0 around its frame, LINEAR. Everything stays inside the .blend (no cache
   file to ship to a farm) and the modifier stack (armature, hooks on pins) still applies
   after the keys, as live.
-- "bones": see ``bake_bones``: an armature with a bone chain along each rope, a skinned copy
-  of the rope, bones keyed; the rope object itself is hidden.
+- "bones": see ``bake_bones``: bone chains along each rope (in a rig of its own or in a
+  character's armature), a skinned copy of the rope (a tube for faceless ropes), bones keyed;
+  the rope object itself is hidden.
+- "cache": see ``bake_cache``: an Alembic or USD file per bake and an object per rope that
+  plays it through a Mesh Sequence Cache modifier; the rope object itself is hidden.
 
 Ropes of several objects that collide with each other (``group``) are baked together: baking
 one adds the others (``with_partners``), and they are stepped through one ``group.Group`` as
@@ -65,7 +68,7 @@ def bake_range(obj: Any, scene: Any) -> tuple[int, int]:
 
 def check_bakeable(obj: Any, scene: Any, target: str) -> None:
     """RopeError (worded for the user) if ``obj`` cannot be baked to ``target``
-    ('KEYS' or 'BONES'); nothing is changed."""
+    ('KEYS', 'BONES' or 'CACHE'); nothing is changed."""
     name = obj.name
     if obj.type not in ("MESH", "CURVE") or not obj.xpbd.enabled:
         raise RopeError(f"'{name}' is not simulated: enable XPBD Rope in its Physics tab "
@@ -150,6 +153,11 @@ class BakeJob:
 
             for obj in objects:
                 bake_bones.check(obj)
+        if target == "CACHE":
+            from . import bake_cache
+
+            for obj in objects:
+                bake_cache.check(obj)
         try:
             for obj in objects:
                 first, last = bake_range(obj, self.scene)
@@ -302,6 +310,10 @@ class BakeJob:
                 from . import bake_bones
 
                 bake_bones.write_all(self.records, self.bone_segments, self.scene)
+            elif self.target == "CACHE":
+                from . import bake_cache
+
+                self.cache_path = bake_cache.write_all(self.records, self.scene)
             else:
                 for record in self.records:
                     if (record.obj.type == "CURVE"
@@ -461,6 +473,10 @@ def free(obj: Any) -> str:
         from . import bake_bones
 
         bake_bones.free(obj)
+    elif kind == "CACHE":
+        from . import bake_cache
+
+        bake_cache.free(obj)
     settings.action = None
     settings.baked = False
     settings.kind = ""

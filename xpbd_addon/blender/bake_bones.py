@@ -260,7 +260,8 @@ class edit_mode:  # noqa: N801 - a context manager used like a function
     def __enter__(self) -> None:
         import bpy
 
-        self.view_layer: Any = bpy.context.view_layer
+        context: Any = bpy.context
+        self.view_layer: Any = context.view_layer
         self.active = self.view_layer.objects.active
         self.selected = [o for o in self.view_layer.objects if o.select_get()]
         for o in self.selected:
@@ -356,7 +357,8 @@ def _skin(plan: _Plan, rig: Any, mesh: Any, points: np.ndarray | None) -> None:
 
     obj = plan.record.obj
     skinned = bpy.data.objects.new(f"{obj.name} Skin", mesh)
-    collection = obj.users_collection[0] if obj.users_collection else bpy.context.scene.collection
+    context: Any = bpy.context
+    collection = obj.users_collection[0] if obj.users_collection else context.scene.collection
     collection.objects.link(skinned)
     settings = obj.xpbd.bake
     settings.skin = skinned

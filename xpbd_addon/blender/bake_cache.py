@@ -1,0 +1,220 @@
+"""Bake to a point cache: an Alembic (.abc) or USD (.usd/.usdc/.usda) file per bake, played by
+Blender's Mesh Sequence Cache modifier, so big bakes keep the .blend small and play without the
+add-on (and in any tool that reads the file).
+
+What is written, per rope, as one object "<rope> Cache" (world space, at the origin; the rope
+object is hidden while baked, as with Bake to Bones):
+
+- a mesh with faces: its own vertices and faces, at the simulated positions (world [m]);
+- an edge mesh or a curve: its points (loose vertices, in rope order), then a tube
+  (``skin``) around every chain, so the rope renders and exports as a visible mesh.
+
+Every rope of a bake goes into one file: ``bake.cache_path`` of the first baked rope (default
+``//xpbd_cache/<rope>.abc`` next to the .blend). The file is written by Blender's own Alembic or
+USD exporter from the recorded frames: while it steps through the frames, a temporary frame
+handler puts each frame's recorded positions into the cache objects (one bulk write per object
+and frame, no shape keys or keyframes). Custom properties and attributes are not exported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from . import action_compat, bake_bones, geometry, skin
+from .geometry import RopeError
+
+EXTENSIONS = {".abc": "ALEMBIC", ".usd": "USD", ".usdc": "USD", ".usda": "USD"}
+"""File name endings the cache bake writes, and their format."""
+
+
+def cache_path(obj: Any) -> str:
+    """Absolute path of the cache file a bake of ``obj`` writes; RopeError if it cannot be
+    made (an unsaved file with a relative path, an unknown extension)."""
+    import bpy
+
+    settings = obj.xpbd.bake
+    path = settings.cache_path or f"//xpbd_cache/{bpy.path.clean_name(obj.name)}.abc"
+    if path.startswith("//") and not bpy.data.filepath:
+        raise RopeError(f"'{obj.name}': the Cache File '{path}' (bake.cache_path) is relative "
+                        "to the .blend, which is not saved: save it first or give an "
+                        "absolute path")
+    path = bpy.path.abspath(path)
+    if os.path.splitext(path)[1].lower() not in EXTENSIONS:
+        raise RopeError(f"'{obj.name}': the Cache File '{path}' (bake.cache_path) must end in "
+                        f"{', '.join(EXTENSIONS)}")
+    return path
+
+
+def check(obj: Any) -> None:
+    """RopeError if ``obj`` cannot be baked to a cache."""
+    cache_path(obj)
+    if obj.type == "MESH" and not len(obj.data.polygons):  # a tube needs chains
+        bake_bones.chains(obj, geometry.build_layout(obj))
+
+
+def abc_name(name: str) -> str:
+    """A name as Blender's Alembic exporter writes it (spaces, dots and colons become _)."""
+    return re.sub(r"[ .:]", "_", name)
+
+
+class _Cache:
+    """One rope's cache object and its recorded vertex positions."""
+
+    def __init__(self, record: Any) -> None:
+        import bpy
+
+        obj, rope = record.obj, record.rope
+        world = np.stack(record.world).astype(np.float64)  # [F, N, 3]
+        self.record = record
+        name = f"{obj.name} Cache"
+        if obj.type == "MESH" and len(obj.data.polygons):
+            mesh: Any = obj.data.copy()  # the simulation refuses meshes with shape keys
+            mesh.name = name
+            skin.strip_internal(mesh)
+            positions = world
+        else:
+            chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
+                      [np.arange(s, s + n) for s, n, _b in rope.layout.splines if n >= 2])
+            ids = np.concatenate(chains)
+            quads, _ring_point = skin.tube_faces(chains)
+            # Ring frames carried over time as bones are (no flips where a rope swings round).
+            frames = _transport_points(world, chains, skin.point_frames(world[0], chains))
+            rings = skin.tube_vertices(world, frames, ids, skin.tube_radius(obj))
+            positions = np.concatenate([world, rings], axis=1)
+            mesh = skin.mesh_from_arrays(name, positions[0], quads + len(world[0]))
+        self.positions = positions.astype(np.float32)
+        """Vertex positions [m], world, per frame, float32 [F, V, 3]"""
+        self.object: Any = bpy.data.objects.new(name, mesh)
+        collection = obj.users_collection[0] if obj.users_collection else None
+        if collection is None:
+            context: Any = bpy.context
+            collection = context.scene.collection
+        collection.objects.link(self.object)
+
+    def show(self, frame: int) -> None:
+        """Put the recorded positions of ``frame`` (held outside the range) into the mesh."""
+        k = min(max(frame, self.record.first), self.record.last) - self.record.first
+        mesh = self.object.data
+        mesh.attributes["position"].data.foreach_set("vector", self.positions[k].ravel())
+        mesh.update()
+
+
+def _transport_points(world: np.ndarray, chains: list[np.ndarray],
+                      first: np.ndarray) -> np.ndarray:
+    """Point frames [F, N, 3, 3]: ``first`` [N, 3, 3] on frame 0, then carried over time by
+    the smallest rotation of each point's tangent (as bones are)."""
+    from ..core import bone_frames
+
+    tangent = np.zeros_like(world)
+    tangent[..., 1] = 1.0
+    for chain in chains:
+        p = world[:, chain]
+        t = np.gradient(p, axis=1) if len(chain) > 2 else np.repeat(p[:, 1:] - p[:, :1], 2, 1)
+        tangent[:, chain] = bone_frames.unit(t)
+    return bone_frames.transport(first, tangent)
+
+
+def write_all(records: list, scene: Any) -> str:
+    """Write the cache file of ``records`` and set up the cache objects; returns its path."""
+    import bpy
+
+    path = cache_path(records[0].obj)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    caches = [_Cache(record) for record in records]
+    for cache in caches:
+        cache.record.obj.xpbd.bake.kind = "CACHE"
+        cache.record.obj.xpbd.bake.skin = cache.object
+
+    def show(scene_: Any, *_args: Any) -> None:
+        for cache in caches:
+            cache.show(int(scene_.frame_current))
+
+    view_layer: Any = bpy.context.view_layer
+    active = view_layer.objects.active
+    selected = [o for o in view_layer.objects if o.select_get()]
+    for o in selected:
+        o.select_set(False)
+    for cache in caches:
+        cache.object.select_set(True)
+    first = min(r.first for r in records)
+    last = max(r.last for r in records)
+    fmt = EXTENSIONS[os.path.splitext(path)[1].lower()]
+    # The exporters write a mesh once unless it looks animated: a keyed Mesh property does
+    # (removed again below); the handler above supplies the positions.
+    keyed = []
+    for cache in caches:
+        factory = action_compat.new_action(cache.object.data, "XPBD cache export")
+        action_compat.write_keys(factory.new("remesh_voxel_size"), np.array([first, last]),
+                                 np.full(2, cache.object.data.remesh_voxel_size))
+        keyed.append(factory.action)
+    bpy.app.handlers.frame_change_pre.append(show)
+    try:
+        if fmt == "ALEMBIC":
+            bpy.ops.wm.alembic_export(
+                filepath=path, start=first, end=last, selected=True, uvs=False,
+                normals=False, face_sets=False, export_custom_properties=False,
+                evaluation_mode="RENDER", as_background_job=False)
+        else:
+            bpy.ops.wm.usd_export(
+                filepath=path, selected_objects_only=True, export_animation=True,
+                export_uvmaps=False, export_normals=False, export_materials=False,
+                export_custom_properties=False, evaluation_mode="RENDER")
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(show)
+        for cache, action in zip(caches, keyed, strict=True):
+            action_compat.remove_action(cache.object.data, action)
+        for cache in caches:
+            cache.object.select_set(False)
+        for o in selected:
+            o.select_set(True)
+        view_layer.objects.active = active
+    before = set(bpy.data.cache_files)
+    bpy.ops.cachefile.open(filepath=path)
+    cache_file = next(iter(set(bpy.data.cache_files) - before))
+    for cache in caches:
+        cache.show(cache.record.first)
+        modifier: Any = cache.object.modifiers.new("XPBD Cache", "MESH_SEQUENCE_CACHE")
+        modifier.cache_file = cache_file
+        name = cache.object.name
+        modifier.object_path = (f"/{abc_name(name)}/{abc_name(cache.object.data.name)}"
+                                if fmt == "ALEMBIC" else f"/root/{_usd_name(name)}/"
+                                f"{_usd_name(cache.object.data.name)}")
+        obj = cache.record.obj
+        settings = obj.xpbd.bake
+        settings.cache_file = cache_file
+        settings.hid_viewport, settings.hid_render = obj.hide_viewport, obj.hide_render
+        obj.hide_viewport = True
+        obj.hide_render = True
+    return path
+
+
+def _usd_name(name: str) -> str:
+    """A name as Blender's USD exporter writes a prim (not a letter, digit or _ -> _)."""
+    out = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return "_" + out if out[:1].isdigit() else out
+
+
+def free(obj: Any) -> None:
+    """Remove the cache object and mesh (and the CacheFile data-block when nothing else uses
+    it; the file on disk stays); show the rope again."""
+    import bpy
+
+    settings = obj.xpbd.bake
+    cached, cache_file = settings.skin, settings.cache_file
+    if cached is not None:
+        mesh = cached.data
+        bpy.data.objects.remove(cached)
+        if mesh is not None and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+    if cache_file is not None and not any(
+            getattr(m, "cache_file", None) == cache_file for o in bpy.data.objects
+            for m in o.modifiers):
+        bpy.data.batch_remove([cache_file])  # CacheFiles have no remove()
+    settings.skin = None
+    settings.cache_file = None
+    obj.hide_viewport = settings.hid_viewport
+    obj.hide_render = settings.hid_render
