@@ -156,8 +156,7 @@ class BakeJob:
         if target == "CACHE":
             from . import bake_cache
 
-            for obj in objects:
-                bake_cache.check(obj)
+            bake_cache.check(objects)
         try:
             for obj in objects:
                 first, last = bake_range(obj, self.scene)

@@ -49,11 +49,12 @@ def cache_path(obj: Any) -> str:
     return path
 
 
-def check(obj: Any) -> None:
-    """RopeError if ``obj`` cannot be baked to a cache."""
-    cache_path(obj)
-    if obj.type == "MESH" and not len(obj.data.polygons):  # a tube needs chains
-        bake_bones.chains(obj, geometry.build_layout(obj))
+def check(objects: list) -> None:
+    """RopeError if ``objects`` cannot be baked to a cache (the file is the first one's)."""
+    cache_path(objects[0])
+    for obj in objects:
+        if obj.type == "MESH" and not len(obj.data.polygons):  # a tube needs chains
+            bake_bones.chains(obj, geometry.build_layout(obj))
 
 
 def abc_name(name: str) -> str:
