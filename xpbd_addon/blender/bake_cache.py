@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import bone_frames
 from . import action_compat, bake_bones, geometry, skin
 from .geometry import RopeError
 
@@ -69,26 +70,28 @@ class _Cache:
         import bpy
 
         obj, rope = record.obj, record.rope
-        world = np.stack(record.world).astype(np.float64)  # [F, N, 3]
+        world = np.stack(record.world)  # [F, N, 3] float64
         self.record = record
         name = f"{obj.name} Cache"
+        self.points = world.astype(np.float32)
+        """Rope point positions [m], world, per frame, float32 [F, N, 3]"""
+        self.tube: tuple | None = None
+        """(chains, their point ids [P], ring X axes [F, P, 3], radius [m]) of a tube, or
+        None"""
         if obj.type == "MESH" and len(obj.data.polygons):
             mesh: Any = obj.data.copy()  # the simulation refuses meshes with shape keys
             mesh.name = name
             skin.strip_internal(mesh)
-            positions = world
         else:
             chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
                       [np.arange(s, s + n) for s, n, _b in rope.layout.splines if n >= 2])
             ids = np.concatenate(chains)
             quads, _ring_point = skin.tube_faces(chains)
             # Ring frames carried over time as bones are (no flips where a rope swings round).
-            frames = _transport_points(world, chains, skin.point_frames(world[0], chains))
-            rings = skin.tube_vertices(world, frames, ids, skin.tube_radius(obj))
-            positions = np.concatenate([world, rings], axis=1)
-            mesh = skin.mesh_from_arrays(name, positions[0], quads + len(world[0]))
-        self.positions = positions.astype(np.float32)
-        """Vertex positions [m], world, per frame, float32 [F, V, 3]"""
+            first = skin.point_frames(world[0], chains)[:, :, 0]
+            x_axis = bone_frames.transport_axes(first, skin.tangents(world, chains))
+            self.tube = (chains, ids, x_axis.astype(np.float32), skin.tube_radius(obj))
+            mesh = skin.mesh_from_arrays(name, self.positions(0), quads + world.shape[1])
         self.object: Any = bpy.data.objects.new(name, mesh)
         collection = obj.users_collection[0] if obj.users_collection else None
         if collection is None:
@@ -96,27 +99,25 @@ class _Cache:
             collection = context.scene.collection
         collection.objects.link(self.object)
 
+    def positions(self, k: int) -> np.ndarray:
+        """Vertex positions [m], world, float32 [V, 3] of the ``k``-th recorded frame: the
+        points, then the tube's rings (made per frame: all frames' rings at once would be
+        9x the points' memory)."""
+        points = self.points[k]
+        if self.tube is None:
+            return points
+        chains, ids, x_axis, radius = self.tube
+        tangent = skin.tangents(points, chains).astype(np.float32)
+        rings = skin.tube_vertices(points[ids], x_axis[k], np.cross(x_axis[k], tangent),
+                                   radius)
+        return np.concatenate([points, rings])
+
     def show(self, frame: int) -> None:
         """Put the recorded positions of ``frame`` (held outside the range) into the mesh."""
         k = min(max(frame, self.record.first), self.record.last) - self.record.first
         mesh = self.object.data
-        mesh.attributes["position"].data.foreach_set("vector", self.positions[k].ravel())
+        mesh.attributes["position"].data.foreach_set("vector", self.positions(k).ravel())
         mesh.update()
-
-
-def _transport_points(world: np.ndarray, chains: list[np.ndarray],
-                      first: np.ndarray) -> np.ndarray:
-    """Point frames [F, N, 3, 3]: ``first`` [N, 3, 3] on frame 0, then carried over time by
-    the smallest rotation of each point's tangent (as bones are)."""
-    from ..core import bone_frames
-
-    tangent = np.zeros_like(world)
-    tangent[..., 1] = 1.0
-    for chain in chains:
-        p = world[:, chain]
-        t = np.gradient(p, axis=1) if len(chain) > 2 else np.repeat(p[:, 1:] - p[:, :1], 2, 1)
-        tangent[:, chain] = bone_frames.unit(t)
-    return bone_frames.transport(first, tangent)
 
 
 def write_all(records: list, scene: Any) -> str:

@@ -31,29 +31,45 @@ def tube_radius(obj: Any) -> float:
     return max(radius, MIN_TUBE_RADIUS)
 
 
-def point_frames(positions: np.ndarray, chains: list[np.ndarray]) -> np.ndarray:
-    """Frames [N, 3, 3] (Y along the tangent) of the chain points of ``positions`` [N, 3]:
-    tangents by central differences, turned along each chain without twist. Points in no
-    chain get the identity."""
-    frames = np.broadcast_to(np.eye(3), (len(positions), 3, 3)).copy()
+def neighbours(chains: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Point ids before and after every chain point (the chains concatenated; a chain's end
+    is its own neighbour), for central differences."""
+    before, after = [], []
     for chain in chains:
-        p = positions[chain]
-        tangent = np.gradient(p, axis=0) if len(chain) > 2 else np.repeat(p[1:] - p[:1], 2, 0)
-        tangent = bone_frames.unit(tangent)
-        first = bone_frames.min_rotation(np.array([[0.0, 1.0, 0.0]]), tangent[:1])
-        frames[chain] = bone_frames.chain_rest_frames(tangent, np.array([0]), first)
-    return frames
+        before.append(np.concatenate([chain[:1], chain[:-1]]))
+        after.append(np.concatenate([chain[1:], chain[-1:]]))
+    return np.concatenate(before), np.concatenate(after)
 
 
-def tube_vertices(positions: np.ndarray, frames: np.ndarray, ids: np.ndarray,
+def tangents(positions: np.ndarray, chains: list[np.ndarray]) -> np.ndarray:
+    """Unit tangents [..., P, 3] of the chain points (the chains concatenated) of
+    ``positions`` [..., N, 3]: central differences inside a chain, one-sided at its ends."""
+    before, after = neighbours(chains)
+    return bone_frames.unit(positions[..., after, :] - positions[..., before, :])
+
+
+def point_frames(positions: np.ndarray, chains: list[np.ndarray]) -> np.ndarray:
+    """Frames [P, 3, 3] (Y along the tangent) of the chain points (the chains concatenated)
+    of ``positions`` [N, 3], turned along each chain without twist."""
+    tangent = tangents(positions, chains)
+    starts = np.cumsum([0] + [len(c) for c in chains[:-1]])
+    y = np.zeros((len(starts), 3))
+    y[:, 1] = 1.0
+    root = bone_frames.min_rotation(y, tangent[starts])
+    return bone_frames.chain_rest_frames(tangent, starts, root)
+
+
+def tube_vertices(positions: np.ndarray, x_axis: np.ndarray, z_axis: np.ndarray,
                   radius: float) -> np.ndarray:
-    """Ring vertices [..., P * TUBE_SIDES, 3] around the points ``ids`` [P] of
-    ``positions`` [..., N, 3] with frames [..., N, 3, 3]: each ring in the plane of the
-    frame's X and Z axes, ``radius`` [m] from its point."""
+    """Ring vertices [..., P * TUBE_SIDES, 3] (float32) around the points ``positions``
+    [..., P, 3]: each ring in the plane of the point's ``x_axis`` and ``z_axis``
+    [..., P, 3], ``radius`` [m] from its point."""
     angle = np.linspace(0.0, 2.0 * np.pi, TUBE_SIDES, endpoint=False)
-    offsets = np.stack([np.cos(angle), np.zeros_like(angle), np.sin(angle)], axis=1) * radius
-    rings = positions[..., ids, None, :] + np.einsum("...pij,sj->...psi", frames[..., ids, :, :],
-                                                     offsets)
+    cos = (radius * np.cos(angle)).astype(np.float32)[:, None]
+    sin = (radius * np.sin(angle)).astype(np.float32)[:, None]
+    p = positions.astype(np.float32)[..., :, None, :]
+    rings = (p + cos * x_axis.astype(np.float32)[..., :, None, :]
+             + sin * z_axis.astype(np.float32)[..., :, None, :])
     return rings.reshape(rings.shape[:-3] + (-1, 3))
 
 
@@ -97,8 +113,8 @@ def tube_mesh(name: str, positions: np.ndarray, chains: list[np.ndarray],
     ids = np.concatenate(chains)
     frames = point_frames(positions, chains)
     quads, ring_point = tube_faces(chains)
-    return mesh_from_arrays(name, tube_vertices(positions, frames, ids, radius), quads), \
-        ring_point
+    rings = tube_vertices(positions[ids], frames[:, :, 0], frames[:, :, 2], radius)
+    return mesh_from_arrays(name, rings, quads), ring_point
 
 
 def render_mesh(obj: Any, depsgraph: Any) -> Any | None:

@@ -44,26 +44,53 @@ def min_rotation(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return r
 
 
+def rotate_min(u: np.ndarray, v: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Vectors ``x`` [..., 3] turned by the smallest rotation taking unit ``u`` to unit ``v``
+    (Rodrigues without building matrices: R x = c x + k x x + k (k.x)/(1+c), k = u x v,
+    c = u.v; a half turn about an axis perpendicular to ``u`` when they are opposite)."""
+    c = np.sum(u * v, axis=-1, keepdims=True)
+    k = np.cross(u, v)
+    out = c * x + np.cross(k, x) + k * (np.sum(k * x, axis=-1, keepdims=True)
+                                        / np.maximum(1.0 + c, 1e-12))
+    opposite = c[..., 0] < -1.0 + 1e-9
+    if np.any(opposite):
+        a = np.cross(u[opposite], [1.0, 0.0, 0.0])
+        weak = np.linalg.norm(a, axis=-1) < 1e-6
+        a[weak] = np.cross(u[opposite][weak], [0.0, 0.0, 1.0])
+        a = unit(a)
+        xo = x[opposite]
+        out[opposite] = 2.0 * a * np.sum(a * xo, axis=-1, keepdims=True) - xo
+    return out
+
+
+def frames_from_axes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Rotations [..., 3, 3] with columns X, Y, Z from an X axis (made perpendicular to Y)
+    and a unit Y axis, both [..., 3]."""
+    x = unit(x - np.sum(x * y, axis=-1, keepdims=True) * y)
+    return np.stack([x, y, np.cross(x, y)], axis=-1)
+
+
 def chain_rest_frames(directions: np.ndarray, chain_starts: np.ndarray,
                       root_frames: np.ndarray) -> np.ndarray:
     """Frames of the bones of chains at one instant, each bone's Y axis along its direction,
     turned from the bone before it by the smallest rotation (parallel transport: no roll
     jumps along a chain).
 
-    directions: unit bone directions [B, 3]; chain_starts: index of every chain's first bone
-    [C]; root_frames: the frame each chain's first bone is turned from (its parent bone's, or
-    the identity) [C, 3, 3]. Returns [B, 3, 3].
+    directions: unit bone directions [B, 3], chains one after the other; chain_starts: index
+    of every chain's first bone [C], increasing; root_frames: the frame each chain's first
+    bone is turned from (its parent bone's, or the identity) [C, 3, 3]. Returns [B, 3, 3].
     """
-    out = np.empty((len(directions), 3, 3))
-    starts = set(int(s) for s in chain_starts)
-    root = dict(zip((int(s) for s in chain_starts), root_frames, strict=True))
-    for b in range(len(directions)):  # bones of a chain in order: one pass, setup only
-        if b in starts:
-            base = root[b]
-        else:
-            base = out[b - 1]
-        out[b] = min_rotation(base[:, 1][None], directions[b][None])[0] @ base
-    return out
+    count = len(directions)
+    starts = np.asarray(chain_starts, dtype=np.int64)
+    ends = np.append(starts[1:], count)
+    x = np.empty((count, 3))
+    # The first bones of all chains, then the second ones, ...: chains advance together.
+    x[starts] = rotate_min(root_frames[:, :, 1], directions[starts], root_frames[:, :, 0])
+    for k in range(1, int((ends - starts).max())):
+        live = starts + k < ends
+        i = starts[live] + k
+        x[i] = rotate_min(directions[i - 1], directions[i], x[i - 1])
+    return frames_from_axes(x, directions)
 
 
 def transport(first: np.ndarray, directions: np.ndarray) -> np.ndarray:
@@ -71,15 +98,19 @@ def transport(first: np.ndarray, directions: np.ndarray) -> np.ndarray:
     each frame turned from the frame before by the smallest rotation taking the bone's last
     direction to its new one (``directions`` [F, B, 3], unit), so bones do not flip where a
     rope swings past its rest direction."""
-    frames = np.empty(directions.shape[:2] + (3, 3))
-    frames[0] = first
+    return frames_from_axes(transport_axes(first[:, :, 0], directions), directions)
+
+
+def transport_axes(first_x: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """The X axes [F, B, 3] of ``transport``: ``first_x`` [B, 3] on frame 0, carried frame to
+    frame (kept perpendicular to the direction against drift)."""
+    x = np.empty(directions.shape)
+    x[0] = first_x
     for f in range(1, len(directions)):
-        frames[f] = min_rotation(directions[f - 1], directions[f]) @ frames[f - 1]
-        # Re-orthonormalise (Gram-Schmidt on Y then Z) against drift over many frames.
-        y = unit(frames[f][:, :, 1])
-        x = unit(frames[f][:, :, 0] - np.sum(frames[f][:, :, 0] * y, -1, keepdims=True) * y)
-        frames[f] = np.stack([x, y, np.cross(x, y)], axis=-1)
-    return frames
+        turned = rotate_min(directions[f - 1], directions[f], x[f - 1])
+        y = directions[f]
+        x[f] = unit(turned - np.sum(turned * y, axis=-1, keepdims=True) * y)
+    return x
 
 
 def compose(rotation: np.ndarray, location: np.ndarray) -> np.ndarray:
