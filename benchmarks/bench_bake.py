@@ -20,7 +20,8 @@ creation in one Action grows with the square of its channels: see ``action_compa
 core solves the ropes of one object together, so one object simulates much faster), the
 one-object curve to shape keys,
 bones (100 objects -> 100 armatures of 100 bones), the mesh (one object, 100 chains) to
-shape keys, and the cache bakes (an Alembic file; its size is reported). ``--only cache``
+shape keys, and the cache bakes (an Alembic file; its size and that of the .blend saved
+after the bake are reported). ``--only cache``
 runs the cases whose name contains "cache". numba is compiled/loaded by a small warm-up
 bake first, not timed.
 Output: a Markdown table, and ``out/bench_bake.json``.
@@ -130,12 +131,15 @@ def bake_case(name: str, frames: int, build, target: str = "KEYS") -> dict:
         elif s.action is not None:
             channels += sum(len(bag.fcurves) for layer in s.action.layers
                             for strip in layer.strips for bag in strip.channelbags)
-    size = 0
+    size = blend = 0
     if target == "CACHE":
-        size = Path(bpy.path.abspath(objects[0].xpbd.bake.cache_file.filepath)).stat().st_size
+        path = Path(bpy.path.abspath(objects[0].xpbd.bake.cache_file.filepath))
+        size = path.stat().st_size
+        bpy.ops.wm.save_as_mainfile(filepath=str(path.with_suffix(".blend")))
+        blend = path.with_suffix(".blend").stat().st_size
     return {"case": name, "frames": frames, "simulate_s": t1 - t0, "write_s": t2 - t1,
             "total_s": t2 - t0, "channels": channels, "play_ms": _play_ms(scene, frames),
-            "file_mb": size / 1e6}
+            "file_mb": size / 1e6, "blend_mb": blend / 1e6}
 
 
 def soft_body_case(frames: int) -> dict:
@@ -194,10 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     if only in "soft body bake (blender, 1 edge mesh)":
         rows.append(soft_body_case(frames))
     print(f"\n{ROPES} ropes x {POINTS} points, {frames} frames, bpy {bpy.app.version_string}\n")
-    print("| case | simulate s | write s | total s | F-Curves / keys | play ms/frame | file MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| case | simulate s | write s | total s | F-Curves / keys | play ms/frame "
+          "| cache MB | .blend MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        size = f"{r['file_mb']:.1f}" if r.get("file_mb") else ""
+        size = f"{r['file_mb']:.1f} | {r['blend_mb']:.2f}" if r.get("file_mb") else " | "
         print(f"| {r['case']} | {r['simulate_s']:.2f} | {r['write_s']:.2f} | "
               f"{r['total_s']:.2f} | {r['channels']} | {r['play_ms']:.1f} | {size} |")
     out = REPO / "out" / "bench_bake.json"

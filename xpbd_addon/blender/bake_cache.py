@@ -64,60 +64,101 @@ def abc_name(name: str) -> str:
 
 
 class _Cache:
-    """One rope's cache object and its recorded vertex positions."""
+    """One rope's cache object and its recorded points."""
 
     def __init__(self, record: Any) -> None:
+        obj, rope = record.obj, record.rope
+        self.record = record
+        self.name = f"{obj.name} Cache"
+        self.count = len(record.world[0])
+        """Rope points [count]"""
+        self.chains: list[np.ndarray] | None = None
+        """Chains of a rope without faces, around which a tube is made; None: its faces"""
+        if not (obj.type == "MESH" and len(obj.data.polygons)):
+            self.chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
+                           [np.arange(s, s + n) for s, n, _b in rope.layout.splines
+                            if n >= 2])
+        self.object: Any = None
+
+    def make_object(self, positions: np.ndarray) -> None:
+        """The cache object, its mesh at ``positions`` [V, 3] [m] (world)."""
         import bpy
 
-        obj, rope = record.obj, record.rope
-        world = np.stack(record.world)  # [F, N, 3] float64
-        self.record = record
-        name = f"{obj.name} Cache"
-        self.points = world.astype(np.float32)
-        """Rope point positions [m], world, per frame, float32 [F, N, 3]"""
-        self.tube: tuple | None = None
-        """(chains, their point ids [P], ring X axes [F, P, 3], radius [m]) of a tube, or
-        None"""
-        if obj.type == "MESH" and len(obj.data.polygons):
+        obj = self.record.obj
+        if self.chains is None:
             mesh: Any = obj.data.copy()  # the simulation refuses meshes with shape keys
-            mesh.name = name
+            mesh.name = self.name
             skin.strip_internal(mesh)
+            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
         else:
-            chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
-                      [np.arange(s, s + n) for s, n, _b in rope.layout.splines if n >= 2])
-            ids = np.concatenate(chains)
-            quads, _ring_point = skin.tube_faces(chains)
-            # Ring frames carried over time as bones are (no flips where a rope swings round).
-            first = skin.point_frames(world[0], chains)[:, :, 0]
-            x_axis = bone_frames.transport_axes(first, skin.tangents(world, chains))
-            self.tube = (chains, ids, x_axis.astype(np.float32), skin.tube_radius(obj))
-            mesh = skin.mesh_from_arrays(name, self.positions(0), quads + world.shape[1])
-        self.object: Any = bpy.data.objects.new(name, mesh)
+            quads, _ring_point = skin.tube_faces(self.chains)
+            mesh = skin.mesh_from_arrays(self.name, positions, quads + self.count)
+        self.object = bpy.data.objects.new(self.name, mesh)
         collection = obj.users_collection[0] if obj.users_collection else None
         if collection is None:
             context: Any = bpy.context
             collection = context.scene.collection
         collection.objects.link(self.object)
 
-    def positions(self, k: int) -> np.ndarray:
-        """Vertex positions [m], world, float32 [V, 3] of the ``k``-th recorded frame: the
-        points, then the tube's rings (made per frame: all frames' rings at once would be
-        9x the points' memory)."""
+
+class _Batch:
+    """The caches of one frame range: their points and tube rings made together, per frame
+    (all frames' rings at once would take 9x the points' memory), in a few numpy calls
+    whatever the number of ropes."""
+
+    def __init__(self, caches: list[_Cache]) -> None:
+        self.caches = caches
+        self.first, self.last = caches[0].record.first, caches[0].record.last
+        self.points = np.concatenate([np.stack(c.record.world) for c in caches],
+                                     axis=1).astype(np.float32)
+        """Rope points [m], world, all caches, float32 [F, N, 3]"""
+        self.starts = np.cumsum([0] + [c.count for c in caches])
+        ids, before, after, radius, chains, self.ring_starts = [], [], [], [], [], [0]
+        for cache, start in zip(caches, self.starts, strict=False):
+            if cache.chains is None:
+                self.ring_starts.append(self.ring_starts[-1])
+                continue
+            b, a = skin.neighbours(cache.chains)
+            ids.append(np.concatenate(cache.chains) + start)
+            before.append(b + start)
+            after.append(a + start)
+            radius.append(np.full(len(b), skin.tube_radius(cache.record.obj)))
+            chains += [chain + start for chain in cache.chains]
+            self.ring_starts.append(self.ring_starts[-1] + len(b) * skin.TUBE_SIDES)
+        self.tube = bool(ids)
+        if self.tube:
+            self.ids, self.before, self.after = (np.concatenate(v) for v in (ids, before,
+                                                                            after))
+            self.radius = np.concatenate(radius).astype(np.float32)
+            # Ring frames carried over time as bones are (no flips where a rope swings).
+            tangent = bone_frames.unit(self.points[:, self.after] - self.points[:, self.before])
+            first_x = skin.point_frames(self.points[0], chains)[:, :, 0]  # all chains at once
+            self.x_axis = bone_frames.transport_axes(first_x, tangent).astype(np.float32)
+
+    def positions(self, k: int) -> list[np.ndarray]:
+        """Every cache's vertex positions [m], world, float32 [V, 3] on the ``k``-th recorded
+        frame: its points, then its tube's rings."""
         points = self.points[k]
-        if self.tube is None:
-            return points
-        chains, ids, x_axis, radius = self.tube
-        tangent = skin.tangents(points, chains).astype(np.float32)
-        rings = skin.tube_vertices(points[ids], x_axis[k], np.cross(x_axis[k], tangent),
-                                   radius)
-        return np.concatenate([points, rings])
+        rings = np.empty((0, 3), dtype=np.float32)
+        if self.tube:
+            tangent = bone_frames.unit(points[self.after] - points[self.before])
+            rings = skin.tube_vertices(points[self.ids], self.x_axis[k],
+                                       np.cross(self.x_axis[k], tangent), self.radius)
+        out = []
+        for i, cache in enumerate(self.caches):
+            own = points[self.starts[i]:self.starts[i + 1]]
+            if cache.chains is not None:
+                own = np.concatenate([own, rings[self.ring_starts[i]:self.ring_starts[i + 1]]])
+            out.append(own)
+        return out
 
     def show(self, frame: int) -> None:
-        """Put the recorded positions of ``frame`` (held outside the range) into the mesh."""
-        k = min(max(frame, self.record.first), self.record.last) - self.record.first
-        mesh = self.object.data
-        mesh.attributes["position"].data.foreach_set("vector", self.positions(k).ravel())
-        mesh.update()
+        """Put the recorded positions of ``frame`` (held outside the range) into the meshes."""
+        k = min(max(frame, self.first), self.last) - self.first
+        for cache, positions in zip(self.caches, self.positions(k), strict=True):
+            mesh = cache.object.data
+            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
+            mesh.update()
 
 
 def write_all(records: list, scene: Any) -> str:
@@ -127,13 +168,20 @@ def write_all(records: list, scene: Any) -> str:
     path = cache_path(records[0].obj)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     caches = [_Cache(record) for record in records]
+    ranges: dict[tuple[int, int], list[_Cache]] = {}
+    for cache in caches:
+        ranges.setdefault((cache.record.first, cache.record.last), []).append(cache)
+    batches = [_Batch(group) for group in ranges.values()]
+    for batch in batches:
+        for cache, positions in zip(batch.caches, batch.positions(0), strict=True):
+            cache.make_object(positions)
     for cache in caches:
         cache.record.obj.xpbd.bake.kind = "CACHE"
         cache.record.obj.xpbd.bake.skin = cache.object
 
     def show(scene_: Any, *_args: Any) -> None:
-        for cache in caches:
-            cache.show(int(scene_.frame_current))
+        for batch in batches:
+            batch.show(int(scene_.frame_current))
 
     view_layer: Any = bpy.context.view_layer
     active = view_layer.objects.active
@@ -177,8 +225,9 @@ def write_all(records: list, scene: Any) -> str:
     before = set(bpy.data.cache_files)
     bpy.ops.cachefile.open(filepath=path)
     cache_file = next(iter(set(bpy.data.cache_files) - before))
+    for batch in batches:
+        batch.show(batch.first)
     for cache in caches:
-        cache.show(cache.record.first)
         modifier: Any = cache.object.modifiers.new("XPBD Cache", "MESH_SEQUENCE_CACHE")
         modifier.cache_file = cache_file
         name = cache.object.name

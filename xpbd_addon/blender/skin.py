@@ -60,16 +60,18 @@ def point_frames(positions: np.ndarray, chains: list[np.ndarray]) -> np.ndarray:
 
 
 def tube_vertices(positions: np.ndarray, x_axis: np.ndarray, z_axis: np.ndarray,
-                  radius: float) -> np.ndarray:
+                  radius: float | np.ndarray) -> np.ndarray:
     """Ring vertices [..., P * TUBE_SIDES, 3] (float32) around the points ``positions``
     [..., P, 3]: each ring in the plane of the point's ``x_axis`` and ``z_axis``
-    [..., P, 3], ``radius`` [m] from its point."""
+    [..., P, 3], ``radius`` [m] (one, or one per point [P]) from its point."""
     angle = np.linspace(0.0, 2.0 * np.pi, TUBE_SIDES, endpoint=False)
-    cos = (radius * np.cos(angle)).astype(np.float32)[:, None]
-    sin = (radius * np.sin(angle)).astype(np.float32)[:, None]
+    cos = np.cos(angle).astype(np.float32)[:, None]
+    sin = np.sin(angle).astype(np.float32)[:, None]
+    r = np.asarray(radius, dtype=np.float32)
+    r = r[:, None, None] if r.ndim else r
     p = positions.astype(np.float32)[..., :, None, :]
-    rings = (p + cos * x_axis.astype(np.float32)[..., :, None, :]
-             + sin * z_axis.astype(np.float32)[..., :, None, :])
+    rings = p + r * (cos * x_axis.astype(np.float32)[..., :, None, :]
+                     + sin * z_axis.astype(np.float32)[..., :, None, :])
     return rings.reshape(rings.shape[:-3] + (-1, 3))
 
 
