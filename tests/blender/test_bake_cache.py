@@ -34,6 +34,22 @@ def _scene_with_ropes(scene, tmp_path):
     return curve, mesh
 
 
+def _strap(scene):
+    """A mesh rope with faces (a strap: two rows of 10 vertices joined by quads), one end
+    pinned: it keeps its own faces in the cache."""
+    line = ropes.line(10, 1.0, 0)
+    co = np.concatenate([line, line + [0.0, 0.05, 0.0]])
+    quads = [(i, i + 1, i + 11, i + 10) for i in range(9)]
+    data = bpy.data.meshes.new("strap")
+    data.from_pydata(co.tolist(), [], quads)
+    obj = ropes.link(scene, "strap", data)
+    obj.location = (0.0, -1.0, 0.0)
+    obj.vertex_groups.new(name="pin").add([0, 10], 1.0, "REPLACE")
+    obj.xpbd.pin_group = "pin"
+    obj.xpbd.enabled = True
+    return obj
+
+
 def _live(scene, objects):
     played = {}
     for frame in range(FIRST, LAST + 1):
@@ -73,7 +89,9 @@ json.dump(result, open(out, "w"))
 
 def test_an_alembic_cache_plays_without_the_addon_as_live(scene, tmp_path):
     curve, mesh = _scene_with_ropes(scene, tmp_path)
-    played = _live(scene, (curve, mesh))
+    strap = _strap(scene)
+    played = _live(scene, (curve, mesh, strap))
+    assert "xpbd_rest" in strap.data.attributes  # the rope's stored rest shape
     blend_size = (tmp_path / "ropes.blend").stat().st_size
     assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
     path = tmp_path / "xpbd_cache" / "curve_rope.abc"
@@ -97,16 +115,17 @@ def test_an_alembic_cache_plays_without_the_addon_as_live(scene, tmp_path):
     result = json.loads(out.read_text())
     worst = 0.0
     for f in frames:
-        for obj in (curve, mesh):
+        for obj in (curve, mesh, strap):
             got = np.array(result["frames"][str(f)][f"{obj.name} Cache"])
             n = len(played[f][obj.name])
             worst = max(worst, float(np.abs(got[:n] - played[f][obj.name]).max()))
     print("cache worst point error [m]", worst)
     assert worst < 1e-6
-    for obj in (curve, mesh):
+    for obj in (curve, mesh, strap):
         name = f"{obj.name} Cache"
         assert result["faces"][name] > 0  # a tube: it renders and exports as a mesh
         assert not [a for a in result["attributes"][name] if a.startswith("xpbd")]
+    assert result["faces"]["strap Cache"] == 9  # its own faces
 
     assert bpy.ops.xpbd.free_bake(all_objects=True) == {"FINISHED"}
     assert not [o for o in bpy.data.objects if o.name.endswith(" Cache")]
