@@ -155,7 +155,10 @@ def gltf_heads(gltf: Gltf, animation, time: float, names: list[str]) -> np.ndarr
 # --- FBX with ufbx ---------------------------------------------------------------------------
 
 FBX_READ = """
-import json, sys
+import gc, json, os, sys
+# ufbx 0.0.5's Python bindings crash when the cyclic garbage collector frees their objects:
+# no collection here, and a hard exit once the answer is out.
+gc.disable()
 import ufbx
 path, names, times = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 scene = ufbx.load_file(path, target_axes=ufbx.axes_right_handed_z_up, target_unit_meters=1.0)
@@ -175,7 +178,8 @@ for stack in scene.anim_stacks:
         heads.append(row)
     out["stacks"].append({"name": stack.name, "time_begin": stack.time_begin,
                           "heads": heads})
-print(json.dumps(out))
+print(json.dumps(out), flush=True)
+os._exit(0)
 """
 
 

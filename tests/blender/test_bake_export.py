@@ -106,6 +106,9 @@ def test_bone_bakes_export_to_gltf_and_fbx_that_independent_readers_play_as_live
     glb, fbx = tmp_path / "ropes.glb", tmp_path / "ropes.fbx"
     assert bpy.ops.xpbd.export_gltf(filepath=str(glb), all_objects=True) == {"FINISHED"}
     assert bpy.ops.xpbd.export_fbx(filepath=str(fbx), all_objects=True) == {"FINISHED"}
+    for obj in (curve, mesh):  # the export's temporary NLA strips are gone again
+        anim = obj.xpbd.bake.rig.animation_data
+        assert anim.action == obj.xpbd.bake.action and len(anim.nla_tracks) == 0
 
     report = readers.validate_gltf(glb, validator)
     assert report["errors"] == 0, report["messages"]
@@ -137,17 +140,22 @@ def test_bone_bakes_export_to_gltf_and_fbx_that_independent_readers_play_as_live
     names = {o.name: _names(o.name, counts[o.name]) for o in (curve, mesh)}
     times = [(frame - FIRST) / fps for frame in FRAMES]
     read = readers.fbx_read(fbx, names["curve_rope"] + names["mesh_rope"], times)
-    assert len(read["stacks"]) == 1, [s["name"] for s in read["stacks"]]  # the timeline
+    stacks = {s["name"]: s for s in read["stacks"]}
+    assert len(stacks) == 2, list(stacks)  # one take per rope
     assert "curve_rope" not in read["nodes"] and "mesh_rope" not in read["nodes"]
     assert not [n for n in read["nodes"] if n.endswith("_end")]  # no leaf bones
-    heads = np.array(read["stacks"][0]["heads"])  # [T, N, 3]
     worst, start = 0.0, 0
     for obj in (curve, mesh):
         chain = names[obj.name]
         assert all(read["parents"][b] == a for a, b in zip(chain, chain[1:], strict=False))
+        take = next(s for name, s in stacks.items() if obj.xpbd.bake.action.name in name)
+        other = next(s for s in stacks.values() if s is not take)
+        heads, still = np.array(take["heads"]), np.array(other["heads"])  # [T, N, 3]
         for k, frame in enumerate(FRAMES):
             got = heads[k, start:start + len(chain)]
             worst = max(worst, float(np.abs(got - played[frame][obj.name]).max()))
+        # In the other rope's take this rope rests: each rope's take moves it alone.
+        assert np.ptp(still[:, start:start + len(chain)], axis=0).max() < 1e-9
         start += len(chain)
     print("FBX worst joint error [m]", worst)
     assert worst < 1e-3

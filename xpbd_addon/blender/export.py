@@ -15,11 +15,12 @@ Settings, and why:
   reduction moved joints of a 48-point rope by up to 1.0 mm; without it 2e-6 m), keys at
   Blender's times (frame f at f / fps seconds).
 - FBX: no leaf bones (a rope's chain ends in a bone; leaves double the bone count), curve
-  simplification 0 (Blender's default 1.0 moved joints by millimetres), one take of the
-  scene's timeline with what every exported armature plays (``bake_anim_use_all_actions``
-  off: with it, Blender also writes every object-level Action of the file, e.g. an animated
-  empty's, as a take of every rig, since object channels fit any object), no NLA takes, start
-  and end keyed.
+  simplification 0 (Blender's default 1.0 moved joints by millimetres), one take per exported
+  armature's Action, in which only that armature moves: each Action is put in an NLA strip
+  of its own for the export (``bake_anim_use_nla_strips``) and put back after.
+  ``bake_anim_use_all_actions`` stays off: it also writes every object-level Action of the
+  file (e.g. an animated empty's) as a take of every rig, since object channels fit any
+  object. Start and end keyed.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ FBX_SETTINGS: dict[str, Any] = {
     "add_leaf_bones": False,
     "bake_anim": True,
     "bake_anim_use_all_bones": True,
-    "bake_anim_use_nla_strips": False,
+    "bake_anim_use_nla_strips": True,
     "bake_anim_use_all_actions": False,
     "bake_anim_force_startend_keying": True,
     "bake_anim_step": 1.0,
@@ -86,6 +87,41 @@ def export_set(ropes: list) -> list:
     return list(out.values())
 
 
+class _action_strips:  # noqa: N801 - a context manager used like a function
+    """While exporting FBX: every armature's active Action in an NLA strip of its own (and no
+    active Action), so the exporter writes one take per Action (``bake_anim_use_nla_strips``)
+    in which only that armature moves; put back as it was afterwards."""
+
+    def __init__(self, armatures: list) -> None:
+        self.armatures = armatures
+        self.saved: list[tuple[Any, Any, Any, Any]] = []
+
+    def __enter__(self) -> None:
+        from . import action_compat
+
+        for arm in self.armatures:
+            anim = arm.animation_data
+            action = anim.action if anim is not None else None
+            if action is None:
+                continue
+            slot = anim.action_slot if action_compat.has_slots(action) else None
+            track = anim.nla_tracks.new()
+            track.name = "XPBD export"
+            strip = track.strips.new(action.name, int(action.frame_range[0]), action)
+            if slot is not None:
+                strip.action_slot = slot
+            anim.action = None
+            self.saved.append((arm, action, slot, track))
+
+    def __exit__(self, *exc: object) -> None:
+        for arm, action, slot, track in reversed(self.saved):
+            anim = arm.animation_data
+            anim.nla_tracks.remove(track)
+            anim.action = action
+            if slot is not None:
+                anim.action_slot = slot
+
+
 def _enable(module: str) -> None:
     import addon_utils
 
@@ -118,7 +154,8 @@ def export(context: Any, ropes: list, filepath: str, kind: str) -> list:
             bpy.ops.export_scene.gltf(filepath=filepath, export_format=fmt, **GLTF_SETTINGS)
         else:
             _enable("io_scene_fbx")
-            bpy.ops.export_scene.fbx(filepath=filepath, **FBX_SETTINGS)
+            with _action_strips([o for o in objects if o.type == "ARMATURE"]):
+                bpy.ops.export_scene.fbx(filepath=filepath, **FBX_SETTINGS)
     finally:
         for o in objects:
             o.select_set(False)
