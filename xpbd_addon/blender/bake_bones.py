@@ -188,12 +188,10 @@ class _Plan:
             root = root / np.linalg.norm(root, axis=0, keepdims=True)
         else:
             root = np.eye(3)
-        first = bf.chain_rest_frames(d[0], self.starts, np.repeat(root[None], len(starts), 0))
-        rotation = bf.transport(first, d)
-        # Armature space (the armature object's scale dropped: bones carry no scale).
-        to_arm = np.linalg.inv(self.rig_world)[:, None]
-        self.posed = bf.orthonormal(to_arm @ bf.compose(rotation, p))
-        """Target bone matrices, armature space, [F, B, 4, 4]"""
+        self.roots = np.repeat(root[None], len(starts), 0)
+        """The frame each chain's first bone is turned from [C, 3, 3]"""
+        self.p, self.d = p, d
+        """Joint positions [m] and unit bone directions, world, [F, B, 3]"""
         scale = float(np.linalg.norm(self.rig_world[0][:3, 0]))
         length = np.linalg.norm(world[0, to_ids] - world[0, from_ids], axis=1) / scale
         self.length = np.maximum(length, MIN_BONE_LENGTH)
@@ -205,8 +203,38 @@ class _Plan:
             parent_rest = np.array(self.armature.data.bones[self.parent].matrix_local)
             self.rest_offset = bf.orthonormal(parent_rest) @ bf.rigid_inverse(
                 self.parent_pose[0])
+        self.posed = np.empty(0)
+        """Target bone matrices, armature space, [F, B, 4, 4] (set by ``_orient``)"""
+        self.rest = np.empty(0)
+        """Rest bone matrices, armature space, [B, 4, 4] (set by ``_orient``)"""
+
+    def orient(self, rotation: np.ndarray) -> None:
+        """Set the posed and rest matrices from the bones' world frames [F, B, 3, 3]."""
+        self.posed = bf.compose(rotation, self.p)
+        if self.armature is not None:
+            # Armature space (the object's scale dropped: bones carry no scale).
+            to_arm = np.linalg.inv(self.rig_world)[:, None]
+            self.posed = bf.orthonormal(to_arm @ self.posed)
         self.rest = self.rest_offset[None] @ self.posed[0]
-        """Rest bone matrices, armature space, [B, 4, 4]"""
+
+
+def _orient(plans: list[_Plan]) -> None:
+    """The world frames of every plan's bones on every frame, for all plans of one frame
+    count at once (the chains of all ropes advance together: a few numpy calls per chain
+    link and per frame, however many ropes), then ``_Plan.orient``."""
+    by_count: dict[int, list[_Plan]] = {}
+    for plan in plans:
+        by_count.setdefault(len(plan.d), []).append(plan)
+    for group in by_count.values():
+        sizes = np.cumsum([0] + [plan.d.shape[1] for plan in group])
+        d = np.concatenate([plan.d for plan in group], axis=1)
+        starts = np.concatenate([plan.starts + size for plan, size in
+                                 zip(group, sizes, strict=False)])
+        roots = np.concatenate([plan.roots for plan in group])
+        first = bf.chain_rest_frames(d[0], starts, roots)
+        rotation = bf.transport(first, d)
+        for plan, a, b in zip(group, sizes[:-1], sizes[1:], strict=True):
+            plan.orient(rotation[:, a:b])
 
 
 def write_all(records: list, segments: int, scene: Any) -> None:
@@ -217,15 +245,17 @@ def write_all(records: list, segments: int, scene: Any) -> None:
     import bpy
 
     plans = [_Plan(record, segments) for record in records]
+    _orient(plans)
     for plan in plans:
         plan.record.obj.xpbd.bake.kind = "BONES"
     meshes: dict[str, tuple[Any, np.ndarray | None]] = {}
+    tube_frames = _tube_frames(plans)
     for first in sorted({r.first for r in records}):
         scene.frame_set(first)  # the objects are still left alone by the handler (BAKING)
         depsgraph = bpy.context.evaluated_depsgraph_get()
-        for plan in plans:
+        for plan, frames in zip(plans, tube_frames, strict=True):
             if plan.record.first == first:
-                meshes[plan.record.obj.name] = _skin_mesh(plan, depsgraph)
+                meshes[plan.record.obj.name] = _skin_mesh(plan, depsgraph, frames)
     rigs: list[Any] = []
     for plan in plans:
         obj = plan.record.obj
@@ -338,15 +368,24 @@ def _key(plan: _Plan, rig: Any) -> None:
             action_compat.write_keys(fcurve, frames, quat[:, i, c])
 
 
-def _skin_mesh(plan: _Plan, depsgraph: Any) -> tuple[Any, np.ndarray | None]:
+def _tube_frames(plans: list[_Plan]) -> list[np.ndarray]:
+    """Every plan's chain point frames at its first frame [P, 3, 3], all ropes in one call."""
+    sizes = np.cumsum([0] + [len(plan.world_first) for plan in plans])
+    chains = [c + size for plan, size in zip(plans, sizes, strict=False) for c in plan.chains]
+    frames = skin.point_frames(np.concatenate([plan.world_first for plan in plans]), chains)
+    counts = np.cumsum([0] + [sum(len(c) for c in plan.chains) for plan in plans])
+    return [frames[a:b] for a, b in zip(counts[:-1], counts[1:], strict=True)]
+
+
+def _skin_mesh(plan: _Plan, depsgraph: Any, frames: np.ndarray) -> tuple[Any, np.ndarray | None]:
     """The skin's mesh in the armature's rest space, and the rope point of every vertex
-    (a tube's rings) or None (nearest point)."""
+    (a tube's rings, whose point ``frames`` are given) or None (nearest point)."""
     obj = plan.record.obj
     mesh = skin.render_mesh(obj, depsgraph)
     points = None
     if mesh is None:
         mesh, points = skin.tube_mesh(f"{obj.name} Skin", plan.world_first, plan.chains,
-                                      skin.tube_radius(obj))
+                                      skin.tube_radius(obj), frames)
     mesh.transform(plan.rest_offset @ np.linalg.inv(plan.rig_world[0]))
     return mesh, points
 

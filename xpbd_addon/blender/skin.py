@@ -108,12 +108,13 @@ def mesh_from_arrays(name: str, vertices: np.ndarray, quads: np.ndarray) -> Any:
     return mesh
 
 
-def tube_mesh(name: str, positions: np.ndarray, chains: list[np.ndarray],
-              radius: float) -> tuple[Any, np.ndarray]:
-    """A tube mesh around the chains of ``positions`` [N, 3] [m]: (mesh, point id of every
-    vertex)."""
+def tube_mesh(name: str, positions: np.ndarray, chains: list[np.ndarray], radius: float,
+              frames: np.ndarray | None = None) -> tuple[Any, np.ndarray]:
+    """A tube mesh around the chains of ``positions`` [N, 3] [m] (their ``point_frames``
+    [P, 3, 3] if known): (mesh, point id of every vertex)."""
     ids = np.concatenate(chains)
-    frames = point_frames(positions, chains)
+    if frames is None:
+        frames = point_frames(positions, chains)
     quads, ring_point = tube_faces(chains)
     rings = tube_vertices(positions[ids], frames[:, :, 0], frames[:, :, 2], radius)
     return mesh_from_arrays(name, rings, quads), ring_point
