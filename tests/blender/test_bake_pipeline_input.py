@@ -81,6 +81,15 @@ def test_a_cache_bake_needs_a_file_it_can_write(scene, tmp_path):
     assert "'rope'" in message and ".abc" in message
     assert not rope.xpbd.bake.baked and np.array_equal(ropes.local_points(rope), before)
     assert not [o for o in bpy.data.objects if o.name.endswith("Cache")]
+    # A file that cannot be written: found out after simulating, nothing is kept.
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    rope.xpbd.bake.cache_path = str(blocker / "rope.abc")
+    message = _error(bpy.ops.xpbd.bake, target="CACHE")
+    assert "Bake failed" in message and "nothing was kept" in message
+    assert not rope.xpbd.bake.baked and not rope.hide_viewport
+    assert not [o for o in bpy.data.objects if o.name.endswith("Cache")]
+    assert len(bpy.data.meshes) == 0 and len(bpy.data.cache_files) == 0
 
 
 def test_exporting_needs_a_rope_baked_to_bones(scene, tmp_path):
@@ -108,3 +117,24 @@ def test_the_cli_command_bakes_to_a_cache_file_next_to_the_blend(scene, tmp_path
     rope = bpy.data.objects["rope"]
     assert rope.xpbd.bake.baked and rope.xpbd.bake.kind == "CACHE"
     assert rope.xpbd.bake.skin.modifiers["XPBD Cache"].cache_file is not None
+
+
+def test_a_cache_frame_that_fails_to_write_keeps_nothing(scene, tmp_path, monkeypatch):
+    from xpbd_addon.blender import bake_cache
+
+    scene.frame_start, scene.frame_end = 1, 6
+    rope = ropes.curve_rope(scene, name="rope")
+    bpy.context.view_layer.objects.active = rope
+    rope.xpbd.bake.cache_path = str(tmp_path / "rope.abc")
+    original = bake_cache._Batch.show
+
+    def show(self, frame):
+        if frame == 4:
+            raise ValueError("no memory for frame 4")
+        original(self, frame)
+
+    monkeypatch.setattr(bake_cache._Batch, "show", show)
+    message = _error(bpy.ops.xpbd.bake, target="CACHE")
+    assert "no memory for frame 4" in message and "nothing was kept" in message
+    assert not rope.xpbd.bake.baked and not rope.hide_viewport
+    assert not [o for o in bpy.data.objects if o.name.endswith("Cache")]

@@ -180,6 +180,8 @@ class BakeJob:
         self.last = max(r.last for r in self.records)
         self.frame = self.first
         """Next frame to simulate [frame]"""
+        self.cache_path: str | None = None
+        """The file a cache bake wrote (set by ``write``)"""
         for record in self.records:
             BAKING.add(record.obj.session_uid)
 
@@ -334,8 +336,9 @@ class BakeJob:
             settings = obj.xpbd.bake
             settings.baked = True
             settings.baked_first, settings.baked_last = record.first, record.last
+            where = f" to {self.cache_path}" if self.cache_path else ""
             messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
-                            f"({settings.kind.replace('_', ' ').lower()})")
+                            f"({settings.kind.replace('_', ' ').lower()}){where}")
         # Only now may the handler see the objects again: it leaves baked ones alone.
         self._release()
         self.scene.frame_set(self.frame_original)

@@ -175,13 +175,19 @@ def write_all(records: list, scene: Any) -> str:
     for batch in batches:
         for cache, positions in zip(batch.caches, batch.positions(0), strict=True):
             cache.make_object(positions)
-    for cache in caches:
-        cache.record.obj.xpbd.bake.kind = "CACHE"
-        cache.record.obj.xpbd.bake.skin = cache.object
+            # Recorded at once: a failure from here on is undone by Free Bake (bake.write).
+            cache.record.obj.xpbd.bake.kind = "CACHE"
+            cache.record.obj.xpbd.bake.skin = cache.object
+
+    failed: list[BaseException] = []
 
     def show(scene_: Any, *_args: Any) -> None:
-        for batch in batches:
-            batch.show(int(scene_.frame_current))
+        # Blender prints and swallows a handler's exception: keep it to raise after the export.
+        try:
+            for batch in batches:
+                batch.show(int(scene_.frame_current))
+        except Exception as exc:  # noqa: BLE001
+            failed.append(exc)
 
     view_layer: Any = bpy.context.view_layer
     active = view_layer.objects.active
@@ -222,6 +228,8 @@ def write_all(records: list, scene: Any) -> str:
         for o in selected:
             o.select_set(True)
         view_layer.objects.active = active
+    if failed:
+        raise RopeError(f"writing the cache file failed: {failed[0]}") from failed[0]
     before = set(bpy.data.cache_files)
     bpy.ops.cachefile.open(filepath=path)
     cache_file = next(iter(set(bpy.data.cache_files) - before))
