@@ -238,23 +238,43 @@ def write_all(records: list, scene: Any) -> str:
     for cache in caches:
         modifier: Any = cache.object.modifiers.new("XPBD Cache", "MESH_SEQUENCE_CACHE")
         modifier.cache_file = cache_file
-        name = cache.object.name
-        modifier.object_path = (f"/{abc_name(name)}/{abc_name(cache.object.data.name)}"
-                                if fmt == "ALEMBIC" else f"/root/{_usd_name(name)}/"
-                                f"{_usd_name(cache.object.data.name)}")
+        modifier.object_path = _object_path(fmt, cache.object)
         obj = cache.record.obj
         settings = obj.xpbd.bake
         settings.cache_file = cache_file
         settings.hid_viewport, settings.hid_render = obj.hide_viewport, obj.hide_render
         obj.hide_viewport = True
         obj.hide_render = True
+    # The file's object paths are known once a modifier has read it: every cache object must
+    # have found its own (the names above are the exporters' rules, checked here).
+    view_layer.update()
+    paths = {p.path for p in cache_file.object_paths}
+    for cache in caches:
+        modifier = cache.object.modifiers["XPBD Cache"]
+        ascii_path = _object_path(fmt, cache.object, ascii_only=True)
+        if modifier.object_path not in paths and ascii_path in paths:
+            modifier.object_path = ascii_path  # a USD exporter without Unicode names
+    missing = [c.object.name for c in caches
+               if c.object.modifiers["XPBD Cache"].object_path not in paths]
+    if missing:
+        raise RopeError(f"the cache file has no object for {', '.join(missing)} "
+                        f"(it holds {', '.join(sorted(paths)) or 'nothing'})")
     return path
 
 
-def _usd_name(name: str) -> str:
-    """A name as Blender's USD exporter writes a prim (not a letter, digit or _ -> _)."""
-    out = re.sub(r"[^A-Za-z0-9_]", "_", name)
+def _usd_name(name: str, ascii_only: bool = False) -> str:
+    """A name as Blender's USD exporter writes a prim: characters that are not letters,
+    digits or _ become _ (letters outside ASCII too where it does not allow Unicode), a
+    leading digit gets a _ before it."""
+    out = re.sub(r"[^A-Za-z0-9_]" if ascii_only else r"[^\w]", "_", name)
     return "_" + out if out[:1].isdigit() else out
+
+
+def _object_path(fmt: str, obj: Any, ascii_only: bool = False) -> str:
+    """Where the exporter put ``obj``'s mesh in the file."""
+    if fmt == "ALEMBIC":
+        return f"/{abc_name(obj.name)}/{abc_name(obj.data.name)}"
+    return f"/root/{_usd_name(obj.name, ascii_only)}/{_usd_name(obj.data.name, ascii_only)}"
 
 
 def free(obj: Any) -> None:
