@@ -12,7 +12,7 @@ Headless bake of a whole file, one line (docs/bake.md):
 
     blender -b scene.blend --python-expr \
         "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
-    blender -c xpbd_bake scene.blend [--target BONES] [--output baked.blend]
+    blender -c xpbd_bake scene.blend [--target KEYS|BONES|CACHE] [--output baked.blend]
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         use_scene_range: bool
         frame_start: int
         frame_end: int
+        target: str
         curve_format: str
         bone_segments: int
         bone_armature: Any
@@ -78,6 +79,11 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                                  description="First baked frame [frame] (the rest shape)")
         frame_end: IntProperty(name="End", default=250,
                                description="Last baked frame [frame]")
+        target: EnumProperty(
+            name="Bake To", items=TARGETS, default="KEYS",
+            description="What Bake writes for this rope when the operator is not told "
+                        "(its target argument): keyframes / shape keys, bones, or a cache "
+                        "file")
         curve_format: EnumProperty(
             name="Curves To", default="KEYFRAMES",
             items=[("KEYFRAMES", "Point Keyframes",
@@ -140,13 +146,18 @@ class _Bake:
     all_objects_default = False
 
     if TYPE_CHECKING:
+        properties: Any
+
         def report(self, type: set[str], message: str) -> None: ...
 
     if TYPE_CHECKING:
         target: str
         all_objects: bool
     else:
-        target: EnumProperty(name="Bake To", items=TARGETS, default="KEYS")
+        target: EnumProperty(
+            name="Bake To", items=TARGETS, default="KEYS",
+            description="What to write; not given: the rope's own Bake To (bake.target; "
+                        "for Bake All the active rope's)")
         all_objects: BoolProperty(
             name="All Ropes", default=False, options={"SKIP_SAVE"},
             description="Bake every simulated object of the scene that is not baked yet")
@@ -172,8 +183,14 @@ class _Bake:
                         "No active object to bake")
             return None
         segments = max(o.xpbd.bake.bone_segments for o in objects)
+        target = self.target
+        if not self.properties.is_property_set("target"):
+            # Not told: the rope's own Bake To (the active rope's, for Bake All).
+            active = context.active_object
+            source = active if active is not None and active in objects else objects[0]
+            target = source.xpbd.bake.target
         try:
-            return bake.BakeJob(context, objects, self.target, segments)
+            return bake.BakeJob(context, objects, target, segments)
         except RopeError as exc:
             self.report({"ERROR"}, str(exc))
             return None
@@ -309,7 +326,7 @@ class XPBD_OT_free_bake(bpy.types.Operator):
 
 
 CLI_COMMAND = "xpbd_bake"
-"""``blender -c xpbd_bake FILE.blend [--target BONES] [--output OUT.blend]`` (command ids
+"""``blender -c xpbd_bake FILE.blend [--target KEYS|BONES|CACHE] [--output OUT.blend]`` (command ids
 must be Python identifiers, so no dash)."""
 
 
@@ -323,14 +340,16 @@ def cli_bake(argv: list[str]) -> int:
         prog=f"blender -c {CLI_COMMAND}",
         description="Bake every XPBD rope of a .blend file and save it")
     parser.add_argument("blend", help="the .blend file to bake")
-    parser.add_argument("--target", choices=[t[0] for t in TARGETS], default="KEYS",
-                        help="KEYS: keyframes / shape keys (default); BONES: armatures; "
-                             "CACHE: an Alembic/USD file per bake")
+    parser.add_argument("--target", choices=[t[0] for t in TARGETS], default=None,
+                        help="KEYS: keyframes / shape keys; BONES: armatures; CACHE: an "
+                             "Alembic/USD file per bake; default: the ropes' own Bake To "
+                             "(the active rope's)")
     parser.add_argument("--output", help="save here instead of over the input file")
     args = parser.parse_args(argv)
     try:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
-        bpy.ops.xpbd.bake_all(target=args.target)  # type: ignore[attr-defined]
+        told = {} if args.target is None else {"target": args.target}
+        bpy.ops.xpbd.bake_all(**told)  # type: ignore[attr-defined]
     except RuntimeError as exc:  # an ERROR report of the operator, or a file that will not open
         print(f"XPBD Rope: nothing saved: {exc}")
         return 1

@@ -93,7 +93,9 @@ def test_an_alembic_cache_plays_without_the_addon_as_live(scene, tmp_path):
     played = _live(scene, (curve, mesh, strap))
     assert "xpbd_rest" in strap.data.attributes  # the rope's stored rest shape
     blend_size = (tmp_path / "ropes.blend").stat().st_size
-    assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
+    curve.xpbd.bake.target = "CACHE"  # the rope's own Bake To: the operator is not told
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.xpbd.bake_all() == {"FINISHED"}
     path = tmp_path / "xpbd_cache" / "curve_rope.abc"
     assert path.exists() and path.stat().st_size > 0
     for obj in (curve, mesh):
