@@ -264,9 +264,13 @@ def write_all(records: list, scene: Any) -> str:
 
 def _usd_name(name: str, ascii_only: bool = False) -> str:
     """A name as Blender's USD exporter writes a prim: characters that are not letters,
-    digits or _ become _ (letters outside ASCII too where it does not allow Unicode), a
-    leading digit gets a _ before it."""
-    out = re.sub(r"[^A-Za-z0-9_]" if ascii_only else r"[^\w]", "_", name)
+    digits or _ become _ (where it does not allow Unicode, as in 4.2: every byte of their
+    UTF-8 that is not ASCII letter, digit or _), a leading digit gets a _ before it."""
+    if ascii_only:
+        out = "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) == "_")
+                      else "_" for b in name.encode("utf-8"))
+    else:
+        out = re.sub(r"[^\w]", "_", name)
     return "_" + out if out[:1].isdigit() else out
 
 
