@@ -20,7 +20,10 @@ creation in one Action grows with the square of its channels: see ``action_compa
 core solves the ropes of one object together, so one object simulates much faster), the
 one-object curve to shape keys,
 bones (100 objects -> 100 armatures of 100 bones), the mesh (one object, 100 chains) to
-shape keys. numba is compiled/loaded by a small warm-up bake first, not timed.
+shape keys, and the cache bakes (an Alembic file; its size and that of the .blend saved
+after the bake are reported). ``--only cache``
+runs the cases whose name contains "cache". numba is compiled/loaded by a small warm-up
+bake first, not timed.
 Output: a Markdown table, and ``out/bench_bake.json``.
 """
 
@@ -101,6 +104,16 @@ def _shape_keyed(objects: list) -> list:
     return objects
 
 
+def _cached(objects: list, name: str) -> list:
+    """Cache bakes write into out/bench_cache/<name>.abc (an absolute path: the benchmark's
+    file is never saved)."""
+    path = REPO / "out" / "bench_cache" / f"{name}.abc"
+    if path.exists():
+        path.unlink()
+    objects[0].xpbd.bake.cache_path = str(path)
+    return objects
+
+
 def bake_case(name: str, frames: int, build, target: str = "KEYS") -> dict:
     scene = _fresh(frames)
     objects = build(scene)
@@ -118,8 +131,15 @@ def bake_case(name: str, frames: int, build, target: str = "KEYS") -> dict:
         elif s.action is not None:
             channels += sum(len(bag.fcurves) for layer in s.action.layers
                             for strip in layer.strips for bag in strip.channelbags)
+    size = blend = 0
+    if target == "CACHE":
+        path = Path(bpy.path.abspath(objects[0].xpbd.bake.cache_file.filepath))
+        size = path.stat().st_size
+        bpy.ops.wm.save_as_mainfile(filepath=str(path.with_suffix(".blend")))
+        blend = path.with_suffix(".blend").stat().st_size
     return {"case": name, "frames": frames, "simulate_s": t1 - t0, "write_s": t2 - t1,
-            "total_s": t2 - t0, "channels": channels, "play_ms": _play_ms(scene, frames)}
+            "total_s": t2 - t0, "channels": channels, "play_ms": _play_ms(scene, frames),
+            "file_mb": size / 1e6, "blend_mb": blend / 1e6}
 
 
 def soft_body_case(frames: int) -> dict:
@@ -144,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="50 frames instead of 250")
     parser.add_argument("--frames", type=int, default=None)
+    parser.add_argument("--only", default="",
+                        help="run only the cases whose name contains this (e.g. cache)")
     args = parser.parse_args(argv)
     frames = args.frames or (50 if args.quick else 250)
     xpbd_addon.register()
@@ -152,25 +174,37 @@ def main(argv: list[str] | None = None) -> int:
         print(reason)
         return 1
     bake_case("warm-up", 5, lambda s: _curves(s, 2, 10, True))  # numba compile/load
-    rows = [
-        bake_case("curves, 100 objects -> point keyframes", frames,
-                  lambda s: _curves(s, ROPES, POINTS, True)),
-        bake_case("curves, 1 object x 100 splines -> point keyframes", frames,
-                  lambda s: _curves(s, ROPES, POINTS, False)),
-        bake_case("curves, 1 object x 100 splines -> shape keys", frames,
-                  lambda s: _shape_keyed(_curves(s, ROPES, POINTS, False))),
-        bake_case("curves, 100 objects -> bones (100 armatures)", frames,
-                  lambda s: _curves(s, ROPES, POINTS, True), "BONES"),
-        bake_case("mesh, 1 object x 100 chains -> shape keys", frames,
-                  lambda s: _mesh(s, ROPES, POINTS)),
-        soft_body_case(frames),
+    cases = [  # (name, objects builder, target); built and run only if selected
+        ("curves, 100 objects -> point keyframes",
+         lambda s: _curves(s, ROPES, POINTS, True), "KEYS"),
+        ("curves, 1 object x 100 splines -> point keyframes",
+         lambda s: _curves(s, ROPES, POINTS, False), "KEYS"),
+        ("curves, 1 object x 100 splines -> shape keys",
+         lambda s: _shape_keyed(_curves(s, ROPES, POINTS, False)), "KEYS"),
+        ("curves, 100 objects -> bones (100 armatures)",
+         lambda s: _curves(s, ROPES, POINTS, True), "BONES"),
+        ("mesh, 1 object x 100 chains -> shape keys",
+         lambda s: _mesh(s, ROPES, POINTS), "KEYS"),
+        ("curves, 1 object x 100 splines -> Alembic cache",
+         lambda s: _cached(_curves(s, ROPES, POINTS, False), "curves1"), "CACHE"),
+        ("curves, 100 objects -> Alembic cache",
+         lambda s: _cached(_curves(s, ROPES, POINTS, True), "curves100"), "CACHE"),
+        ("mesh, 1 object x 100 chains -> Alembic cache",
+         lambda s: _cached(_mesh(s, ROPES, POINTS), "mesh1"), "CACHE"),
     ]
+    only = args.only.lower()
+    rows = [bake_case(name, frames, build, target) for name, build, target in cases
+            if only in name.lower()]
+    if only in "soft body bake (blender, 1 edge mesh)":
+        rows.append(soft_body_case(frames))
     print(f"\n{ROPES} ropes x {POINTS} points, {frames} frames, bpy {bpy.app.version_string}\n")
-    print("| case | simulate s | write s | total s | F-Curves / keys | play ms/frame |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| case | simulate s | write s | total s | F-Curves / keys | play ms/frame "
+          "| cache MB | .blend MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        size = f"{r['file_mb']:.1f} | {r['blend_mb']:.2f}" if r.get("file_mb") else " | "
         print(f"| {r['case']} | {r['simulate_s']:.2f} | {r['write_s']:.2f} | "
-              f"{r['total_s']:.2f} | {r['channels']} | {r['play_ms']:.1f} |")
+              f"{r['total_s']:.2f} | {r['channels']} | {r['play_ms']:.1f} | {size} |")
     out = REPO / "out" / "bench_bake.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))

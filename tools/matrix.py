@@ -62,7 +62,8 @@ TARGETS: dict[str, BlenderTarget] = {
     "5.3": BlenderTarget("5.3", "5.3.0", "3.13", "2.3.5"),
 }
 
-TEST_TOOLS = ["pytest==9.2.0"]
+TEST_TOOLS = ["pytest==9.2.0", "pygltflib==1.16.5", "ufbx==0.0.5", "usd-core==26.11"]
+"""pytest, and the independent readers the export tests check files with (as in the dev list)."""
 
 
 def requirements(target: BlenderTarget) -> list[str]:

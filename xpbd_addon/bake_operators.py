@@ -12,7 +12,7 @@ Headless bake of a whole file, one line (docs/bake.md):
 
     blender -b scene.blend --python-expr \
         "import bpy; bpy.ops.xpbd.bake_all(); bpy.ops.wm.save_mainfile()"
-    blender -c xpbd_bake scene.blend [--target BONES] [--output baked.blend]
+    blender -c xpbd_bake scene.blend [--target KEYS|BONES|CACHE] [--output baked.blend]
 """
 
 from __future__ import annotations
@@ -36,7 +36,13 @@ TARGETS = [
     ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
     ("BONES", "Bones", "An armature with a bone chain along each rope and the rope skinned to "
                        "it (for glTF/FBX export and game engines)"),
+    ("CACHE", "Cache", "An Alembic (or USD) point-cache file played by a Mesh Sequence Cache "
+                       "modifier (big bakes: the .blend stays small)"),
 ]
+
+
+def _is_armature(_settings: Any, obj: Any) -> bool:
+    return obj.type == "ARMATURE"
 
 
 class XPBD_PG_bake(bpy.types.PropertyGroup):
@@ -46,8 +52,11 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         use_scene_range: bool
         frame_start: int
         frame_end: int
+        target: str
         curve_format: str
         bone_segments: int
+        bone_armature: Any
+        bone_parent: str
         baked: bool
         kind: str
         baked_first: int
@@ -57,6 +66,11 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         skin: Any
         hid_viewport: bool
         hid_render: bool
+        rig_owned: bool
+        action_owned: bool
+        bone_prefix: str
+        cache_path: str
+        cache_file: Any
     else:
         use_scene_range: BoolProperty(
             name="Scene Frame Range", default=True,
@@ -65,6 +79,11 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                                  description="First baked frame [frame] (the rest shape)")
         frame_end: IntProperty(name="End", default=250,
                                description="Last baked frame [frame]")
+        target: EnumProperty(
+            name="Bake To", items=TARGETS, default="KEYS",
+            description="What Bake writes for this rope when the operator is not told "
+                        "(its target argument): keyframes / shape keys, bones, or a cache "
+                        "file")
         curve_format: EnumProperty(
             name="Curves To", default="KEYFRAMES",
             items=[("KEYFRAMES", "Point Keyframes",
@@ -77,11 +96,22 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
             name="Segments per Bone", default=1, min=1, soft_max=20,
             description="Bake to Bones: rope segments per bone [count]. 1 = a bone on every "
                         "point (exact); more = fewer bones, points in between blended")
+        bone_armature: PointerProperty(
+            type=bpy.types.Object, name="Armature", poll=_is_armature,
+            description="Bake to Bones: add the rope's bones to this armature (a "
+                        "character's rig) and key them in the Action it plays; empty = an "
+                        "armature of the rope's own")
+        bone_parent: StringProperty(
+            name="Parent Bone", default="",
+            description="Bake to Bones: the bone of the Armature that each of the rope's "
+                        "bone chains hangs from (e.g. the hand the rope is pinned to); "
+                        "empty = the chains have no parent")
         baked: BoolProperty(name="Baked", default=False,
                             description="The rope plays its baked animation; the simulation "
                                         "leaves it alone until Free Bake")
         kind: StringProperty(name="Bake Kind", default="",
-                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS or BONES")
+                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS, BONES "
+                                         "or CACHE")
         baked_first: IntProperty(name="Baked Start", default=0)
         baked_last: IntProperty(name="Baked End", default=0)
         action: PointerProperty(type=bpy.types.Action, name="Baked Action")
@@ -89,6 +119,18 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         skin: PointerProperty(type=bpy.types.Object, name="Baked Skin")
         hid_viewport: BoolProperty(default=False)
         hid_render: BoolProperty(default=False)
+        rig_owned: BoolProperty(default=True,
+                                description="The bake made the armature (Free Bake removes it)")
+        action_owned: BoolProperty(default=True,
+                                   description="The bake made the Action it keyed")
+        bone_prefix: StringProperty(default="",
+                                    description="Name prefix of the baked bones")
+        cache_path: StringProperty(
+            name="Cache File", default="", subtype="FILE_PATH",
+            description="Bake to Cache: the file written (.abc Alembic; .usd/.usdc/.usda "
+                        "USD); one file holds every rope of a bake. Empty = "
+                        "//xpbd_cache/<rope>.abc next to the .blend")
+        cache_file: PointerProperty(type=bpy.types.CacheFile, name="Baked Cache File")
 
 
 def _objects(context: Any, all_objects: bool) -> list:
@@ -104,13 +146,18 @@ class _Bake:
     all_objects_default = False
 
     if TYPE_CHECKING:
+        properties: Any
+
         def report(self, type: set[str], message: str) -> None: ...
 
     if TYPE_CHECKING:
         target: str
         all_objects: bool
     else:
-        target: EnumProperty(name="Bake To", items=TARGETS, default="KEYS")
+        target: EnumProperty(
+            name="Bake To", items=TARGETS, default="KEYS",
+            description="What to write; not given: the rope's own Bake To (bake.target; "
+                        "for Bake All the active rope's)")
         all_objects: BoolProperty(
             name="All Ropes", default=False, options={"SKIP_SAVE"},
             description="Bake every simulated object of the scene that is not baked yet")
@@ -136,8 +183,14 @@ class _Bake:
                         "No active object to bake")
             return None
         segments = max(o.xpbd.bake.bone_segments for o in objects)
+        target = self.target
+        if not self.properties.is_property_set("target"):
+            # Not told: the rope's own Bake To (the active rope's, for Bake All).
+            active = context.active_object
+            source = active if active is not None and active in objects else objects[0]
+            target = source.xpbd.bake.target
         try:
-            return bake.BakeJob(context, objects, self.target, segments)
+            return bake.BakeJob(context, objects, target, segments)
         except RopeError as exc:
             self.report({"ERROR"}, str(exc))
             return None
@@ -273,7 +326,7 @@ class XPBD_OT_free_bake(bpy.types.Operator):
 
 
 CLI_COMMAND = "xpbd_bake"
-"""``blender -c xpbd_bake FILE.blend [--target BONES] [--output OUT.blend]`` (command ids
+"""``blender -c xpbd_bake FILE.blend [--target KEYS|BONES|CACHE] [--output OUT.blend]`` (command ids
 must be Python identifiers, so no dash)."""
 
 
@@ -287,13 +340,16 @@ def cli_bake(argv: list[str]) -> int:
         prog=f"blender -c {CLI_COMMAND}",
         description="Bake every XPBD rope of a .blend file and save it")
     parser.add_argument("blend", help="the .blend file to bake")
-    parser.add_argument("--target", choices=[t[0] for t in TARGETS], default="KEYS",
-                        help="KEYS: keyframes / shape keys (default); BONES: armatures")
+    parser.add_argument("--target", choices=[t[0] for t in TARGETS], default=None,
+                        help="KEYS: keyframes / shape keys; BONES: armatures; CACHE: an "
+                             "Alembic/USD file per bake; default: the ropes' own Bake To "
+                             "(the active rope's)")
     parser.add_argument("--output", help="save here instead of over the input file")
     args = parser.parse_args(argv)
     try:
         bpy.ops.wm.open_mainfile(filepath=args.blend)
-        bpy.ops.xpbd.bake_all(target=args.target)  # type: ignore[attr-defined]
+        told = {} if args.target is None else {"target": args.target}
+        bpy.ops.xpbd.bake_all(**told)  # type: ignore[attr-defined]
     except RuntimeError as exc:  # an ERROR report of the operator, or a file that will not open
         print(f"XPBD Rope: nothing saved: {exc}")
         return 1

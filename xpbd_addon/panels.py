@@ -220,12 +220,16 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         layout.active = settings.enabled
         if bake.baked:
             kind = {"CURVE_KEYS": "keyframes", "SHAPE_KEYS": "shape keys",
-                    "BONES": "bones"}.get(bake.kind, bake.kind)
+                    "BONES": "bones", "CACHE": "a cache file"}.get(bake.kind, bake.kind)
             layout.label(text=f"Baked to {kind}, frames {bake.baked_first}-{bake.baked_last}",
                          icon="CHECKMARK")
             row = layout.row(align=True)
             row.operator("xpbd.free_bake", text="Free Bake", icon="TRASH")
             row.operator("xpbd.free_bake", text="Free All").all_objects = True
+            if bake.kind == "BONES":
+                row = layout.row(align=True)
+                row.operator("xpbd.export_gltf", text="Export glTF", icon="EXPORT")
+                row.operator("xpbd.export_fbx", text="Export FBX", icon="EXPORT")
             return
         col = layout.column(align=True)
         col.prop(bake, "use_scene_range")
@@ -233,13 +237,19 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         sub.active = not bake.use_scene_range
         sub.prop(bake, "frame_start", text="Bake Start")
         sub.prop(bake, "frame_end", text="End")
-        if obj.type == "CURVE":
+        layout.prop(bake, "target", expand=True)
+        if bake.target == "KEYS" and obj.type == "CURVE":
             layout.prop(bake, "curve_format")
-        layout.prop(bake, "bone_segments")
+        if bake.target == "BONES":
+            layout.prop(bake, "bone_segments")
+            layout.prop(bake, "bone_armature")
+            if bake.bone_armature is not None and bake.bone_armature.type == "ARMATURE":
+                layout.prop_search(bake, "bone_parent", bake.bone_armature.data, "bones")
+        if bake.target == "CACHE":
+            layout.prop(bake, "cache_path")
         row = layout.row(align=True)
-        row.operator("xpbd.bake", text="Bake", icon="KEYFRAME").target = "KEYS"
-        row.operator("xpbd.bake", text="Bake to Bones", icon="BONE_DATA").target = "BONES"
-        layout.operator("xpbd.bake_all", text="Bake All Ropes")
+        row.operator("xpbd.bake", text="Bake", icon="KEYFRAME")  # the rope's Bake To
+        row.operator("xpbd.bake_all", text="Bake All Ropes")
 
 
 CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]

@@ -226,7 +226,7 @@ def test_bake_to_bones_exports_to_gltf_and_fbx_and_imports_with_the_same_motion(
     meshes = [o for o in scene.objects if o.type == "MESH"]
     assert meshes and any(m.find_armature() == arm for m in meshes)
     names = [b.name for b in arm.pose.bones]
-    order = [names.index(f"rope0.{i:03d}") for i in range(12)]
+    order = [names.index(f"curve_rope.0.{i:03d}") for i in range(12)]
     action = arm.animation_data.action
     start = int(action.frame_range[0])
     worst = 0.0
@@ -245,7 +245,7 @@ def test_bake_to_bones_exports_to_gltf_and_fbx_and_imports_with_the_same_motion(
     scene = bpy.context.scene
     arm = next(o for o in scene.objects if o.type == "ARMATURE")
     names = [b.name for b in arm.pose.bones]
-    order = [names.index(f"rope0.{i:03d}") for i in range(12)]
+    order = [names.index(f"curve_rope.0.{i:03d}") for i in range(12)]
     fbx_worst = 0.0
     for f in range(FIRST, last + 1):
         scene.frame_set(f)

@@ -71,6 +71,58 @@ def new_action(id_block: Any, name: str) -> FCurveFactory:
     return FCurveFactory(action, ensure(action, slot).fcurves)
 
 
+def ensure_action(id_block: Any, name: str) -> tuple[FCurveFactory, bool]:
+    """The factory for F-Curves in the Action ``id_block`` plays (its active Action, in the
+    slot it is assigned), or in a new Action ``name`` if it has none. Returns (factory,
+    created): ``created`` says the Action is new (Free Bake removes it then)."""
+    anim = id_block.animation_data
+    action = anim.action if anim is not None else None
+    if action is None:
+        return new_action(id_block, name), True
+    if not has_slots(action):
+        return FCurveFactory(action, action.fcurves), False
+    slot = anim.action_slot
+    if slot is None:
+        slot = action.slots.new(id_type=id_block.id_type, name=id_block.name)
+        anim.action_slot = slot
+    from bpy_extras import anim_utils
+
+    ensure = getattr(anim_utils, "action_ensure_channelbag_for_slot", None)
+    if ensure is None:
+        return FCurveFactory(action, action.fcurves), False
+    return FCurveFactory(action, ensure(action, slot).fcurves), False
+
+
+def remove_fcurves(action: Any, prefix: str) -> int:
+    """Remove every F-Curve of ``action`` (all slots) whose data path starts with ``prefix``;
+    returns how many were removed."""
+    if action is None:
+        return 0
+    if has_slots(action):
+        collections = [bag.fcurves for layer in action.layers for strip in layer.strips
+                       for bag in strip.channelbags]
+        if not collections and "fcurves" in action.bl_rna.properties:
+            collections = [action.fcurves]
+    else:
+        collections = [action.fcurves]
+    removed = 0
+    for fcurves in collections:
+        for fcurve in [fc for fc in fcurves if fc.data_path.startswith(prefix)]:
+            fcurves.remove(fcurve)
+            removed += 1
+    return removed
+
+
+def fcurve_count(action: Any) -> int:
+    """How many F-Curves ``action`` holds (all slots)."""
+    if action is None:
+        return 0
+    if has_slots(action) and len(action.layers):
+        return sum(len(bag.fcurves) for layer in action.layers for strip in layer.strips
+                   for bag in strip.channelbags)
+    return len(action.fcurves) if "fcurves" in action.bl_rna.properties else 0
+
+
 def write_keys(fcurve: Any, frames: np.ndarray, values: np.ndarray,
                interpolation: str = "LINEAR") -> None:
     """Give ``fcurve`` one keyframe per frame in bulk: ``frames`` [frame] and ``values`` (in

@@ -21,8 +21,11 @@ What a bake writes (``write``), per object:
   keyed 0 -> 1 -> 0 around its frame, LINEAR. Everything stays inside the .blend (no cache
   file to ship to a farm) and the modifier stack (armature, hooks on pins) still applies
   after the keys, as live.
-- "bones": see ``bake_bones``: an armature with a bone chain along each rope, a skinned copy
-  of the rope, bones keyed; the rope object itself is hidden.
+- "bones": see ``bake_bones``: bone chains along each rope (in a rig of its own or in a
+  character's armature), a skinned copy of the rope (a tube for faceless ropes), bones keyed;
+  the rope object itself is hidden.
+- "cache": see ``bake_cache``: an Alembic or USD file per bake and an object per rope that
+  plays it through a Mesh Sequence Cache modifier; the rope object itself is hidden.
 
 Ropes of several objects that collide with each other (``group``) are baked together: baking
 one adds the others (``with_partners``), and they are stepped through one ``group.Group`` as
@@ -65,7 +68,7 @@ def bake_range(obj: Any, scene: Any) -> tuple[int, int]:
 
 def check_bakeable(obj: Any, scene: Any, target: str) -> None:
     """RopeError (worded for the user) if ``obj`` cannot be baked to ``target``
-    ('KEYS' or 'BONES'); nothing is changed."""
+    ('KEYS', 'BONES' or 'CACHE'); nothing is changed."""
     name = obj.name
     if obj.type not in ("MESH", "CURVE") or not obj.xpbd.enabled:
         raise RopeError(f"'{name}' is not simulated: enable XPBD Rope in its Physics tab "
@@ -115,7 +118,11 @@ class Recording:
     local: list = field(default_factory=list)
     """Per frame: object-space positions [m] as playback writes them, float32 [N, 3]"""
     world: list = field(default_factory=list)
-    """Per frame: world positions [m] of all particles, float64 [N, 3] (bones only)"""
+    """Per frame: world positions [m] of all particles, float64 [N, 3] (bones, cache)"""
+    rig_world: list = field(default_factory=list)
+    """Per frame: world matrix of ``bake.bone_armature`` [4, 4] (bones into an armature)"""
+    parent_pose: list = field(default_factory=list)
+    """Per frame: pose matrix of ``bake.bone_parent``, armature space [4, 4]"""
     previous: sim.Frame | None = None
 
     def frames(self) -> np.ndarray:
@@ -146,6 +153,10 @@ class BakeJob:
 
             for obj in objects:
                 bake_bones.check(obj)
+        if target == "CACHE":
+            from . import bake_cache
+
+            bake_cache.check(objects)
         try:
             for obj in objects:
                 first, last = bake_range(obj, self.scene)
@@ -169,6 +180,8 @@ class BakeJob:
         self.last = max(r.last for r in self.records)
         self.frame = self.first
         """Next frame to simulate [frame]"""
+        self.cache_path: str | None = None
+        """The file a cache bake wrote (set by ``write``)"""
         for record in self.records:
             BAKING.add(record.obj.session_uid)
 
@@ -211,6 +224,7 @@ class BakeJob:
                     state = rope.step_frame(record.previous, targets, snapshot)
                     record.previous.colliders = None
                 self._keep(record, state, world, io_kernels)
+                self._keep_targets(records, depsgraph)
             self.frame += 1
             if time.perf_counter() >= t_end:
                 break
@@ -227,8 +241,16 @@ class BakeJob:
             raise RopeError(f"'{record.obj.name}': a point would be NaN or infinite in object "
                             "space (check the object's scale); nothing was baked")
         record.local.append(local)
-        if self.target == "BONES":
+        if self.target in ("BONES", "CACHE"):
             record.world.append(state.x.copy())
+
+    def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
+        """Bones into a character's armature: its matrix and its parent bone's pose."""
+        if self.target == "BONES":
+            from . import bake_bones
+
+            for record in records:
+                bake_bones.record_targets(record, depsgraph)
 
     def _advance_group(self, records: list[Recording], rope_group: group.Group,
                        depsgraph: Any) -> None:
@@ -253,6 +275,7 @@ class BakeJob:
         rope_group.colliders = snapshot
         for record, state, world in zip(records, states, worlds, strict=True):
             self._keep(record, state, world, io_kernels)
+        self._keep_targets(records, depsgraph)
 
     def run(self, report_every: float = 1.0) -> None:
         """Simulate everything, printing a progress line about every ``report_every`` s
@@ -291,6 +314,10 @@ class BakeJob:
                 from . import bake_bones
 
                 bake_bones.write_all(self.records, self.bone_segments, self.scene)
+            elif self.target == "CACHE":
+                from . import bake_cache
+
+                self.cache_path = bake_cache.write_all(self.records, self.scene)
             else:
                 for record in self.records:
                     if (record.obj.type == "CURVE"
@@ -312,8 +339,9 @@ class BakeJob:
             settings = obj.xpbd.bake
             settings.baked = True
             settings.baked_first, settings.baked_last = record.first, record.last
+            where = f" to {self.cache_path}" if self.cache_path else ""
             messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
-                            f"({settings.kind.replace('_', ' ').lower()})")
+                            f"({settings.kind.replace('_', ' ').lower()}){where}")
         # Only now may the handler see the objects again: it leaves baked ones alone.
         self._release()
         self.scene.frame_set(self.frame_original)
@@ -450,6 +478,10 @@ def free(obj: Any) -> str:
         from . import bake_bones
 
         bake_bones.free(obj)
+    elif kind == "CACHE":
+        from . import bake_cache
+
+        bake_cache.free(obj)
     settings.action = None
     settings.baked = False
     settings.kind = ""

@@ -1,0 +1,184 @@
+"""Bake to a point cache (issue 18): an Alembic file played by Mesh Sequence Cache modifiers in a
+fresh Blender without the add-on equals live playback within float32 precision; faceless
+ropes get a tube; nothing internal is written; a USD cache read by usd-core (pxr, no Blender)
+holds the same points; Free Bake removes what the bake added."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import bpy
+import numpy as np
+
+from . import ropes
+
+FIRST, LAST = 1, 30
+
+
+def _scene_with_ropes(scene, tmp_path):
+    scene.frame_start, scene.frame_end = FIRST, LAST
+    scene.frame_set(FIRST)
+    empty = bpy.data.objects.new("driver", None)
+    scene.collection.objects.link(empty)
+    for frame, location in ((1, (0, 0, 0)), (15, (1.0, 0.0, 0.5)), (30, (0.0, 1.0, 0.0))):
+        empty.location = location
+        empty.keyframe_insert("location", frame=frame)
+    curve = ropes.curve_rope(scene, "POLY", n=20, name="curve rope")
+    curve.parent = empty
+    mesh = ropes.mesh_rope(scene, n=16, axis=1, name="Seil (ä).001")  # names files mangle
+    mesh.parent = empty
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "ropes.blend"))
+    return curve, mesh
+
+
+def _strap(scene):
+    """A mesh rope with faces (a strap: two rows of 10 vertices joined by quads), one end
+    pinned: it keeps its own faces in the cache."""
+    line = ropes.line(10, 1.0, 0)
+    co = np.concatenate([line, line + [0.0, 0.05, 0.0]])
+    quads = [(i, i + 1, i + 11, i + 10) for i in range(9)]
+    data = bpy.data.meshes.new("strap")
+    data.from_pydata(co.tolist(), [], quads)
+    obj = ropes.link(scene, "strap", data)
+    obj.location = (0.0, -1.0, 0.0)
+    obj.vertex_groups.new(name="pin").add([0, 10], 1.0, "REPLACE")
+    obj.xpbd.pin_group = "pin"
+    obj.xpbd.enabled = True
+    return obj
+
+
+def _live(scene, objects):
+    played = {}
+    for frame in range(FIRST, LAST + 1):
+        scene.frame_set(frame)
+        played[frame] = {o.name: ropes.world_points(o).copy() for o in objects}
+    scene.frame_set(FIRST)
+    return played
+
+
+FRESH = """
+import json, sys
+import bpy, numpy as np
+blend, out, frames = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+bpy.ops.wm.open_mainfile(filepath=blend)
+assert bpy.types.Object.bl_rna.properties.get("xpbd") is None  # no add-on here
+scene = bpy.context.scene
+result = {"frames": {}, "attributes": {}, "faces": {}}
+for f in frames:
+    scene.frame_set(f)
+    dg = bpy.context.evaluated_depsgraph_get()
+    row = {}
+    for obj in scene.objects:
+        if not any(m.type == "MESH_SEQUENCE_CACHE" for m in obj.modifiers):
+            continue
+        ev = obj.evaluated_get(dg)
+        buf = np.empty(3 * len(ev.data.vertices), dtype=np.float32)
+        ev.data.attributes["position"].data.foreach_get("vector", buf)
+        m = np.array(ev.matrix_world)
+        p = buf.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+        row[obj.name] = p.tolist()
+        result["attributes"][obj.name] = sorted(a.name for a in ev.data.attributes)
+        result["faces"][obj.name] = len(ev.data.polygons)
+    result["frames"][f] = row
+json.dump(result, open(out, "w"))
+"""
+
+
+def test_an_alembic_cache_plays_without_the_addon_as_live(scene, tmp_path):
+    curve, mesh = _scene_with_ropes(scene, tmp_path)
+    strap = _strap(scene)
+    played = _live(scene, (curve, mesh, strap))
+    assert "xpbd_rest" in strap.data.attributes  # the rope's stored rest shape
+    blend_size = (tmp_path / "ropes.blend").stat().st_size
+    curve.xpbd.bake.target = "CACHE"  # the rope's own Bake To: the operator is not told
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.xpbd.bake_all() == {"FINISHED"}
+    path = tmp_path / "xpbd_cache" / "curve_rope.abc"
+    assert path.exists() and path.stat().st_size > 0
+    for obj in (curve, mesh):
+        settings = obj.xpbd.bake
+        assert settings.baked and settings.kind == "CACHE"
+        assert obj.hide_viewport and obj.hide_render
+        modifier = settings.skin.modifiers["XPBD Cache"]
+        assert bpy.path.abspath(modifier.cache_file.filepath) == str(path)
+    blend = tmp_path / "baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    # The .blend holds no per-frame data: it grows by the cache objects' one frame only.
+    assert blend.stat().st_size < blend_size + 200_000
+
+    frames = [int(f) for f in np.random.default_rng(3).permutation(np.arange(FIRST, LAST + 1))]
+    out = tmp_path / "fresh.json"
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(FRESH), str(blend), str(out),
+                           json.dumps(frames)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    worst = 0.0
+    for f in frames:
+        for obj in (curve, mesh, strap):
+            got = np.array(result["frames"][str(f)][f"{obj.name} Cache"])
+            n = len(played[f][obj.name])
+            worst = max(worst, float(np.abs(got[:n] - played[f][obj.name]).max()))
+    print("cache worst point error [m]", worst)
+    assert worst < 1e-6
+    for obj in (curve, mesh, strap):
+        name = f"{obj.name} Cache"
+        assert result["faces"][name] > 0  # a tube: it renders and exports as a mesh
+        assert not [a for a in result["attributes"][name] if a.startswith("xpbd")]
+    assert result["faces"]["strap Cache"] == 9  # its own faces
+
+    assert bpy.ops.xpbd.free_bake(all_objects=True) == {"FINISHED"}
+    assert not [o for o in bpy.data.objects if o.name.endswith(" Cache")]
+    assert len(bpy.data.cache_files) == 0
+    assert not curve.hide_viewport and not mesh.hide_render
+
+
+USD_READ = """
+import json, sys
+from pxr import Usd, UsdGeom
+stage = Usd.Stage.Open(sys.argv[1])
+out = {}
+for prim in stage.Traverse():
+    if prim.IsA(UsdGeom.Mesh):
+        geom = UsdGeom.Mesh(prim)
+        points = geom.GetPointsAttr()
+        out[str(prim.GetPath())] = {
+            "frames": {str(int(t)): [list(p) for p in points.Get(t)]
+                       for t in points.GetTimeSamples()},
+            "faces": len(geom.GetFaceVertexCountsAttr().Get() or []),
+            "attributes": [a.GetName() for a in prim.GetAttributes()],
+            "xform": [list(r) for r in UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(1)],
+        }
+print(json.dumps(out))
+"""
+
+
+def test_a_usd_cache_holds_the_live_points_for_an_independent_reader(scene, tmp_path):
+    curve, mesh = _scene_with_ropes(scene, tmp_path)
+    played = _live(scene, (curve, mesh))
+    path = tmp_path / "ropes.usdc"
+    curve.xpbd.bake.cache_path = str(path)
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
+    done = subprocess.run([sys.executable, "-c", USD_READ, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    prims = json.loads(done.stdout)
+    assert len(prims) == 2
+    for obj in (curve, mesh):
+        prim = prims[obj.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]
+        assert prim["faces"] > 0
+        assert not [a for a in prim["attributes"] if "xpbd" in a]
+        for f in (FIRST, 12, LAST):
+            got = np.array(prim["frames"][str(f)])[:len(played[f][obj.name])]
+            # Blender writes Z up, metres, the cache objects at the origin: world points.
+            np.testing.assert_allclose(got, played[f][obj.name], atol=1e-6)
+    # Blender plays it too.
+    scene.frame_set(12)
+    dg = bpy.context.evaluated_depsgraph_get()
+    cached = curve.xpbd.bake.skin.evaluated_get(dg)
+    buf = np.empty(3 * len(cached.data.vertices), dtype=np.float32)
+    cached.data.attributes["position"].data.foreach_get("vector", buf)
+    np.testing.assert_allclose(buf.reshape(-1, 3)[:20], played[12]["curve rope"], atol=1e-6)

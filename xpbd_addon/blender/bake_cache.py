@@ -1,0 +1,303 @@
+"""Bake to a point cache: an Alembic (.abc) or USD (.usd/.usdc/.usda) file per bake, played by
+Blender's Mesh Sequence Cache modifier, so big bakes keep the .blend small and play without the
+add-on (and in any tool that reads the file).
+
+What is written, per rope, as one object "<rope> Cache" (world space, at the origin; the rope
+object is hidden while baked, as with Bake to Bones):
+
+- a mesh with faces: its own vertices and faces, at the simulated positions (world [m]);
+- an edge mesh or a curve: its points (loose vertices, in rope order), then a tube
+  (``skin``) around every chain, so the rope renders and exports as a visible mesh.
+
+Every rope of a bake goes into one file: ``bake.cache_path`` of the first baked rope (default
+``//xpbd_cache/<rope>.abc`` next to the .blend). The file is written by Blender's own Alembic or
+USD exporter from the recorded frames: while it steps through the frames, a temporary frame
+handler puts each frame's recorded positions into the cache objects (one bulk write per object
+and frame, no shape keys or keyframes). Custom properties and attributes are not exported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from ..core import bone_frames
+from . import action_compat, bake_bones, geometry, skin
+from .geometry import RopeError
+
+EXTENSIONS = {".abc": "ALEMBIC", ".usd": "USD", ".usdc": "USD", ".usda": "USD"}
+"""File name endings the cache bake writes, and their format."""
+
+
+def cache_path(obj: Any) -> str:
+    """Absolute path of the cache file a bake of ``obj`` writes; RopeError if it cannot be
+    made (an unsaved file with a relative path, an unknown extension)."""
+    import bpy
+
+    settings = obj.xpbd.bake
+    path = settings.cache_path or f"//xpbd_cache/{bpy.path.clean_name(obj.name)}.abc"
+    if path.startswith("//") and not bpy.data.filepath:
+        raise RopeError(f"'{obj.name}': the Cache File '{path}' (bake.cache_path) is relative "
+                        "to the .blend, which is not saved: save it first or give an "
+                        "absolute path")
+    path = bpy.path.abspath(path)
+    if os.path.splitext(path)[1].lower() not in EXTENSIONS:
+        raise RopeError(f"'{obj.name}': the Cache File '{path}' (bake.cache_path) must end in "
+                        f"{', '.join(EXTENSIONS)}")
+    return path
+
+
+def check(objects: list) -> None:
+    """RopeError if ``objects`` cannot be baked to a cache (the file is the first one's)."""
+    cache_path(objects[0])
+    for obj in objects:
+        if obj.type == "MESH" and not len(obj.data.polygons):  # a tube needs chains
+            bake_bones.chains(obj, geometry.build_layout(obj))
+
+
+def abc_name(name: str) -> str:
+    """A name as Blender's Alembic exporter writes it (spaces, dots and colons become _)."""
+    return re.sub(r"[ .:]", "_", name)
+
+
+class _Cache:
+    """One rope's cache object and its recorded points."""
+
+    def __init__(self, record: Any) -> None:
+        obj, rope = record.obj, record.rope
+        self.record = record
+        self.name = f"{obj.name} Cache"
+        self.count = len(record.world[0])
+        """Rope points [count]"""
+        self.chains: list[np.ndarray] | None = None
+        """Chains of a rope without faces, around which a tube is made; None: its faces"""
+        if not (obj.type == "MESH" and len(obj.data.polygons)):
+            self.chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
+                           [np.arange(s, s + n) for s, n, _b in rope.layout.splines
+                            if n >= 2])
+        self.object: Any = None
+
+    def make_object(self, positions: np.ndarray) -> None:
+        """The cache object, its mesh at ``positions`` [V, 3] [m] (world)."""
+        import bpy
+
+        obj = self.record.obj
+        if self.chains is None:
+            mesh: Any = obj.data.copy()  # the simulation refuses meshes with shape keys
+            mesh.name = self.name
+            skin.strip_internal(mesh)
+            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
+        else:
+            quads, _ring_point = skin.tube_faces(self.chains)
+            mesh = skin.mesh_from_arrays(self.name, positions, quads + self.count)
+        self.object = bpy.data.objects.new(self.name, mesh)
+        collection = obj.users_collection[0] if obj.users_collection else None
+        if collection is None:
+            context: Any = bpy.context
+            collection = context.scene.collection
+        collection.objects.link(self.object)
+
+
+class _Batch:
+    """The caches of one frame range: their points and tube rings made together, per frame
+    (all frames' rings at once would take 9x the points' memory), in a few numpy calls
+    whatever the number of ropes."""
+
+    def __init__(self, caches: list[_Cache]) -> None:
+        self.caches = caches
+        self.first, self.last = caches[0].record.first, caches[0].record.last
+        self.points = np.concatenate([np.stack(c.record.world) for c in caches],
+                                     axis=1).astype(np.float32)
+        """Rope points [m], world, all caches, float32 [F, N, 3]"""
+        self.starts = np.cumsum([0] + [c.count for c in caches])
+        ids, before, after, radius, chains, self.ring_starts = [], [], [], [], [], [0]
+        for cache, start in zip(caches, self.starts, strict=False):
+            if cache.chains is None:
+                self.ring_starts.append(self.ring_starts[-1])
+                continue
+            b, a = skin.neighbours(cache.chains)
+            ids.append(np.concatenate(cache.chains) + start)
+            before.append(b + start)
+            after.append(a + start)
+            radius.append(np.full(len(b), skin.tube_radius(cache.record.obj)))
+            chains += [chain + start for chain in cache.chains]
+            self.ring_starts.append(self.ring_starts[-1] + len(b) * skin.TUBE_SIDES)
+        self.tube = bool(ids)
+        if self.tube:
+            self.ids, self.before, self.after = (np.concatenate(v) for v in (ids, before,
+                                                                            after))
+            self.radius = np.concatenate(radius).astype(np.float32)
+            # Ring frames carried over time as bones are (no flips where a rope swings).
+            tangent = bone_frames.unit(self.points[:, self.after] - self.points[:, self.before])
+            first_x = skin.point_frames(self.points[0], chains)[:, :, 0]  # all chains at once
+            self.x_axis = bone_frames.transport_axes(first_x, tangent).astype(np.float32)
+
+    def positions(self, k: int) -> list[np.ndarray]:
+        """Every cache's vertex positions [m], world, float32 [V, 3] on the ``k``-th recorded
+        frame: its points, then its tube's rings."""
+        points = self.points[k]
+        rings = np.empty((0, 3), dtype=np.float32)
+        if self.tube:
+            tangent = bone_frames.unit(points[self.after] - points[self.before])
+            rings = skin.tube_vertices(points[self.ids], self.x_axis[k],
+                                       np.cross(self.x_axis[k], tangent), self.radius)
+        out = []
+        for i, cache in enumerate(self.caches):
+            own = points[self.starts[i]:self.starts[i + 1]]
+            if cache.chains is not None:
+                own = np.concatenate([own, rings[self.ring_starts[i]:self.ring_starts[i + 1]]])
+            out.append(own)
+        return out
+
+    def show(self, frame: int) -> None:
+        """Put the recorded positions of ``frame`` (held outside the range) into the meshes."""
+        k = min(max(frame, self.first), self.last) - self.first
+        for cache, positions in zip(self.caches, self.positions(k), strict=True):
+            mesh = cache.object.data
+            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
+            mesh.update()
+
+
+def write_all(records: list, scene: Any) -> str:
+    """Write the cache file of ``records`` and set up the cache objects; returns its path."""
+    import bpy
+
+    path = cache_path(records[0].obj)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    caches = [_Cache(record) for record in records]
+    ranges: dict[tuple[int, int], list[_Cache]] = {}
+    for cache in caches:
+        ranges.setdefault((cache.record.first, cache.record.last), []).append(cache)
+    batches = [_Batch(group) for group in ranges.values()]
+    for batch in batches:
+        for cache, positions in zip(batch.caches, batch.positions(0), strict=True):
+            cache.make_object(positions)
+            # Recorded at once: a failure from here on is undone by Free Bake (bake.write).
+            cache.record.obj.xpbd.bake.kind = "CACHE"
+            cache.record.obj.xpbd.bake.skin = cache.object
+
+    failed: list[BaseException] = []
+
+    def show(scene_: Any, *_args: Any) -> None:
+        # Blender prints and swallows a handler's exception: keep it to raise after the export.
+        try:
+            for batch in batches:
+                batch.show(int(scene_.frame_current))
+        except Exception as exc:  # noqa: BLE001
+            failed.append(exc)
+
+    view_layer: Any = bpy.context.view_layer
+    active = view_layer.objects.active
+    selected = [o for o in view_layer.objects if o.select_get()]
+    for o in selected:
+        o.select_set(False)
+    for cache in caches:
+        cache.object.select_set(True)
+    first = min(r.first for r in records)
+    last = max(r.last for r in records)
+    fmt = EXTENSIONS[os.path.splitext(path)[1].lower()]
+    # The exporters write a mesh once unless it looks animated: a keyed Mesh property does
+    # (removed again below); the handler above supplies the positions.
+    keyed = []
+    for cache in caches:
+        factory = action_compat.new_action(cache.object.data, "XPBD cache export")
+        action_compat.write_keys(factory.new("remesh_voxel_size"), np.array([first, last]),
+                                 np.full(2, cache.object.data.remesh_voxel_size))
+        keyed.append(factory.action)
+    bpy.app.handlers.frame_change_pre.append(show)
+    try:
+        if fmt == "ALEMBIC":
+            bpy.ops.wm.alembic_export(
+                filepath=path, start=first, end=last, selected=True, uvs=False,
+                normals=False, face_sets=False, export_custom_properties=False,
+                evaluation_mode="RENDER", as_background_job=False)
+        else:
+            bpy.ops.wm.usd_export(
+                filepath=path, selected_objects_only=True, export_animation=True,
+                export_uvmaps=False, export_normals=False, export_materials=False,
+                export_custom_properties=False, evaluation_mode="RENDER")
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(show)
+        for cache, action in zip(caches, keyed, strict=True):
+            action_compat.remove_action(cache.object.data, action)
+        for cache in caches:
+            cache.object.select_set(False)
+        for o in selected:
+            o.select_set(True)
+        view_layer.objects.active = active
+    if failed:
+        raise RopeError(f"writing the cache file failed: {failed[0]}") from failed[0]
+    before = set(bpy.data.cache_files)
+    bpy.ops.cachefile.open(filepath=path)
+    cache_file = next(iter(set(bpy.data.cache_files) - before))
+    for batch in batches:
+        batch.show(batch.first)
+    for cache in caches:
+        modifier: Any = cache.object.modifiers.new("XPBD Cache", "MESH_SEQUENCE_CACHE")
+        modifier.cache_file = cache_file
+        modifier.object_path = _object_path(fmt, cache.object)
+        obj = cache.record.obj
+        settings = obj.xpbd.bake
+        settings.cache_file = cache_file
+        settings.hid_viewport, settings.hid_render = obj.hide_viewport, obj.hide_render
+        obj.hide_viewport = True
+        obj.hide_render = True
+    # The file's object paths are known once a modifier has read it: every cache object must
+    # have found its own (the names above are the exporters' rules, checked here).
+    view_layer.update()
+    paths = {p.path for p in cache_file.object_paths}
+    for cache in caches:
+        modifier = cache.object.modifiers["XPBD Cache"]
+        ascii_path = _object_path(fmt, cache.object, ascii_only=True)
+        if modifier.object_path not in paths and ascii_path in paths:
+            modifier.object_path = ascii_path  # a USD exporter without Unicode names
+    missing = [c.object.name for c in caches
+               if c.object.modifiers["XPBD Cache"].object_path not in paths]
+    if missing:
+        raise RopeError(f"the cache file has no object for {', '.join(missing)} "
+                        f"(it holds {', '.join(sorted(paths)) or 'nothing'})")
+    return path
+
+
+def _usd_name(name: str, ascii_only: bool = False) -> str:
+    """A name as Blender's USD exporter writes a prim: characters that are not letters,
+    digits or _ become _ (where it does not allow Unicode, as in 4.2: every byte of their
+    UTF-8 that is not ASCII letter, digit or _), a leading digit gets a _ before it."""
+    if ascii_only:
+        out = "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) == "_")
+                      else "_" for b in name.encode("utf-8"))
+    else:
+        out = re.sub(r"[^\w]", "_", name)
+    return "_" + out if out[:1].isdigit() else out
+
+
+def _object_path(fmt: str, obj: Any, ascii_only: bool = False) -> str:
+    """Where the exporter put ``obj``'s mesh in the file."""
+    if fmt == "ALEMBIC":
+        return f"/{abc_name(obj.name)}/{abc_name(obj.data.name)}"
+    return f"/root/{_usd_name(obj.name, ascii_only)}/{_usd_name(obj.data.name, ascii_only)}"
+
+
+def free(obj: Any) -> None:
+    """Remove the cache object and mesh (and the CacheFile data-block when nothing else uses
+    it; the file on disk stays); show the rope again."""
+    import bpy
+
+    settings = obj.xpbd.bake
+    cached, cache_file = settings.skin, settings.cache_file
+    if cached is not None:
+        mesh = cached.data
+        bpy.data.objects.remove(cached)
+        if mesh is not None and mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+    if cache_file is not None and not any(
+            getattr(m, "cache_file", None) == cache_file for o in bpy.data.objects
+            for m in o.modifiers):
+        bpy.data.batch_remove([cache_file])  # CacheFiles have no remove()
+    settings.skin = None
+    settings.cache_file = None
+    obj.hide_viewport = settings.hid_viewport
+    obj.hide_render = settings.hid_render
