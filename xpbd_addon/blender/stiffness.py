@@ -27,6 +27,9 @@ from .geometry import RopeError
 SOLVERS = {"DIRECT": "direct", "SWEEP": "sweep"}
 """``Object.xpbd.solver`` enum items -> the core's ``Model(solver=...)``."""
 
+INTEGRATORS = {"EULER": "euler", "BDF2": "bdf2"}
+"""``Object.xpbd.integrator`` enum items -> the core's ``Model(integrator=...)``."""
+
 
 def material(settings: Any) -> core_material.RopeMaterial:
     """The ``RopeMaterial`` of the MATERIAL-mode fields of ``settings``."""
@@ -40,7 +43,8 @@ def key(settings: Any) -> tuple:
     """The stiffness settings the simulation depends on (part of ``sim.settings_key``): a
     change of any of them invalidates the cache. Fields the current mode ignores are left
     out, so editing them does not restart the simulation."""
-    common = (settings.stiffness_mode, settings.solver, settings.iterations)
+    common = (settings.stiffness_mode, settings.solver, settings.integrator,
+              settings.iterations)
     if settings.stiffness_mode == "MATERIAL":
         return common + (settings.linear_density, settings.inextensible,
                          settings.stretch_stiffness, settings.use_bend_stiffness,
@@ -58,6 +62,8 @@ def check(settings: Any) -> None:
     properties clamp typed values; NaN from a script, or an unknown enum, still arrives)."""
     if settings.solver not in SOLVERS:
         raise RopeError(f"Unknown solver {settings.solver!r}")
+    if settings.integrator not in INTEGRATORS:
+        raise RopeError(f"Unknown integrator {settings.integrator!r}")
     if settings.iterations < 1:
         raise RopeError(f"Iterations must be 1 or more (got {settings.iterations})")
     if settings.stiffness_mode == "MATERIAL":
@@ -86,10 +92,12 @@ def model_arguments(settings: Any, positions: np.ndarray, edges: np.ndarray,
                     pinned: np.ndarray) -> dict[str, Any]:
     """Keyword arguments of ``core.Model`` besides positions and edges: ``inv_mass``
     [1/kg] (N,), ``compliance`` [m/N], ``bending_compliance`` [1/(N m)] or None, ``solver``,
-    ``iterations``. ``positions``: world rest positions [m] (N, 3), so that lengths, and
-    with them a material's masses and compliances, include the object's scale; ``pinned``:
-    boolean (N,) mask (inverse mass 0)."""
-    common = {"solver": SOLVERS[settings.solver], "iterations": int(settings.iterations)}
+    ``integrator``, ``iterations``. ``positions``: world rest positions [m] (N, 3), so that
+    lengths, and with them a material's masses and compliances, include the object's scale;
+    ``pinned``: boolean (N,) mask (inverse mass 0)."""
+    common = {"solver": SOLVERS[settings.solver],
+              "integrator": INTEGRATORS[settings.integrator],
+              "iterations": int(settings.iterations)}
     if settings.stiffness_mode == "MATERIAL":
         try:
             inv_mass, compliance, bending = core_material.rope_parameters(

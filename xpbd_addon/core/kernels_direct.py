@@ -27,9 +27,12 @@ from .kernels_lanes import (
     _FLAMBDA,
     _FREST,
     _FT,
+    _FTENSION,
     _FV,
+    _FVO,
     _FW,
     _FX,
+    _FXO,
     _FXP,
     _FXT,
     _ONE,
@@ -96,6 +99,59 @@ def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
     buffer[i + XT] = x
     buffer[i + XT + L] = y
     buffer[i + XT + L2] = z
+
+
+@kernel
+def _predict_second(buffer, i, g0, g1, g2, h, settle_scale, start, lanes):
+    """The second-order (BDF2) predict of a substep after the first of a frame: the last
+    substep's velocity v_n = (x - x_prev) settle_scale, then, with x_{n-1}, v_{n-1} the
+    position and velocity a substep before (the frame's first substep: its start, ``start``),
+
+        base = (4 x_n - x_{n-1}) / 3,   x_pred = base + h' (4 v_n - v_{n-1}) / 3 + h'^2 g
+
+    with h' = 2 h / 3; x_prev <- base, so that the velocity update (x - base) / h' is
+    BDF2's. Pins keep moving in a straight line at their velocity."""
+    L = np.uint64(lanes)
+    X = _FX * L
+    V = _FV * L
+    XP = _FXP * L
+    XT = _FXT * L
+    XO = _FXO * L
+    VO = _FVO * L
+    W = _FW * L
+    reduced = h * (2.0 / 3.0)
+    free = buffer[i + W] > 0.0
+    for c in (_ZERO, L, L + L):
+        gravity = g0 if c == _ZERO else (g1 if c == L else g2)
+        x = buffer[i + X + c]
+        before = buffer[i + XP + c]
+        v = (x - before) * settle_scale if free else buffer[i + V + c]
+        # the frame's first substep began at x_prev with v - h g (its predict added h g)
+        x_old = before if start else buffer[i + XO + c]
+        v_old = buffer[i + V + c] - h * gravity if start else buffer[i + VO + c]
+        base = (4.0 * x - x_old) * (1.0 / 3.0)
+        predicted = (base + reduced * (4.0 * v - v_old) * (1.0 / 3.0)
+                     + reduced * reduced * gravity)
+        buffer[i + XO + c] = x
+        buffer[i + VO + c] = v
+        buffer[i + V + c] = v
+        buffer[i + XP + c] = base if free else x
+        x = predicted if free else x + h * v
+        buffer[i + X + c] = x
+        buffer[i + XT + c] = x
+
+
+@kernel
+def _scale_tension(edge_buffer, edge_offset, length, factor, lanes):
+    """The tension estimate times ``factor``: lambda is a force times the step squared, and
+    the second-order substeps' step is 2/3 of the first's."""
+    L = np.uint64(lanes)
+    ES = _ESTRIDE * L
+    TENSION = _FTENSION * L
+    for slot in range(length):
+        e0 = edge_offset + np.uint64(slot) * ES
+        for lane in range(L):
+            edge_buffer[e0 + np.uint64(lane) + TENSION] *= factor
 
 
 # Bending: one linear vector constraint per interior point p of a chain,
@@ -213,80 +269,109 @@ def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadi
 
 @kernel
 def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
-                  g0, g1, g2, h, substeps, fresh, newton_iterations, strain_limit,
-                  velocity_scale, lanes):
+                  g0, g1, g2, h, substeps, fresh, second_order, newton_iterations,
+                  strain_limit, velocity_scale, lanes):
     """All substeps of one block of LANES chains: predict; with ``fresh`` (x, v are a
     frame's start) the tension estimate first; Newton steps of the stretch solve (at least
     ``newton_iterations``, then until converged, ``kernels_chain.newton``); bending; strain
     limiting (off if ``strain_limit`` < 0). The velocity update of a substep is fused with the
-    next substep's predict (the positions are final by then); the last one ends the call."""
+    next substep's predict (the positions are final by then); the last one ends the call.
+
+    ``second_order`` (a whole frame, ``fresh``): the substeps after the first are BDF2
+    (``_predict_second``), solved with the step h' = 2 h / 3 (alpha~ = alpha / h'^2): far less
+    numerical damping of slow swings, the same stability."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
+    inverse_h2_second = 2.25 * inverse_h2
+    second_scale = 1.5 * velocity_scale
     edges = length - _ONE
     if bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
-        for slot in range(length):
-            base = particle_offset + np.uint64(slot) * PS
-            for lane in range(L):
-                _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
-                         substep > 0, lanes)
+        second = second_order and substep > 0
+        if not second:
+            for slot in range(length):
+                base = particle_offset + np.uint64(slot) * PS
+                for lane in range(L):
+                    _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
+                             substep > 0, lanes)
+        elif substep == 1:
+            for slot in range(length):
+                base = particle_offset + np.uint64(slot) * PS
+                for lane in range(L):
+                    _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
+                                    velocity_scale, True, lanes)
+        else:
+            for slot in range(length):
+                base = particle_offset + np.uint64(slot) * PS
+                for lane in range(L):
+                    _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
+                                    second_scale, False, lanes)
         if length < _TWO:
             continue
+        step_inverse_h2 = inverse_h2_second if second else inverse_h2
         if fresh and substep == 0:
             estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length,
                              inverse_h2, lanes)
-        newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
+        if second and substep == 1:
+            _scale_tension(edge_buffer, edge_offset, length, 4.0 / 9.0, lanes)
+            if bending:
+                _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
+                             step_inverse_h2, lanes)
+        newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
                newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, True, lanes)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
-                     strain_limit, inverse_h2, lanes)
+                     strain_limit, step_inverse_h2, lanes)
+    last_scale = second_scale if second_order and substeps > 1 else velocity_scale
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
-            _update_velocity(buffer, base + np.uint64(lane), velocity_scale, lanes)
+            _update_velocity(buffer, base + np.uint64(lane), last_scale, lanes)
 
 
 @kernel
 def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
-                   strain_limit, velocity_scale, lanes):
+                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
+                   newton_iterations, strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, newton_iterations,
-                      strain_limit, velocity_scale, lanes)
+                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      newton_iterations, strain_limit, velocity_scale, lanes)
 
 
 @kernel
 def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
-                    strain_limit, velocity_scale):
+                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
+                    newton_iterations, strain_limit, velocity_scale):
     """``_direct_block`` over every block of 16 lanes, one thread."""
     _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
-                   strain_limit, velocity_scale, 16)
+                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
+                   newton_iterations, strain_limit, velocity_scale, 16)
 
 
 @kernel
 def direct_substeps_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                            block_length, block_leading, block_bending, gravity, h, substeps,
-                           fresh, newton_iterations, strain_limit, velocity_scale):
+                           fresh, second_order, newton_iterations, strain_limit,
+                           velocity_scale):
     """``direct_substeps`` for blocks of one rope each (a lane count of 1)."""
     _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, newton_iterations,
-                   strain_limit, velocity_scale, 1)
+                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
+                   newton_iterations, strain_limit, velocity_scale, 1)
 
 
 @parallel_kernel
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                              block_length, block_leading, block_bending, gravity, h, substeps,
-                             fresh, newton_iterations, strain_limit, velocity_scale):
+                             fresh, second_order, newton_iterations, strain_limit,
+                             velocity_scale):
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, newton_iterations,
-                      strain_limit, velocity_scale, 16)
+                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      newton_iterations, strain_limit, velocity_scale, 16)

@@ -33,8 +33,10 @@ from .topology import (
     PARTICLE_TETHER,
     PARTICLE_U,
     PARTICLE_V,
+    PARTICLE_V_OLD,
     PARTICLE_W,
     PARTICLE_X,
+    PARTICLE_X_OLD,
     PARTICLE_X_PRED,
     PARTICLE_X_PREV,
     PARTICLE_Y,
@@ -65,6 +67,8 @@ _FK = np.uint64(PARTICLE_K)
 _FY = np.uint64(PARTICLE_Y)
 _FU = np.uint64(PARTICLE_U)
 _FRMAX = np.uint64(PARTICLE_RESIDUAL_MAX)
+_FXO = np.uint64(PARTICLE_X_OLD)
+_FVO = np.uint64(PARTICLE_V_OLD)
 _PSTRIDE = np.uint64(PARTICLE_STRIDE)
 _ESTRIDE = np.uint64(EDGE_STRIDE)
 _ONE = np.uint64(1)

@@ -201,5 +201,5 @@ def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
             continue
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, 1, fresh, newton_iterations, strain_limit,
+                      gravity[1], gravity[2], h, 1, fresh, False, newton_iterations, strain_limit,
                       velocity_scale, 16)

@@ -38,6 +38,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels as sweep
         from . import kernels_bending as bending
         from . import kernels_broadphase as broad
+        from . import kernels_chain as chain
         from . import kernels_collider as collider
         from . import kernels_contact as contact
         from . import kernels_direct as direct
@@ -51,7 +52,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments, pairs, direct_io, sleep))
+                           resolve, segments, pairs, direct_io, sleep, chain))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -229,7 +230,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
                        lanes.block_bending,
-                       gravity_vector, h, substeps, True, model.iterations,
+                       gravity_vector, h, substeps, True, model.integrator == "bdf2",
+                       model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
                        velocity_scale)
         else:
@@ -368,8 +370,8 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
                 run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
                 run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                            layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                           lanes.block_bending, gravity, h, 1, substep == 0, model.iterations,
-                           strain_limit, velocity_scale)
+                           lanes.block_bending, gravity, h, 1, substep == 0, False,
+                           model.iterations, strain_limit, velocity_scale)
             else:
                 run = k.lane_substeps_parallel if use_threads else k.lane_substeps
                 run(lanes.particles, lanes.edges, layout.block_particle_offset,

@@ -154,7 +154,9 @@ PARTICLE_K = 21  # 6: the symmetric 3x3 K_i of the block elimination [1/kg]
 PARTICLE_Y = 27  # x, y, z: y_i of the elimination, then dx_i of the back substitution [m]
 PARTICLE_U = 30  # x, y, z: u_i / den_i of the elimination
 PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (scratch)
-PARTICLE_STRIDE = 34
+PARTICLE_X_OLD = 34  # x, y, z: the position a substep before [m] (second-order integrator)
+PARTICLE_V_OLD = 37  # x, y, z: the velocity a substep before [m/s] (second-order integrator)
+PARTICLE_STRIDE = 40
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
