@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = ("properties", "operators", "bake_operators", "presets", "panels", "handlers")
+_MODULES = ("properties", "operators", "bake_operators", "presets", "panels", "handlers",
+            "preparation")
 """Registration order: the settings first (everything else reads Object.xpbd)."""
 
 

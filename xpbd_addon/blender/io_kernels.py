@@ -36,3 +36,14 @@ def world_to_local(x, inverse, pinned_ids, rest, out):  # pragma: no cover - com
         out[p, 0] = rest[p, 0]
         out[p, 1] = rest[p, 1]
         out[p, 2] = rest[p, 2]
+
+
+def warm() -> None:
+    """Compile (or load from the cache) ``world_to_local`` for the argument types the
+    write-back passes, ahead of the first frame (``preparation``); no Blender data needed."""
+    import numpy as np
+
+    x = np.zeros((2, 3))
+    rest = np.zeros((2, 4), dtype=np.float32)
+    out = np.zeros((2, 4), dtype=np.float32)
+    world_to_local(x, np.eye(4), np.zeros(1, dtype=np.int64), rest, out)
