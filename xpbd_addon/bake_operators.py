@@ -224,6 +224,9 @@ class XPBD_OT_bake(_Bake, bpy.types.Operator):  # type: ignore[misc]
 
     bl_idname = "xpbd.bake"
     bl_label = "Bake Rope"
+    # The tooltip: Blender shows a docstring as written, line break and indentation included.
+    bl_description = ("Simulate the bake range of the active rope and turn it into animation "
+                      "that plays without the add-on")
 
 
 class XPBD_OT_bake_all(_Bake, bpy.types.Operator):  # type: ignore[misc]
