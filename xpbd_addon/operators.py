@@ -14,7 +14,6 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty
 # numpy and the modules using it (blender.geometry, rest, sim) are imported inside the
 # functions: registering the add-on must not load numpy, which Blender 4.2 does not load at
 # start (issue 5: start-up budget). RopeError comes from a numpy-free module.
-from . import preparation
 from .blender.errors import RopeError
 
 
@@ -125,9 +124,7 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         context.view_layer.objects.active = obj
         obj.xpbd.pin_first = True
         obj.xpbd.radius = self.thickness  # contacts at the rendered surface
-        obj.xpbd.enabled = True
-        # The kernels start compiling (or loading) now, on a thread, not at the first frame.
-        preparation.start_default()
+        obj.xpbd.enabled = True  # starts preparing the solver (properties._on_enabled)
         return {"FINISHED"}
 
 

@@ -60,6 +60,14 @@ _RECORD = "xpbd-prepare.json"
 
 _SOURCE_SUFFIXES = (".py",)
 
+_SEED_UNTRIED = "not tried yet"
+
+
+def seed_status() -> str | None:
+    """Why the package's precompiled kernels are not used here, None if they are."""
+    with _worker.lock:
+        return _worker.seed
+
 
 @dataclass(frozen=True)
 class Request:
@@ -99,6 +107,9 @@ class _Worker:
         """Scenes whose frame was skipped while preparing: replayed when ready"""
         self.timer_on = False
         """The main-thread poll timer is registered"""
+        self.seed: str | None = _SEED_UNTRIED
+        """Why the package's precompiled kernels are not used (``numba_seed``), None if
+        they are"""
 
 
 _worker = _Worker()
@@ -194,6 +205,7 @@ def _kernel_count() -> int:
 def _run() -> None:
     """The thread: load numba, then warm every queued model. Never touches bpy."""
     try:
+        _adopt_seed()
         reason = dependencies.load_numba()
         if reason is None:
             _warm_io()
@@ -223,6 +235,19 @@ def _run() -> None:
         raise
     if reason is None:
         _record(compiled)
+
+
+def _adopt_seed() -> None:
+    """Before numba loads: use the kernels compiled at package time, if they fit here."""
+    if "numba" in sys.modules or _worker.seed != _SEED_UNTRIED:
+        return
+    from . import numba_seed
+
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    reason = (numba_seed.adopt(Path(__file__).parent, _package(), cache) if cache
+              else "no cache folder set")
+    with _worker.lock:
+        _worker.seed = reason
 
 
 def _warm(item: Request) -> None:

@@ -21,6 +21,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from . import preparation
 from .bake_operators import XPBD_PG_bake
 
 DEFAULT_COMPLIANCE = 1e-6
@@ -36,6 +37,8 @@ def _on_enabled(self: Any, context: Any) -> None:
     obj = self.id_data
     if self.enabled:
         sim.forget(obj)  # retry an object that failed before
+        # The kernels start compiling (or loading) now, on a thread, not at the first frame.
+        preparation.start_default()
         return
     # Turning a rope off puts the modelled shape back and removes the stored copy.
     if sim.restore_rest(obj):

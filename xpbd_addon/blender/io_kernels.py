@@ -46,4 +46,6 @@ def warm() -> None:
     x = np.zeros((2, 3))
     rest = np.zeros((2, 4), dtype=np.float32)
     out = np.zeros((2, 4), dtype=np.float32)
-    world_to_local(x, np.eye(4), np.zeros(1, dtype=np.int64), rest, out)
+    # The inverse matrix comes from mathutils (pins.affine_inverse) in Fortran order.
+    for inverse in (np.eye(4), np.asfortranarray(np.eye(4))):
+        world_to_local(x, inverse, np.zeros(1, dtype=np.int64), rest, out)
