@@ -131,7 +131,7 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
         "simulated_in_first_call": simulated,
         "moved": bool(np.any(points_now() != rest)),
         "numba_file": getattr(sys.modules.get("numba"), "__file__", None),
-        "seed": preparation.seed_status(),
+        "precompiled": preparation.precompiled_status(),
     }
     later = []
     for frame in range(scene.frame_start + 2, scene.frame_start + 12):
@@ -200,7 +200,7 @@ def measure(repeat: int, points: int = 20) -> dict:
         "all_moved": all(r["moved"] for r in every),
         "later_frame_s": statistics.median(w["later_frame_s"] for w in warm),
         "numba_file": warm[0]["numba_file"],
-        "seed_cold": cold["seed"],
+        "precompiled_cold": cold["precompiled"],
         "points": points,
         "repeat": repeat,
     }
@@ -238,8 +238,8 @@ def main(argv: list[str]) -> int:
     print(f"longest frame handler call {figures['handler_block_max_s'] * 1e3:7.0f} ms  (budget "
           f"{HANDLER_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_block else 'OVER'}; cold "
           f"{figures['handler_block_cold_s'] * 1e3:.0f} ms")
-    print(f"precompiled kernels (package): "
-          f"{'used' if figures['seed_cold'] is None else 'not used: ' + figures['seed_cold']}")
+    unused = figures["precompiled_cold"]
+    print(f"precompiled kernels (package): {'used' if unused is None else 'not used: ' + unused}")
     print(f"later frames ({figures['points']} points)  {figures['later_frame_s'] * 1e3:7.2f} ms")
     print("JSON " + json.dumps(figures))
     ok = ok_register and ok_warm and ok_block and figures["all_moved"]

@@ -60,13 +60,13 @@ _RECORD = "xpbd-prepare.json"
 
 _SOURCE_SUFFIXES = (".py",)
 
-_SEED_UNTRIED = "not tried yet"
+_PRECOMPILED_UNTRIED = "not tried yet"
 
 
-def seed_status() -> str | None:
+def precompiled_status() -> str | None:
     """Why the package's precompiled kernels are not used here, None if they are."""
     with _worker.lock:
-        return _worker.seed
+        return _worker.precompiled
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,8 @@ class _Worker:
         """Scenes whose frame was skipped while preparing: replayed when ready"""
         self.timer_on = False
         """The main-thread poll timer is registered"""
-        self.seed: str | None = _SEED_UNTRIED
-        """Why the package's precompiled kernels are not used (``numba_seed``), None if
+        self.precompiled: str | None = _PRECOMPILED_UNTRIED
+        """Why the package's precompiled kernels are not used (``precompiled``), None if
         they are"""
 
 
@@ -205,7 +205,7 @@ def _kernel_count() -> int:
 def _run() -> None:
     """The thread: load numba, then warm every queued model. Never touches bpy."""
     try:
-        _adopt_seed()
+        _use_precompiled()
         reason = dependencies.load_numba()
         if reason is None:
             _warm_io()
@@ -237,17 +237,17 @@ def _run() -> None:
         _record(compiled)
 
 
-def _adopt_seed() -> None:
+def _use_precompiled() -> None:
     """Before numba loads: use the kernels compiled at package time, if they fit here."""
-    if "numba" in sys.modules or _worker.seed != _SEED_UNTRIED:
+    if "numba" in sys.modules or _worker.precompiled != _PRECOMPILED_UNTRIED:
         return
-    from . import numba_seed
+    from . import precompiled
 
     cache = os.environ.get("NUMBA_CACHE_DIR")
-    reason = (numba_seed.adopt(Path(__file__).parent, _package(), cache) if cache
+    reason = (precompiled.adopt(Path(__file__).parent, _package(), cache) if cache
               else "no cache folder set")
     with _worker.lock:
-        _worker.seed = reason
+        _worker.precompiled = reason
 
 
 def _warm(item: Request) -> None:

@@ -63,5 +63,5 @@ def test_the_frame_handler_never_blocks_while_the_solver_gets_ready(frames: dict
 
 
 def test_the_kernels_compiled_at_package_time_are_used(frames: dict) -> None:
-    assert frames["cold"]["seed"] is None, frames["cold"]["seed"]
+    assert frames["cold"]["precompiled"] is None, frames["cold"]["precompiled"]
     assert Path(frames["user"]["path"]).name  # the user folder was a fresh temporary one
