@@ -90,7 +90,7 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 
 
 class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
-    """Mass and stiffness: per point (the seed's alpha and mass) or a material per length,
+    """Mass and stiffness: per point (XPBD's alpha and mass) or a material per length,
     with the material presets in the header (like Cloth's presets)."""
 
     bl_label = "Stiffness"

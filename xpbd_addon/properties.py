@@ -130,8 +130,8 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         stiffness_mode: EnumProperty(
             name="Stiffness", default="POINT",
             items=(("POINT", "Per Point",
-                    "Compliance of every segment [m/N] and mass of every point [kg], as in the "
-                    "seed; resampling the rope changes its stretch and weight"),
+                    "Compliance of every segment [m/N] and mass of every point [kg], as in "
+                    "plain XPBD; resampling the rope changes its stretch and weight"),
                    ("MATERIAL", "Material",
                     "Density [kg/m], stretch stiffness EA [N] and bend stiffness EI [N m^2] "
                     "given per length: the rope behaves the same at any point count")),
@@ -143,7 +143,7 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
                     "substep: a rope is as stiff as its compliance or material says at any "
                     "substep count and point count, for about the cost of a sweep (default)"),
                    ("SWEEP", "Gauss-Seidel Sweep",
-                    "Plain XPBD, one sweep over the constraints per substep (the seed's "
+                    "Plain XPBD, one sweep over the constraints per substep (the textbook "
                     "algorithm), for comparison: long stiff ropes stretch like rubber "
                     "(42 % at 100 points and 10 substeps) unless substeps or iterations "
                     "are raised. No bending stiffness")),

@@ -12,7 +12,7 @@ tridiagonal: diagonal w_e + w_{e+1} + alpha_tilde_e, off-diagonal -w_{e+1} (n_e 
 It is solved exactly with the Thomas algorithm, O(n) (Deul, Kugelstadt, Weiler & Bender,
 "Direct Position-Based Solver for Stiff Rods", 2018, do the same for rods). The matrix is
 symmetric positive definite (semi-definite only for rigid, fully pinned pairs, guarded), so
-elimination needs no pivoting. For one edge this is the seed's update exactly, and a
+elimination needs no pivoting. For one edge this is plain XPBD's update exactly, and a
 constraint under tension T still settles at C = alpha T.
 
 The data layout is the lane layout of ``topology.LaneLayout`` (16 chains interleaved), with

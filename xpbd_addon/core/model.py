@@ -77,7 +77,7 @@ class Model:
         solver: ``"direct"`` (default) solves all distance constraints of each rope (chain)
             together every substep (``kernels_direct``), so a rope is as stiff as alpha says
             at any substep count and resolution; ``"sweep"`` is plain XPBD, one Gauss-Seidel
-            sweep per substep (the seed's algorithm; stiff long ropes stretch).
+            sweep per substep (plain XPBD; stiff long ropes stretch).
         iterations: solver iterations per substep, lambda accumulating over them: Newton
             steps of the direct chain solve, and Gauss-Seidel sweeps for what is swept
             (everything with ``solver="sweep"``; closed loops, trees and nets with "direct").
