@@ -139,6 +139,8 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
     here, by every rope, once the preparation is over."""
     from .blender import colliders, sim
 
+    if preparation.ready_models([entry.model for _obj, entry in entries]):
+        return True  # every frame after the first: no scan of the scene's colliders
     meshes = None
     requests = []
     for obj, entry in entries:

@@ -129,11 +129,11 @@ def busy() -> bool:
         return _busy_locked()
 
 
-def ready(requests: list[Request]) -> bool:
-    """True if the kernels of every request are compiled and nothing is being prepared."""
+def ready_models(models: list[Any]) -> bool:
+    """``ready`` for these models (``core.Model``), without building requests."""
     with _worker.lock:
         return (not _busy_locked() and _worker.io_ready
-                and all(r.model in _worker.prepared for r in requests))
+                and all(model in _worker.prepared for model in models))
 
 
 def request(requests: list[Request]) -> None:
