@@ -97,8 +97,6 @@ class _Worker:
         """Models whose kernels are compiled (or whose warm-up failed: ``step`` reports it)"""
         self.io_ready = False
         """The Blender side's write-back kernel is compiled"""
-        self.started = 0.0
-        """perf_counter() when the current preparation began [s]"""
         self.count_at_start = 0
         """Kernel specialisations the process held when the current preparation began"""
         self.expected = EXPECTED_FIRST_COMPILE
@@ -146,7 +144,6 @@ def request(requests: list[Request]) -> None:
             return
         _worker.queue.extend(new)
         if _worker.thread is None:
-            _worker.started = time.perf_counter()
             _worker.count_at_start = _kernel_count()
             _worker.thread = threading.Thread(target=_run, name="xpbd-prepare", daemon=True)
             _worker.thread.start()
@@ -204,6 +201,7 @@ def _kernel_count() -> int:
 
 def _run() -> None:
     """The thread: load numba, then warm every queued model. Never touches bpy."""
+    item: Request | None = None
     try:
         _use_precompiled()
         reason = dependencies.load_numba()
@@ -227,7 +225,9 @@ def _run() -> None:
                 _worker.prepared.add(item.model)
                 _worker.lock.notify_all()
     except BaseException:
-        with _worker.lock:  # never leave the handler waiting on a dead thread
+        with _worker.lock:  # never leave the handler waiting on a dead thread: its step
+            for left in [*_worker.queue, *([item] if item else [])]:  # compiles what it
+                _worker.prepared.add(left.model)  # needs, or reports the problem
             _worker.queue.clear()
             _worker.io_ready = True
             _worker.thread = None
@@ -244,8 +244,11 @@ def _use_precompiled() -> None:
     from . import precompiled
 
     cache = os.environ.get("NUMBA_CACHE_DIR")
-    reason = (precompiled.adopt(Path(__file__).parent, _package(), cache) if cache
-              else "no cache folder set")
+    try:
+        reason = (precompiled.adopt(Path(__file__).parent, _package(), cache) if cache
+                  else "no cache folder set")
+    except Exception as error:  # noqa: BLE001 - then numba compiles, as without them
+        reason = f"failed: {type(error).__name__}: {error}"
     with _worker.lock:
         _worker.precompiled = reason
 
