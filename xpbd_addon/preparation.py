@@ -50,13 +50,16 @@ status shown) sets this to False."""
 POLL_S = 0.25
 """How often the main-thread timer checks the preparation and redraws its status [s]."""
 
-EXPECTED_FIRST_COMPILE = 27
-"""Kernel specialisations a first-ever preparation of the default rope compiles (26 solver
-kernels and the write-back kernel, numba 0.68, measured): the denominator of the percentage
-until a preparation has recorded its own count (``_RECORD``)."""
+EXPECTED_FIRST_COMPILE = 28
+"""Kernel specialisations a first-ever preparation of a rope without contacts compiles (the
+solver's and the write-back's, numba 0.68, measured): the percentage's denominator."""
+
+EXPECTED_CONTACT_COMPILE = 80
+"""Kernel specialisations a first scene with mesh colliders, a ground and self-collision adds
+(measured): added to the denominator while such a rope is being prepared."""
 
 _RECORD = "xpbd-prepare.json"
-"""File beside numba's cache recording how many kernels the last cold preparation compiled."""
+"""File beside numba's cache recording the sources whose kernels were prepared there."""
 
 _SOURCE_SUFFIXES = (".py",)
 
@@ -100,7 +103,8 @@ class _Worker:
         self.count_at_start = 0
         """Kernel specialisations the process held when the current preparation began"""
         self.expected = EXPECTED_FIRST_COMPILE
-        """Kernel specialisations a cold preparation compiles (progress denominator)"""
+        """Kernel specialisations the current preparation compiles if nothing is cached
+        (the progress denominator)"""
         self.waiting_scenes: set[str] = set()
         """Scenes whose frame was skipped while preparing: replayed when ready"""
         self.timer_on = False
@@ -143,6 +147,9 @@ def request(requests: list[Request]) -> None:
         if not new and _worker.io_ready:
             return
         _worker.queue.extend(new)
+        if any(r.meshes or r.ground or getattr(r.model, "self_collision", False)
+               for r in new) and _worker.expected == EXPECTED_FIRST_COMPILE:
+            _worker.expected += EXPECTED_CONTACT_COMPILE
         if _worker.thread is None:
             _worker.count_at_start = _kernel_count()
             _worker.thread = threading.Thread(target=_run, name="xpbd-prepare", daemon=True)
@@ -212,9 +219,8 @@ def _run() -> None:
                 if not _worker.queue:
                     # Idle again, in the same hold of the lock that found the queue empty,
                     # so that a request arriving now starts a new thread.
-                    compiled = _kernel_count() - _worker.count_at_start
-                    _worker.expected = max(_worker.expected, compiled)
                     _worker.io_ready = True  # a failed numba load is reported by the handler
+                    _worker.expected = EXPECTED_FIRST_COMPILE
                     _worker.thread = None
                     _worker.lock.notify_all()
                     break
@@ -234,7 +240,7 @@ def _run() -> None:
             _worker.lock.notify_all()
         raise
     if reason is None:
-        _record(compiled)
+        _record()
 
 
 def _use_precompiled() -> None:
@@ -317,18 +323,14 @@ def _record_path() -> Path | None:
     return Path(folder) / _RECORD if folder else None
 
 
-def _record(compiled: int) -> None:
-    """After a preparation: note in the cache folder that these sources were prepared (and
-    how many kernels a cold preparation compiled, for the next progress estimate)."""
+def _record() -> None:
+    """After a preparation: note in the cache folder that these sources were prepared."""
     path = _record_path()
     if path is None:
         return
     try:
-        old = json.loads(path.read_text()) if path.exists() else {}
-        record = {"sources": sources_digest(),
-                  "compiled": max(compiled, int(old.get("compiled", 0)))}
-        path.write_text(json.dumps(record))
-    except (OSError, ValueError):
+        path.write_text(json.dumps({"sources": sources_digest()}))
+    except OSError:
         pass
 
 
@@ -342,9 +344,6 @@ def is_new() -> bool:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return True
-    if isinstance(record.get("compiled"), int) and record["compiled"] > 0:
-        with _worker.lock:
-            _worker.expected = record["compiled"]
     return record.get("sources") != sources_digest()
 
 
