@@ -1,4 +1,4 @@
-"""What the add-on costs at Blender start and on the first simulated frame (issue 5, item 3).
+"""What the add-on costs at Blender start and on the first simulated frame (issues 5 and 16).
 
     python benchmarks/bench_startup.py [--repeat N] [--check]
 
@@ -11,9 +11,14 @@ process, because start-up and numba's cache are per-process effects:
   (``read_userpref``, which enables the saved add-ons) with the add-on enabled minus the same
   with it disabled; that includes Blender's own bookkeeping of the extension's wheels, and is
   noisier. Budget: 50 ms for the first.
-- first frame, cold: the first ``frame_set`` after ``xpbd.rope_add`` in the first process
-  ever (empty numba cache: import numba + compile the kernels). Reported.
-- first frame, warm: the same in later processes (numba cache filled). Budget: 0.5 s.
+- first frame, cold: in the first process ever (empty numba cache), ``xpbd.rope_add`` then at
+  once the next frame, as a user in a window: the frame handler returns within 0.2 s while
+  the kernels compile on a thread (``preparation``), the rope at rest; the figure is the time
+  from that ``frame_set`` until the frame shows the simulated rope (``preparation.poll``, the
+  timer's call, plays it again when ready). Also: the longest frame handler call.
+- first frame, warm: the same in later processes (numba cache filled), play pressed at once
+  and ``USER_PAUSE_S`` after adding the rope (the preparation starts with the rope).
+  Budget: 0.3 s for the latter; the handler's longest call: 0.3 s.
 
 ``--check`` exits 1 if a budget is exceeded.
 """
@@ -21,6 +26,7 @@ process, because start-up and numba's cache are per-process effects:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -34,7 +40,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = "bl_ext.user_default.xpbd_rope"
 REGISTER_BUDGET_S = 0.050
-WARM_FRAME_BUDGET_S = 0.5
+WARM_FRAME_BUDGET_S = 0.3
+HANDLER_BUDGET_S = 0.3
+"""Longest a frame handler call may take while the kernels compile [s] (it waits 0.2 s)."""
+USER_PAUSE_S = 0.5
+"""Seconds between adding a rope and pressing play in the 'warm, paused' figure: the least a
+person takes to move from the Add menu to the play button."""
 
 
 # --- child side: runs inside a new Blender process ----------------------------------------
@@ -52,8 +63,6 @@ def _child(mode: str, argument: str) -> dict:
         # Import + register() of the installed add-on, timed directly. Factory settings here
         # (no read_userpref), so nothing else runs; its wheels are on disk because the saved
         # preferences keep it enabled (disabling would make Blender remove them).
-        import importlib
-
         tick = time.perf_counter()
         module = importlib.import_module(MODULE)
         result["import_s"] = time.perf_counter() - tick
@@ -76,19 +85,60 @@ def _child(mode: str, argument: str) -> dict:
         bpy.ops.preferences.addon_disable(module=MODULE)
         bpy.ops.wm.save_userpref()
     elif mode == "frame":
-        scene = bpy.context.scene
-        scene.frame_set(scene.frame_start)
-        bpy.ops.xpbd.rope_add(points=int(argument))
+        points, _, pause = argument.partition(":")
+        result.update(_first_frame(int(points), pause_s=float(pause or 0.0)))
+    return result
+
+
+def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
+    """Add a rope (Add > Curve > XPBD Rope) and play its first frame as a user in a window
+    would: the handler returns within ``preparation.WAIT_S`` if the solver is not ready, the
+    rope stays at rest, and the frame is played again when it is (``preparation.poll``, the
+    timer's call). ``pause_s``: seconds between adding the rope and pressing play."""
+    import bpy
+    import numpy as np
+
+    preparation = importlib.import_module(MODULE + ".preparation")
+    preparation.WAIT_IN_BACKGROUND = False  # as in a window: never wait for a compile
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_start)
+    added = time.perf_counter()
+    bpy.ops.xpbd.rope_add(points=points)
+    rope = bpy.context.object
+
+    def points_now() -> np.ndarray:
+        co = np.zeros(len(rope.data.splines[0].points) * 4, dtype=np.float32)
+        rope.data.splines[0].points.foreach_get("co", co)
+        return co
+
+    rest = points_now()
+    time.sleep(pause_s)
+    pressed = time.perf_counter()
+    scene.frame_set(scene.frame_start + 1)
+    block = time.perf_counter() - pressed
+    blocks = [block]
+    while preparation.busy():  # the user waits; a window would repaint meanwhile
+        time.sleep(0.01)
+    simulated = bool(np.any(points_now() != rest))
+    if not simulated:
         tick = time.perf_counter()
-        scene.frame_set(scene.frame_start + 1)
-        result["first_frame_s"] = time.perf_counter() - tick
-        result["numba_file"] = getattr(sys.modules.get("numba"), "__file__", None)
-        later = []
-        for frame in range(scene.frame_start + 2, scene.frame_start + 12):
-            tick = time.perf_counter()
-            scene.frame_set(frame)
-            later.append(time.perf_counter() - tick)
-        result["later_frame_s"] = statistics.median(later)
+        preparation.poll()  # the timer: plays the skipped frame again
+        blocks.append(time.perf_counter() - tick)
+    result = {
+        "first_frame_s": time.perf_counter() - pressed,
+        "from_add_s": time.perf_counter() - added,
+        "handler_block_s": block,
+        "simulated_in_first_call": simulated,
+        "moved": bool(np.any(points_now() != rest)),
+        "numba_file": getattr(sys.modules.get("numba"), "__file__", None),
+        "precompiled": preparation.precompiled_status(),
+    }
+    later = []
+    for frame in range(scene.frame_start + 2, scene.frame_start + 12):
+        tick = time.perf_counter()
+        scene.frame_set(frame)
+        later.append(time.perf_counter() - tick)
+    result["later_frame_s"] = statistics.median(later)
     return result
 
 
@@ -117,7 +167,7 @@ def _run(user: Path, mode: str, argument: str = "") -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def measure(repeat: int, points: int = 12) -> dict:
+def measure(repeat: int, points: int = 20) -> dict:
     """All figures, in seconds (medians over ``repeat`` processes where repeated)."""
     package = _package()
     user = Path(tempfile.mkdtemp(prefix="xpbd-bench-user-"))
@@ -125,12 +175,14 @@ def measure(repeat: int, points: int = 12) -> dict:
         _run(user, "install", str(package))
         cold = _run(user, "frame", str(points))  # the first process ever: empty cache
         warm = [_run(user, "frame", str(points)) for _ in range(repeat)]
+        warm_paused = [_run(user, "frame", f"{points}:{USER_PAUSE_S}") for _ in range(repeat)]
         start_enabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
         registers = [_run(user, "register") for _ in range(repeat)]
         _run(user, "disable")  # Blender removes a disabled extension's wheels
         start_disabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
     finally:
         shutil.rmtree(user, ignore_errors=True)
+    every = [cold, *warm, *warm_paused]
     return {
         "package": package.name,
         "package_mib": package.stat().st_size / 2**20,
@@ -141,8 +193,14 @@ def measure(repeat: int, points: int = 12) -> dict:
                                            - statistics.median(start_disabled)),
         "first_frame_cold_s": cold["first_frame_s"],
         "first_frame_warm_s": statistics.median(w["first_frame_s"] for w in warm),
+        "first_frame_warm_paused_s": statistics.median(w["first_frame_s"]
+                                                       for w in warm_paused),
+        "handler_block_max_s": max(r["handler_block_s"] for r in every),
+        "handler_block_cold_s": cold["handler_block_s"],
+        "all_moved": all(r["moved"] for r in every),
         "later_frame_s": statistics.median(w["later_frame_s"] for w in warm),
         "numba_file": warm[0]["numba_file"],
+        "precompiled_cold": cold["precompiled"],
         "points": points,
         "repeat": repeat,
     }
@@ -162,7 +220,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     figures = measure(args.repeat)
     ok_register = figures["register_s"] < REGISTER_BUDGET_S
-    ok_warm = figures["first_frame_warm_s"] < WARM_FRAME_BUDGET_S
+    ok_warm = figures["first_frame_warm_paused_s"] < WARM_FRAME_BUDGET_S
+    ok_block = figures["handler_block_max_s"] < HANDLER_BUDGET_S
     print(f"package {figures['package']} ({figures['package_mib']:.1f} MiB), numba from "
           f"{figures['numba_file']}")
     print(f"import + register()        {figures['register_s'] * 1e3:7.1f} ms  (budget 50 ms) "
@@ -170,12 +229,21 @@ def main(argv: list[str]) -> int:
           f"{figures['register_imported_numba']}")
     print(f"  of which import          {figures['import_only_s'] * 1e3:7.1f} ms")
     print(f"start, enabled - disabled  {figures['start_enabled_minus_disabled_s'] * 1e3:7.1f} ms")
-    print(f"first frame, cold cache    {figures['first_frame_cold_s'] * 1e3:7.0f} ms  (reported)")
+    print(f"first frame, cold cache    {figures['first_frame_cold_s'] * 1e3:7.0f} ms  "
+          f"(play pressed right after adding the rope; goal 1 s, target 3 s)")
     print(f"first frame, warm cache    {figures['first_frame_warm_s'] * 1e3:7.0f} ms  "
-          f"(budget 500 ms) {'ok' if ok_warm else 'OVER'}")
+          "(play pressed right after adding the rope)")
+    print(f"  play {USER_PAUSE_S} s after adding {figures['first_frame_warm_paused_s'] * 1e3:7.0f}"
+          f" ms  (budget {WARM_FRAME_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_warm else 'OVER'}")
+    print(f"longest frame handler call {figures['handler_block_max_s'] * 1e3:7.0f} ms  (budget "
+          f"{HANDLER_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_block else 'OVER'}; cold "
+          f"{figures['handler_block_cold_s'] * 1e3:.0f} ms")
+    unused = figures["precompiled_cold"]
+    print(f"precompiled kernels (package): {'used' if unused is None else 'not used: ' + unused}")
     print(f"later frames ({figures['points']} points)  {figures['later_frame_s'] * 1e3:7.2f} ms")
     print("JSON " + json.dumps(figures))
-    return 0 if (ok_register and ok_warm) or not args.check else 1
+    ok = ok_register and ok_warm and ok_block and figures["all_moved"]
+    return 0 if ok or not args.check else 1
 
 
 if __name__ == "__main__":

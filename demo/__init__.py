@@ -1,1 +1,1 @@
-"""The demo: the seed's rope in real Blender (see ``python -m demo --help``)."""
+"""The demo: ropes over bars and three compliances in real Blender (``python -m demo --help``)."""

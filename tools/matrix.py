@@ -107,7 +107,7 @@ def venv_for(target: BlenderTarget) -> Path:
     if python is None:
         raise RuntimeError(f"Blender {target.name} needs Python {target.python}, none found")
     return build.ensure_venv(MATRIX_VENVS / f"blender-{target.name}", requirements(target),
-                             python)
+                             python, target.python)
 
 
 SUMMARY = re.compile(r"\b\d+ (passed|failed|error|errors|skipped|deselected)\b.* in [\d.]+s")

@@ -42,6 +42,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tools import precompile
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "blender_manifest.toml"
 SOURCE = ROOT / "xpbd_addon"
@@ -265,6 +267,10 @@ def build(platforms: list[str] | None = None, *, offline: bool = False,
               f"{', '.join(variant.pythons)})", flush=True)
         wheels = fetch_wheels(variant, chosen, offline=offline)
         stage_dir = stage(variant, chosen, wheels, stage_root)
+        if precompile.host_can_build() in chosen:
+            # Every zip of the variant gets it (one staged folder); the add-on uses it only
+            # on the platform it was compiled for.
+            precompile.add_to_stage(stage_dir, package_stem().split("-")[0], variant.numba)
         for old in _outputs(output_dir, chosen):
             old.unlink()  # so a zip found below is certainly this build's
         _tool("build", "--source-dir", stage_dir, "--output-dir", output_dir,

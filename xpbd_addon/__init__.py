@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 _MODULES = ("properties", "operators", "bake_operators", "export_operators", "presets", "panels",
-            "handlers")
+            "handlers", "preparation")
 """Registration order: the settings first (everything else reads Object.xpbd)."""
 
 

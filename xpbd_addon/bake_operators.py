@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
-from . import dependencies
+from . import dependencies, preparation
 
 # blender.bake (numpy) is imported in the operators' bodies: registering the add-on must not
 # load numpy, which Blender 4.2 does not load at start (issue 5: start-up budget).
@@ -172,6 +172,9 @@ class _Bake:
     def _start(self, context: Any) -> bake.BakeJob | None:
         from .blender import bake
 
+        # A preparation under way (a thread compiling kernels) is finished first: a bake
+        # steps on this thread and needs them anyway.
+        preparation.wait([], None)
         reason = dependencies.load_numba()
         if reason is not None:
             self.report({"ERROR"}, reason)
@@ -274,6 +277,9 @@ class XPBD_OT_bake(_Bake, bpy.types.Operator):  # type: ignore[misc]
 
     bl_idname = "xpbd.bake"
     bl_label = "Bake Rope"
+    # The tooltip: Blender shows a docstring as written, line break and indentation included.
+    bl_description = ("Simulate the bake range of the active rope and turn it into animation "
+                      "that plays without the add-on")
 
 
 class XPBD_OT_bake_all(_Bake, bpy.types.Operator):  # type: ignore[misc]

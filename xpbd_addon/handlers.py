@@ -29,7 +29,7 @@ from typing import Any
 import bpy
 from bpy.app.handlers import persistent
 
-from . import dependencies
+from . import dependencies, preparation
 
 # blender.sim and blender.bake (numpy) are imported when there is a rope to simulate, not at
 # registration: Blender 4.2 does not load numpy at start (issue 5: start-up budget), and a
@@ -73,9 +73,8 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     if not objects:
         group.prune(scene)
         return
-    # numba is imported on the first simulated frame, not at registration (Blender start-up
-    # stays fast); if it cannot load, every rope says why instead of a traceback.
-    reason = dependencies.load_numba()
+    # numba's absence is known without importing it: every rope says why, no traceback.
+    reason = dependencies.numba_problem()
     if reason is not None:
         for obj in objects:
             sim.fail(obj, reason)
@@ -98,6 +97,8 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             continue
         if entry is not None:
             entries.append((obj, entry))
+    if entries and not _solver_ready(scene, entries, render):
+        return
     # Ropes of several objects that collide with each other are simulated together
     # (blender/group.py); every other rope alone, as before.
     jumps: list[tuple[group.Unit, int]] = []
@@ -127,6 +128,39 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             scene.frame_set(k, subframe=subframe if k == frame else 0.0)
     finally:
         _replaying = False
+
+
+def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> bool:
+    """Whether the kernels of these ropes are ready (``preparation``). Interactively the
+    handler waits at most ``preparation.WAIT_S`` for them; if they are still compiling, the
+    ropes stay as they are, the panel and status bar show the progress, and the frame is
+    played again once ready. Renders and background scripts wait as long as it takes.
+    numba is imported on the preparation thread, so a numba that fails to load is reported
+    here, by every rope, once the preparation is over."""
+    from .blender import colliders, sim
+
+    if preparation.ready_models([entry.model for _obj, entry in entries]):
+        return True  # every frame after the first: no scan of the scene's colliders
+    meshes = None
+    requests = []
+    for obj, entry in entries:
+        s = obj.xpbd
+        if s.use_collision and meshes is None:
+            meshes = any(colliders.is_collider(other, render) for other in scene.objects)
+        requests.append(preparation.Request(entry.model, entry.substeps,
+                                            meshes=bool(s.use_collision and meshes),
+                                            ground=bool(s.use_ground)))
+    wait = (None if render or (bpy.app.background and preparation.WAIT_IN_BACKGROUND)
+            else preparation.WAIT_S)
+    if not preparation.wait(requests, wait):
+        preparation.defer(scene.name)
+        return False
+    reason = dependencies.load_numba()  # imported by the preparation: instant here
+    if reason is not None:
+        for obj, _entry in entries:
+            sim.fail(obj, reason)
+        return False
+    return True
 
 
 def _fail_unit(unit: Any, exc: Exception) -> None:
@@ -173,6 +207,18 @@ def on_load_pre(*_args: Any) -> None:
     _clear_simulations()
 
 
+@persistent
+def on_load_post(*_args: Any) -> None:
+    """A file was loaded: if it has ropes, start preparing the solver now (a thread), so
+    that it is ready, or nearly, when playback starts."""
+    try:
+        objects: Any = bpy.data.objects
+        if any(obj.xpbd.enabled for obj in objects):
+            preparation.start_default()
+    except Exception:  # noqa: BLE001 - never stop a file from loading
+        traceback.print_exc()
+
+
 def _clear_simulations() -> None:
     sim = sys.modules.get(_SIM)
     if sim is not None:  # else none was ever made, and importing it would load numpy
@@ -185,6 +231,7 @@ def _clear_simulations() -> None:
 HANDLERS = (
     (bpy.app.handlers.frame_change_post, on_frame_change_post),
     (bpy.app.handlers.load_pre, on_load_pre),
+    (bpy.app.handlers.load_post, on_load_post),
 )
 
 

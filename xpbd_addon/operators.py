@@ -126,7 +126,7 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         context.view_layer.objects.active = obj
         obj.xpbd.pin_first = True
         obj.xpbd.radius = self.thickness  # contacts at the rendered surface
-        obj.xpbd.enabled = True
+        obj.xpbd.enabled = True  # starts preparing the solver (properties._on_enabled)
         return {"FINISHED"}
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 
-from . import dependencies
+from . import dependencies, preparation
 
 # blender.sim (numpy) is imported inside draw(), which runs only when a panel is shown:
 # registering the add-on must not load numpy (Blender 4.2 does not at start; issue 5).
@@ -47,6 +47,20 @@ class _PhysicsPanel:
         cls.draw = greyed_draw  # type: ignore[attr-defined]
 
 
+def rope_message(obj: Any) -> tuple[str, str] | None:
+    """The line at the top of the rope's panel, with its icon: why it cannot be simulated
+    (ERROR), or that the solver is being prepared (TIME, the first use after installing),
+    or None."""
+    from .blender import sim
+
+    settings = obj.xpbd
+    problem = dependencies.numba_problem() or (sim.status(obj) if settings.enabled else None)
+    if problem:
+        return problem, "ERROR"
+    preparing = preparation.status_text() if settings.enabled else None
+    return (preparing, "TIME") if preparing else None
+
+
 class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "XPBD Rope"
 
@@ -57,15 +71,12 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     def draw(self, context: Any) -> None:
         layout: Any = self.layout
         layout.use_property_split = True
-        from .blender import sim
 
         obj = context.object
         settings = obj.xpbd
-        message = dependencies.numba_problem() or (sim.status(obj) if settings.enabled
-                                                     else None)
+        message = rope_message(obj)
         if message:
-            box = layout.box()
-            box.label(text=message, icon="ERROR")
+            layout.box().label(text=message[0], icon=message[1])
         layout.active = settings.enabled
         col = layout.column()
         col.prop(settings, "substeps")
@@ -82,7 +93,7 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 
 
 class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
-    """Mass and stiffness: per point (the seed's alpha and mass) or a material per length,
+    """Mass and stiffness: per point (XPBD's alpha and mass) or a material per length,
     with the material presets in the header (like Cloth's presets)."""
 
     bl_label = "Stiffness"

@@ -21,6 +21,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from . import preparation
 from .bake_operators import XPBD_PG_bake
 
 DEFAULT_COMPLIANCE = 1e-6
@@ -36,6 +37,8 @@ def _on_enabled(self: Any, context: Any) -> None:
     obj = self.id_data
     if self.enabled:
         sim.forget(obj)  # retry an object that failed before
+        # The kernels start compiling (or loading) now, on a thread, not at the first frame.
+        preparation.start_default()
         return
     sim.forget(obj)
     # Turning a rope off puts the modelled shape back and removes the stored copy, unless
@@ -138,8 +141,8 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
         stiffness_mode: EnumProperty(
             name="Stiffness", default="POINT",
             items=(("POINT", "Per Point",
-                    "Compliance of every segment [m/N] and mass of every point [kg], as in the "
-                    "seed; resampling the rope changes its stretch and weight"),
+                    "Compliance of every segment [m/N] and mass of every point [kg], as in "
+                    "plain XPBD; resampling the rope changes its stretch and weight"),
                    ("MATERIAL", "Material",
                     "Density [kg/m], stretch stiffness EA [N] and bend stiffness EI [N m^2] "
                     "given per length: the rope behaves the same at any point count")),

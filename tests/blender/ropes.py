@@ -14,7 +14,7 @@ def link(scene, name, data):
 
 
 def line(n=12, length=1.98, axis=0):
-    """n points from the origin along ``axis`` [m] (the seed's rope: 12 points, 1.98 m)."""
+    """n points from the origin along ``axis`` [m] (the test rope: 12 points, 1.98 m)."""
     co = np.zeros((n, 3))
     co[:, axis] = np.linspace(0.0, length, n) * (1 if axis != 2 else -1)
     return co

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 
 import xpbd_addon
-from xpbd_addon import handlers, operators, panels, properties
+from xpbd_addon import bake_operators, handlers, operators, panels, properties
 
 from . import ropes
 
@@ -25,6 +25,7 @@ def _assert_clean():
     assert not hasattr(bpy.types.Object, "xpbd")
     assert not _ours(bpy.app.handlers.frame_change_post)
     assert not _ours(bpy.app.handlers.load_pre)
+    assert not _ours(bpy.app.handlers.load_post)
     for cls in CLASSES:
         assert not cls.is_registered, cls.__name__
     assert operators.menu_curve_add not in _menu_funcs()
@@ -34,6 +35,7 @@ def _assert_registered():
     assert hasattr(bpy.types.Object, "xpbd")
     assert _ours(bpy.app.handlers.frame_change_post) == [handlers.on_frame_change_post]
     assert _ours(bpy.app.handlers.load_pre) == [handlers.on_load_pre]
+    assert _ours(bpy.app.handlers.load_post) == [handlers.on_load_post]
     for cls in CLASSES:
         assert cls.is_registered, cls.__name__
     assert _menu_funcs().count(operators.menu_curve_add) == 1
@@ -99,3 +101,13 @@ def test_panel_shows_for_ropes_and_for_broken_enabled_objects(scene):
     assert not XPBD_PT_rope.poll(bpy.context)
     empty.xpbd.enabled = True  # enabled by a script: the panel must show its error
     assert XPBD_PT_rope.poll(bpy.context)
+
+
+def test_tooltips_are_one_clean_line(addon):
+    """Blender shows an operator's description as its tooltip, as written: a docstring's
+    line break and indentation would show ("plays\n    without")."""
+    for cls in operators.CLASSES + bake_operators.CLASSES:
+        module, name = cls.bl_idname.split(".")
+        description = getattr(getattr(bpy.ops, module), name).get_rna_type().description
+        assert description, cls.__name__
+        assert "\n" not in description and "  " not in description, (cls.__name__, description)

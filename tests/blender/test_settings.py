@@ -1,4 +1,4 @@
-"""Compliance and substeps set from the properties act as the seed says: alpha sets the
+"""Compliance and substeps set from the properties act as XPBD says: alpha sets the
 stretch (tension * alpha per segment), S only buys accuracy. Gravity comes from the scene."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from . import ropes
 
 G = 9.81
 N = 12
-MASS = 1.0  # kg per point, the seed's w = 1
+MASS = 1.0  # kg per point, inverse mass w = 1
 
 
 def _hang(scene, compliance, substeps, frames=120):
-    """The seed's rope hanging straight down from its pinned top, settled (heavy damping:
+    """The 12-point test rope hanging straight down from its pinned top, settled (heavy damping:
     damping never changes the resting shape)."""
     obj = ropes.curve_rope(scene, "POLY", axis=2, name=f"rope_{compliance}_{substeps}")
     settings = obj.xpbd

@@ -42,7 +42,7 @@ def test_direct_solver_keeps_a_stiff_rope_at_its_length_and_the_sweep_does_not(s
     direct = _hanging_stretch(scene, "DIRECT")
     sweep = _hanging_stretch(scene, "SWEEP")
     assert 0.0 <= direct < 0.005
-    assert sweep > 0.20  # the seed's algorithm: rubber at 100 points and S = 10
+    assert sweep > 0.20  # plain XPBD: rubber at 100 points and S = 10
 
 
 def _material_rope(scene, points, *, name, substeps=10):

@@ -1,5 +1,5 @@
 """The fast lane kernel of the plain XPBD sweep (solver="sweep") gives bit-identical results
-to the sequential sweep, the seed's algorithm edge by edge."""
+to the sequential sweep, plain XPBD edge by edge."""
 
 import numpy as np
 import pytest

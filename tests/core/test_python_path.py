@@ -19,8 +19,8 @@ sys.path.insert(0, sys.argv[2])
 from xpbd_addon.core import Model, step
 from core.ropes import many_ropes
 out = {}
-seed = Model([[0, 0, 0], [0, -1.2, 0]], [[0, 1]], [0, 1], 1e-3, rest_length=[1.0])
-s = seed.state(); step(seed, s, 1 / 60, 1, gravity=(0, 0, 0)); out["seed"] = s.x.tolist()
+worked = Model([[0, 0, 0], [0, -1.2, 0]], [[0, 1]], [0, 1], 1e-3, rest_length=[1.0])
+s = worked.state(); step(worked, s, 1 / 60, 1, gravity=(0, 0, 0)); out["worked"] = s.x.tolist()
 for solver in ("sweep", "direct"):
     lanes = many_ropes(8, 6, compliance=1e-4, seed=2, solver=solver)
     s = lanes.state()
@@ -44,7 +44,7 @@ def run(env_extra):
 def test_interpreted_and_compiled_kernels_agree():
     interpreted = run({"NUMBA_DISABLE_JIT": "1"})
     compiled = run({"NUMBA_DISABLE_JIT": "0"})
-    np.testing.assert_allclose(interpreted["seed"][1], [0.0, -1.2 + 0.2 / 4.6, 0.0], atol=1e-12)
+    np.testing.assert_allclose(interpreted["worked"][1], [0.0, -1.2 + 0.2 / 4.6, 0.0], atol=1e-12)
     for key in compiled:
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=0, atol=1e-12)
 

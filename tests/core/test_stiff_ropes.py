@@ -1,6 +1,6 @@
 """Ropes that do not stretch: the direct chain solve keeps a stiff rope's length at any
-substep count and resolution, where one Gauss-Seidel sweep per substep ("sweep", the seed's
-algorithm) leaves a residual growing with the square of the point count ("rubber ropes").
+substep count and resolution, where one Gauss-Seidel sweep per substep ("sweep", plain
+XPBD) leaves a residual growing with the square of the point count ("rubber ropes").
 
 Measured with the sweep on the same 2 m rope of 100 points at rest (alpha = 0, 24 fps): 41 %
 stretch at S = 10, 10 % at S = 20, 2.6 % at S = 40 (``test_the_plain_sweep_is_rubber``)."""
@@ -85,7 +85,7 @@ def test_swinging_rope_moves_like_the_converged_solution():
 
 @pytest.mark.parametrize("points", [12, 100])
 def test_compliant_rope_still_stretches_by_alpha_times_tension(points):
-    """alpha keeps the seed's meaning: each segment settles at alpha * T."""
+    """alpha keeps its XPBD meaning: each segment settles at alpha * T."""
     alpha = 1e-4
     x = np.zeros((points, 3))
     x[:, 2] = -np.linspace(0.0, LENGTH, points)

@@ -62,7 +62,8 @@ class Snapshot:
 EMPTY = Snapshot()
 
 
-def _is_collider(obj: Any, render: bool) -> bool:
+def is_collider(obj: Any, render: bool) -> bool:
+    """Whether ``obj`` is a mesh with Collision physics shown in this mode."""
     settings = obj.collision
     if obj.type != "MESH" or settings is None or not settings.use:
         return False
@@ -106,7 +107,7 @@ def read(depsgraph: Any, settings: Any, exclude: str | Collection[str],
     problems: list[str] = []
     for obj in depsgraph.objects:
         name = obj.original.name
-        if name in excluded or not _is_collider(obj, render):
+        if name in excluded or not is_collider(obj, render):
             continue
         vertices, triangles = _read_mesh(obj)
         if len(triangles) == 0:

@@ -70,3 +70,20 @@ def kinetic_potential(x, v, inv_mass, gx, gy, gz):  # pragma: no cover - compile
             total += m * (0.5 * (v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1] + v[i, 2] * v[i, 2])
                           - (x[i, 0] * gx + x[i, 1] * gy + x[i, 2] * gz))
     return total
+
+
+def warm() -> None:
+    """Compile (or load from the cache) ``world_to_local`` for the argument types the
+    write-back passes, and the safety net's measures (``checks``), ahead of the first frame
+    (``preparation``); no Blender data needed."""
+    import numpy as np
+
+    x = np.zeros((2, 3))
+    rest = np.zeros((2, 4), dtype=np.float32)
+    out = np.zeros((2, 4), dtype=np.float32)
+    # The inverse matrix comes from mathutils (pins.affine_inverse) in Fortran order.
+    for inverse in (np.eye(4), np.asfortranarray(np.eye(4))):
+        world_to_local(x, inverse, np.zeros(1, dtype=np.int64), rest, out)
+    edges = np.zeros((1, 2), dtype=np.int64)
+    first_overstretched(x, edges, np.ones(1), 100.0, 1.0)
+    kinetic_potential(x, x, np.ones(2), 0.0, 0.0, -9.81)

@@ -2,7 +2,7 @@
 
 Two ways to give a rope's stiffness (``stiffness_mode``):
 
-- ``POINT``: the seed's per-constraint quantities, as the add-on always had them: the
+- ``POINT``: plain XPBD's per-constraint quantities, as the add-on always had them: the
   compliance alpha [m/N] of every segment and the mass [kg] of every point, plus an optional
   bending compliance alpha_b [1/(N m)] at every point. Resampling the rope changes how it
   behaves (ten times the points: ten times the stretch and mass).

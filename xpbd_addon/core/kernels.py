@@ -57,7 +57,7 @@ _ZERO = np.uint64(0)
 
 @kernel
 def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde, lagrange):
-    """XPBD distance constraint C = |x0 - x1| - L0 (seed; Macklin et al. 2016 eq. 18).
+    """XPBD distance constraint C = |x0 - x1| - L0 (Macklin et al. 2016 eq. 18).
 
         n = (x0 - x1) / |x0 - x1|,   dlambda = (-C - alpha_tilde lambda) / (w0 + w1 + alpha_tilde)
         x0 <- x0 + w0 n dlambda,      x1 <- x1 - w1 n dlambda

@@ -1,6 +1,6 @@
 """Materials given once, per unit length, so that a rope behaves the same at any resolution.
 
-The seed's compliance alpha is per constraint: resample a rope from 20 to 200 points and the
+XPBD's compliance alpha is per constraint: resample a rope from 20 to 200 points and the
 same alpha makes it ten times more stretchy (ten times as many springs in series). A material
 instead gives the continuum quantities, and ``rope_parameters`` turns them into per-particle
 masses and per-constraint compliances for the points at hand:

@@ -1,4 +1,5 @@
-"""The seed's worked example ("One step by hand"), run through the public `step`."""
+"""The worked example of docs/physics.md ("One constraint by hand"), run through the public
+`step`."""
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ def test_rigid_constraint_is_solved_in_one_step():
     assert np.linalg.norm(x[1] - x[0]) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_compliant_constraint_leaves_the_seed_residual():
+def test_compliant_constraint_leaves_the_worked_residual():
     _, x = one_link(1e-3)
     alpha_tilde = 1e-3 / H**2  # 3.6
     delta_lambda = -0.2 / (0.0 + 1.0 + alpha_tilde)

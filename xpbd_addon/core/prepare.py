@@ -1,0 +1,96 @@
+"""Compile the kernels a model will run before its first ``step``, e.g. in a background thread.
+
+The first ``step`` of a kind of model compiles the numba kernels its path uses: seconds the
+first time ever (nothing in numba's cache), a few tenths of a second in a new process with
+the cache filled. ``warm(model, substeps)`` pays that cost ahead of time by running the same
+path once on a copy of the model, so a caller with a user interface can do it on a thread
+while the interface stays responsive:
+
+    thread = threading.Thread(target=warm, args=(model, 10), daemon=True)
+
+Why this is safe on a thread: it touches only its own copy of the model and a fresh state;
+numba serialises compiles with its own lock, so a ``step`` on another thread that needs a
+kernel being compiled waits for it rather than compiling it twice; the kernels release the
+GIL (``jit.kernel``), so a waiting thread's Python keeps running.
+
+Nothing here lists kernels: ``warm`` goes through ``step`` like a real frame, so whichever
+kernels the solver runs for this kind of model (solver, lanes or one rope per block, threads
+for big scenes, bending, contacts) are the ones compiled, whatever the kernel modules hold.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+
+import numpy as np
+
+from .collision import Collider, Plane
+from .model import Model
+from .solver import step
+
+WARM_DT = 1.0 / 24.0
+"""Frame length of the warm-up step [s]: any positive value compiles the same kernels."""
+
+CONTACT_FRAMES = 8
+"""Frames the warm-up steps a model with contacts (one without contacts: one frame)."""
+
+
+def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False) -> None:
+    """Compile (or load from the cache) the kernels that ``step(model, state, dt, substeps,
+    colliders=...)`` runs, by stepping a copy of ``model`` from its rest positions.
+
+    ``meshes`` / ``ground``: the real steps will have triangle-mesh colliders / a ground
+    plane; a small triangle and a tilted plane touching the copy's lowest free particle are
+    added, and the copy thrown at them, so that the contact kernels run too, over
+    ``CONTACT_FRAMES`` frames (some run only once contacts are kept from a frame before).
+    Self-collision comes with the model. ``model`` itself is never changed (what ``step``
+    keeps on a model is kept on the copy). Raises what ``step`` raises for input it refuses.
+    """
+    twin = copy.deepcopy(model)
+    state = twin.state()
+    colliders: list[Collider | Plane] = []
+    if meshes or ground:
+        # Touching the lowest free particle (or the lowest particle), so that contacts are
+        # found and their kernels run, not only the broad phase.
+        free = np.flatnonzero(twin.particle_inv_mass > 0.0)
+        rows = free if len(free) else np.arange(twin.particle_count)
+        if len(rows):
+            low = state.x[rows[np.argmin(state.x[rows, 2])]]
+            reach = max(float(twin.particle_radius.max(initial=0.0)), 1e-3)
+            z = low[2] - 0.5 * reach
+            if meshes:
+                size = 10.0 * reach
+                vertices = np.array([[low[0] - size, low[1] - size, z],
+                                     [low[0] + size, low[1] - size, z],
+                                     [low[0], low[1] + size, z]])
+                colliders.append(Collider(vertices, np.array([[0, 1, 2]])))
+            if ground:  # tilted, so that it catches one end first (see below)
+                colliders.append(Plane((low[0], low[1], z), (0.3, 0.0, 1.0)))
+            # Thrown at them: contacts that change segment lengths run the rope's re-solve
+            # (``solver.RESOLVE_STRAIN``), whose kernels a gentle touch would leave out.
+            state.v[rows] = (0.0, 0.0, -3.0)
+    # With contacts, some kernels run only from the second frame on (particles resting on a
+    # face, candidates kept from the last frame): a few frames reach them.
+    for _frame in range(CONTACT_FRAMES if colliders or twin.self_collision else 1):
+        step(twin, state, WARM_DT, substeps, colliders=colliders)
+
+
+def compiled_kernel_count(prefix: str | None = None) -> int:
+    """How many kernel specialisations this process holds (compiled or loaded from the
+    cache) in the modules whose names start with ``prefix`` (default: this package, the
+    core); 0 before numba is imported. Rising while ``warm`` runs: its progress."""
+    if "numba" not in sys.modules:
+        return 0
+    from numba.core.registry import CPUDispatcher
+
+    prefix = prefix if prefix is not None else __name__.rpartition(".")[0]
+    count = 0
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(prefix):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, CPUDispatcher) and value.__module__ == name:
+                count += len(value.overloads)
+    return count
+

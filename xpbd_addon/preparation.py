@@ -1,0 +1,425 @@
+"""Preparing the solver: numba's kernels compiled (or loaded from its cache) on a background
+thread, so that Blender never freezes while they compile.
+
+The first simulated frame after installing used to freeze Blender for 7-30 s, silently, while
+numba compiled. Now:
+
+- the frame handler hands the scene's ropes to ``wait`` and waits at most ``WAIT_S`` for
+  their kernels: a warm start (kernels in numba's cache) is ready within that, so the frame
+  is simulated as before; a cold one is not, and the handler returns at once, leaving the
+  ropes as they are (at rest at the start of playback). The kernels keep compiling on a
+  thread (``core.prepare.warm``, which touches no Blender data), and a timer on the main
+  thread shows the progress in the panel and the status bar ("Preparing the solver, first
+  use only: 40 %"), then plays the frame again once the solver is ready;
+- preparation starts before the first frame where it can: when the add-on is enabled for the
+  first time after installing or updating (``start_if_new``), when a rope is added or a
+  file with ropes is opened (``start_default``);
+- rendering and scripts in background mode (``blender -b``) wait for the solver without a
+  limit (``WAIT_IN_BACKGROUND``): a rendered or scripted frame must be the simulated one.
+
+Module state is the one declared ``_Worker`` below; nothing else is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import dependencies
+
+WAIT_S = 0.2
+"""Longest the frame handler waits for the solver to be ready [s]. A warm start (kernels
+loaded from numba's cache, about 0.1-0.4 s in all, mostly done while the rope was being
+added) fits; a cold compile does not, and the frame shows the rope as it is instead."""
+
+WAIT_IN_BACKGROUND = True
+"""In background mode (``blender -b``, the bpy module: scripts, command-line renders) the
+frame handler waits for the solver however long it takes, so that ``frame_set`` simulates
+as before. A script that wants the interactive behaviour (return at once, rope at rest,
+status shown) sets this to False."""
+
+POLL_S = 0.25
+"""How often the main-thread timer checks the preparation and redraws its status [s]."""
+
+EXPECTED_FIRST_COMPILE = 28
+"""Kernel specialisations a first-ever preparation of a rope without contacts compiles (the
+solver's and the write-back's, numba 0.68, measured): the percentage's denominator."""
+
+EXPECTED_CONTACT_COMPILE = 80
+"""Kernel specialisations a first scene with mesh colliders, a ground and self-collision adds
+(measured): added to the denominator while such a rope is being prepared."""
+
+_RECORD = "xpbd-prepare.json"
+"""File beside numba's cache recording the sources whose kernels were prepared there."""
+
+_SOURCE_SUFFIXES = (".py",)
+
+_PRECOMPILED_UNTRIED = "not tried yet"
+
+
+def precompiled_status() -> str | None:
+    """Why the package's precompiled kernels are not used here, None if they are."""
+    with _worker.lock:
+        return _worker.precompiled
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model whose kernels the frame handler needs (``core.prepare.warm``'s arguments)."""
+
+    model: Any
+    """The rope's ``core.Model``"""
+    substeps: int
+    """Substeps per frame (S): whether big scenes use threads depends on it"""
+    meshes: bool = False
+    """The rope will collide with triangle meshes"""
+    ground: bool = False
+    """The rope will collide with a ground plane"""
+
+
+class _Worker:
+    """The preparation thread and what it has done (one per process)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        """Guards every attribute below; notified when a request is done"""
+        self.queue: list[Request] = []
+        """Requests not yet warmed"""
+        self.thread: threading.Thread | None = None
+        """The running preparation thread, or None when idle"""
+        self.prepared: weakref.WeakSet[Any] = weakref.WeakSet()
+        """Models whose kernels are compiled (or whose warm-up failed: ``step`` reports it)"""
+        self.io_ready = False
+        """The Blender side's write-back kernel is compiled"""
+        self.count_at_start = 0
+        """Kernel specialisations the process held when the current preparation began"""
+        self.expected = EXPECTED_FIRST_COMPILE
+        """Kernel specialisations the current preparation compiles if nothing is cached
+        (the progress denominator)"""
+        self.waiting_scenes: set[str] = set()
+        """Scenes whose frame was skipped while preparing: replayed when ready"""
+        self.timer_on = False
+        """The main-thread poll timer is registered"""
+        self.precompiled: str | None = _PRECOMPILED_UNTRIED
+        """Why the package's precompiled kernels are not used (``precompiled``), None if
+        they are"""
+
+
+_worker = _Worker()
+
+
+def _package() -> str:
+    return __name__.rpartition(".")[0]
+
+
+def _busy_locked() -> bool:
+    return _worker.thread is not None or bool(_worker.queue)
+
+
+def busy() -> bool:
+    """True while kernels are being prepared."""
+    with _worker.lock:
+        return _busy_locked()
+
+
+def ready_models(models: list[Any]) -> bool:
+    """``ready`` for these models (``core.Model``), without building requests."""
+    with _worker.lock:
+        return (not _busy_locked() and _worker.io_ready
+                and all(model in _worker.prepared for model in models))
+
+
+def request(requests: list[Request]) -> None:
+    """Queue the requests whose models are not prepared and start the thread if idle."""
+    with _worker.lock:
+        queued = {id(r.model) for r in _worker.queue}
+        new = [r for r in requests
+               if r.model not in _worker.prepared and id(r.model) not in queued]
+        if not new and _worker.io_ready:
+            return
+        _worker.queue.extend(new)
+        if any(r.meshes or r.ground or getattr(r.model, "self_collision", False)
+               for r in new) and _worker.expected == EXPECTED_FIRST_COMPILE:
+            _worker.expected += EXPECTED_CONTACT_COMPILE
+        if _worker.thread is None:
+            _worker.count_at_start = _kernel_count()
+            _worker.thread = threading.Thread(target=_run, name="xpbd-prepare", daemon=True)
+            _worker.thread.start()
+    _start_timer()
+
+
+def wait(requests: list[Request], timeout: float | None) -> bool:
+    """``request`` these, then wait up to ``timeout`` [s] (None: without limit) until they
+    are ready; True if they are."""
+    request(requests)
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    with _worker.lock:
+        while not (not _busy_locked() and _worker.io_ready
+                   and all(r.model in _worker.prepared for r in requests)):
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left <= 0.0:
+                return False
+            _worker.lock.wait(left)
+    return True
+
+
+def defer(scene_name: str) -> None:
+    """Play ``scene_name``'s current frame again once the solver is ready (its frame was
+    skipped while preparing)."""
+    with _worker.lock:
+        _worker.waiting_scenes.add(scene_name)
+    _start_timer()
+
+
+def progress() -> float | None:
+    """The running preparation's progress in [0, 0.99], or None when idle. An estimate: the
+    kernels compiled so far over those a cold preparation compiles."""
+    with _worker.lock:
+        if not _busy_locked():
+            return None
+        done = _kernel_count() - _worker.count_at_start
+        return min(0.99, max(0.0, done / max(_worker.expected, 1)))
+
+
+def status_text() -> str | None:
+    """The panel's and status bar's line while preparing, or None when idle."""
+    fraction = progress()
+    if fraction is None:
+        return None
+    return f"Preparing the solver, first use only: {round(100 * fraction)} %"
+
+
+def _kernel_count() -> int:
+    if "numba" not in sys.modules:
+        return 0
+    from .core import prepare
+
+    return prepare.compiled_kernel_count(_package())
+
+
+def _run() -> None:
+    """The thread: load numba, then warm every queued model. Never touches bpy."""
+    item: Request | None = None
+    try:
+        _use_precompiled()
+        reason = dependencies.load_numba()
+        if reason is None:
+            _warm_io()
+        while True:
+            with _worker.lock:
+                if not _worker.queue:
+                    # Idle again, in the same hold of the lock that found the queue empty,
+                    # so that a request arriving now starts a new thread.
+                    _worker.io_ready = True  # a failed numba load is reported by the handler
+                    _worker.expected = EXPECTED_FIRST_COMPILE
+                    _worker.thread = None
+                    _worker.lock.notify_all()
+                    break
+                item = _worker.queue.pop(0)
+            if reason is None:
+                _warm(item)
+            with _worker.lock:
+                _worker.prepared.add(item.model)
+                _worker.lock.notify_all()
+    except BaseException:
+        with _worker.lock:  # never leave the handler waiting on a dead thread: its step
+            for left in [*_worker.queue, *([item] if item else [])]:  # compiles what it
+                _worker.prepared.add(left.model)  # needs, or reports the problem
+            _worker.queue.clear()
+            _worker.io_ready = True
+            _worker.thread = None
+            _worker.lock.notify_all()
+        raise
+    if reason is None:
+        _record()
+
+
+def _use_precompiled() -> None:
+    """Before numba loads: use the kernels compiled at package time, if they fit here."""
+    if "numba" in sys.modules or _worker.precompiled != _PRECOMPILED_UNTRIED:
+        return
+    from . import precompiled
+
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        reason = (precompiled.adopt(Path(__file__).parent, _package(), cache) if cache
+                  else "no cache folder set")
+    except Exception as error:  # noqa: BLE001 - then numba compiles, as without them
+        reason = f"failed: {type(error).__name__}: {error}"
+    with _worker.lock:
+        _worker.precompiled = reason
+
+
+def _warm(item: Request) -> None:
+    from .core import prepare
+
+    try:
+        prepare.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground)
+    except Exception:  # noqa: BLE001 - the real step reports a refused input in the panel
+        print("XPBD Rope: preparing the solver for a rope failed (it is simulated anyway):")
+        traceback.print_exc()
+
+
+def _warm_io() -> None:
+    try:
+        from .blender import io_kernels
+
+        io_kernels.warm()
+    except Exception:  # noqa: BLE001 - the first write compiles it then
+        traceback.print_exc()
+
+
+# --- what starts a preparation before the first frame ------------------------------------
+
+def default_request() -> Request:
+    """The rope that Add > Curve > XPBD Rope makes (20 points, 2 m, first point pinned,
+    default settings): the kind of model most first frames need."""
+    import numpy as np
+
+    from .core import Model
+
+    points = 20
+    positions = np.zeros((points, 3))
+    positions[:, 0] = np.linspace(0.0, 2.0, points)
+    edges = np.stack([np.arange(points - 1), np.arange(1, points)], axis=1)
+    inv_mass = np.full(points, 1.0 / 0.05)
+    inv_mass[0] = 0.0
+    return Request(Model(positions, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
+
+
+def start_default() -> None:
+    """Begin preparing the default rope's kernels (a rope was added or a file with ropes
+    opened); nothing if the solver is ready or being prepared."""
+    with _worker.lock:
+        if _worker.io_ready or _busy_locked():
+            return
+    if dependencies.numba_problem() is not None:
+        return
+    request([default_request()])
+
+
+def sources_digest() -> str:
+    """sha256 of the add-on's Python sources: a new version's kernels need a new compile."""
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.suffix in _SOURCE_SUFFIXES and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _record_path() -> Path | None:
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(folder) / _RECORD if folder else None
+
+
+def _record() -> None:
+    """After a preparation: note in the cache folder that these sources were prepared."""
+    path = _record_path()
+    if path is None:
+        return
+    try:
+        path.write_text(json.dumps({"sources": sources_digest()}))
+    except OSError:
+        pass
+
+
+def is_new() -> bool:
+    """True if the kernels of these sources were never prepared in this cache folder (first
+    use after installing or updating)."""
+    path = _record_path()
+    if path is None:
+        return False
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return True
+    return record.get("sources") != sources_digest()
+
+
+# --- main thread: status, redraw, replay ---------------------------------------------------
+
+def _start_timer() -> None:
+    import bpy
+
+    with _worker.lock:
+        if _worker.timer_on or bpy.app.background:
+            return
+        _worker.timer_on = True
+    bpy.app.timers.register(poll, first_interval=POLL_S)
+
+
+def poll() -> float | None:
+    """Main-thread timer: show the status while preparing; once ready, clear it, redraw, and
+    play again the frames skipped meanwhile. Returns the next interval, None to stop."""
+    import bpy
+
+    text = status_text()
+    _show_status(bpy, text)
+    if text is not None:
+        return POLL_S
+    with _worker.lock:
+        scenes = sorted(_worker.waiting_scenes)
+        _worker.waiting_scenes.clear()
+        _worker.timer_on = False
+    playing = any(window.screen.is_animation_playing
+                  for window in getattr(bpy.context.window_manager, "windows", ()))
+    for name in [] if playing else scenes:  # playback reaches the next frame by itself
+        scene = bpy.data.scenes.get(name)
+        if scene is not None:
+            scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
+    return None
+
+
+def _show_status(bpy: Any, text: str | None) -> None:
+    """The status bar line (every window's workspace) and a redraw of the panels."""
+    wm = getattr(bpy.context, "window_manager", None)
+    for window in getattr(wm, "windows", ()):
+        try:
+            window.workspace.status_text_set(text)
+        except (AttributeError, RuntimeError, TypeError):
+            pass
+        for area in window.screen.areas:
+            if area.type in {"PROPERTIES", "VIEW_3D", "STATUSBAR"}:
+                area.tag_redraw()
+
+
+def start_if_new() -> None:
+    """At registration: if these sources were never prepared here (first use after
+    installing or updating), start preparing the default rope a moment after Blender's own
+    start (a timer), so that it is ready, or nearly, by the first play."""
+    import bpy
+
+    if bpy.app.background or not is_new():
+        return
+    bpy.app.timers.register(_start_after_launch, first_interval=1.0)
+
+
+def _start_after_launch() -> None:
+    start_default()
+
+
+def register() -> None:
+    start_if_new()
+
+
+def unregister() -> None:
+    import bpy
+
+    for function in (_start_after_launch, poll):
+        if bpy.app.timers.is_registered(function):
+            bpy.app.timers.unregister(function)
+    with _worker.lock:
+        _worker.queue.clear()
+        _worker.waiting_scenes.clear()
+        _worker.timer_on = False
