@@ -1,7 +1,7 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
 Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake,
-damping. The
+damping, reference (`step` against a minimal C kernel, interleaved). The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
 collisions on the scenes of `collision` (with our solver's rows beside it; `--blender53`
@@ -27,6 +27,7 @@ SCRIPTS = {
     "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
     "damping": "bench_damping.py",
+    "reference": "bench_reference.py",
 }
 
 
