@@ -104,11 +104,12 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
     unstable solve (a very long rope with too few substeps) then stops with a message
     instead of writing absurd positions. ``start_energy`` [J]: the rope's ``energy`` at its
     start frame when nothing external has moved it since (else None: no energy test)."""
-    if len(x) and np.abs(x).max() >= MAX_COORDINATE:
+    from . import io_kernels
+
+    if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
                         "More Substeps (or a stiffer, heavier rope) keeps it stable")
-    from . import io_kernels
 
     edges = model.edge_index
     k = int(io_kernels.first_overstretched(x, edges, model.edge_rest_length, MAX_STRETCH,

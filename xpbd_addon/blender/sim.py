@@ -375,7 +375,9 @@ def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
                   colliders=contacts)
     except ValueError as exc:
         raise RopeError(f"The solver refused the input: {exc}") from exc
-    if not (np.all(np.isfinite(state.x)) and np.all(np.isfinite(state.v))):
+    from . import io_kernels  # numba: loaded before any frame is simulated
+
+    if not io_kernels.all_finite(state.x.reshape(-1), state.v.reshape(-1)):
         raise RopeError(f"{what} produced NaN; nothing was written")
     check_energy(model, state.x, what, v=state.v, gravity=gravity,
                  start_energy=start_energy if not contacts else None)
