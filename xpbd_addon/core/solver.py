@@ -141,6 +141,16 @@ def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
             raise ValueError(f"state.{name}: contains NaN or inf")
 
 
+def _as_gravity(gravity: Any) -> np.ndarray:
+    """``as_float_array(gravity, "gravity", (3,))``, with a short cut for what nearly every
+    call passes, a tuple of three finite floats (the full check costs 4 us, a fifth of a
+    12-point frame)."""
+    if (type(gravity) is tuple and len(gravity) == 3
+            and all(type(c) is float and math.isfinite(c) for c in gravity)):
+        return np.array(gravity)
+    return as_float_array(gravity, "gravity", (3,))
+
+
 def _pin_targets(pin_targets: Any, model: Model, pinned: np.ndarray,
                  k_frame: ModuleType) -> np.ndarray:
     """The pinned rows of ``pin_targets`` (N, 3), checked as ``as_float_array`` checks them
@@ -212,7 +222,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              colliders: Any = ()) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
-    gravity_vector = as_float_array(gravity, "gravity", (3,))
+    gravity_vector = _as_gravity(gravity)
     k, k_direct = kernels()
     from . import kernels_frame as k_frame
     _check_state(model, state, k_frame)
@@ -225,13 +235,12 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
-    pin_velocity = (targets - state.x[pinned]) / dt
-    state.v[pinned] = pin_velocity
+    pin_velocity = np.empty((len(pinned), 3))
+    k_frame.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     if meshes or planes or plan.self_contacts:
         _advance_with_contacts(model, state, dt, substeps, gravity_vector, targets, plan,
                                parallel, meshes, planes, velocity_scale)
-        state.x[pinned] = targets
-        state.v[pinned] = pin_velocity
+        k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
 
     if plan.lanes is not None:
@@ -262,8 +271,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                          gravity_vector, h, substeps, model.iterations, velocity_scale,
                          plan.sweep_scratch, plan.sweep_multipliers)
     # The straight-line pin path lands on the target up to rounding; make it exact.
-    state.x[pinned] = targets
-    state.v[pinned] = pin_velocity
+    k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
