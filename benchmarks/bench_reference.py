@@ -9,11 +9,11 @@ directory, loaded with ctypes) when one is present, else the same loop in numba 
 forces it). That fallback is the barest loop, scalar (a run-time lane count, signed indices:
 LLVM does not vectorise it; 22-38 ns per particle-substep here against the C's 3.6-7.6), so
 its ratios say how far the project is ahead of a plain loop, not how close to the machine it
-is. Floating-point
-contraction is off (numba's LLVM does not contract either), so the reference does the same
-arithmetic as ``step(solver="sweep")``; the benchmark checks that their trajectories agree bit
-for bit. Scenes with fewer than 8 ropes also run the reference with one rope per "block"
-(lanes = 1, what the project's sweep does there) and keep the faster of the two.
+is. Floating-point contraction is off (numba's LLVM does not contract either), so the
+reference does the same arithmetic as ``step(solver="sweep")``; the benchmark checks that
+their trajectories agree bit for bit. Scenes with fewer than 8 ropes also run the reference
+with one rope per "block" (lanes = 1, what the project's sweep does there) and keep the faster
+of the two.
 
 Scenes: 1 rope x 12 points, 10 x 100, 100 x 100, 1000 x 100; 2 m ropes, first point pinned,
 released from horizontal and timed while they swing; S = 20, dt = 1/24 s, compliance 1e-7 m/N.
