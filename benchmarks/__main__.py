@@ -1,13 +1,14 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
 Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake,
-damping. The
+damping, reference (`step` against a minimal C kernel, interleaved). The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
 collisions on the scenes of `collision` (with our solver's rows beside it; `--blender53`
 adds bpy 5.3).
 `collision_ab --ref=COMMIT` runs `collision`'s terrain with that commit's core and the
-working tree's in turns, in one process (this VM's speed drifts more than most changes gain).
+working tree's in turns, in one process (this VM's speed drifts more than most changes gain);
+`step_ab --ref=COMMIT` does the same for the cost of a `step` call without contacts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ SCRIPTS = {
     "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
     "damping": "bench_damping.py",
+    "reference": "bench_reference.py",
+    "step_ab": "bench_step_ab.py",
 }
 
 
@@ -34,7 +37,7 @@ def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("-")] or ["core"]
     flags = [a for a in argv if a.startswith("-")]
     if names == ["all"]:
-        names = [name for name in SCRIPTS if name != "collision_ab"]  # a comparison, not a figure
+        names = [name for name in SCRIPTS if not name.endswith("_ab")]  # a comparison, not a figure
     code = 0
     for name in names:
         if name not in SCRIPTS:

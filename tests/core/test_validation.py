@@ -67,6 +67,11 @@ def test_float_indices_that_are_whole_numbers_are_accepted():
         (dict(gravity=(0, 0, np.nan)), "gravity"),
         (dict(pin_targets=np.zeros((2, 3))), "pin_targets"),
         (dict(pin_targets=np.full((3, 3), np.inf)), "pin_targets"),
+        # a free particle's row is ignored, but NaN there is still refused
+        (dict(pin_targets=np.array([[0, 0, 0], [1, 0, np.nan], [2, 0, 0]])), "pin_targets"),
+        (dict(pin_targets=[[0, 0, 0], [1, 0, np.inf], [2, 0, 0]]), "pin_targets"),
+        (dict(gravity=(0.0, 0.0, float("inf"))), "gravity"),
+        (dict(gravity=[0.0, -9.81]), "gravity"),
     ],
 )
 def test_bad_step_input_names_the_argument_and_changes_nothing(kwargs, name):
@@ -89,6 +94,17 @@ def test_nan_in_the_state_is_refused():
     state.x[1, 0] = np.nan
     with pytest.raises(ValueError, match=r"^state\.x:"):
         step(model, state, 1 / 24, 10)
+
+
+def test_inf_in_the_velocity_is_refused_and_changes_nothing():
+    model = build()
+    state = model.state()
+    state.v[2, 1] = -np.inf
+    before = state.copy()
+    with pytest.raises(ValueError, match=r"^state\.v:"):
+        step(model, state, 1 / 24, 10)
+    np.testing.assert_array_equal(state.x, before.x)
+    np.testing.assert_array_equal(state.v, before.v)
 
 
 def run_frames(model, frames=48, substeps=10):

@@ -97,18 +97,21 @@ def energy_margin(model: Any, gravity: Any) -> float:
 
 
 def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None = None,
-                 gravity: Any = None, start_energy: float | None = None) -> None:
+                 gravity: Any = None, start_energy: float | None = None,
+                 margin: float | None = None) -> None:
     """The safety net: RopeError if positions ``x`` [m] (world) are beyond anything the rope
     could reach without gaining energy: a segment stretched past ``MAX_STRETCH`` times its
     rest length (+ ``MAX_SLACK``), or a point beyond the coordinates Blender can hold. An
     unstable solve (a very long rope with too few substeps) then stops with a message
     instead of writing absurd positions. ``start_energy`` [J]: the rope's ``energy`` at its
-    start frame when nothing external has moved it since (else None: no energy test)."""
-    if len(x) and np.abs(x).max() >= MAX_COORDINATE:
+    start frame when nothing external has moved it since (else None: no energy test);
+    ``margin``: ``energy_margin(model, gravity)`` if the caller keeps it (else computed)."""
+    from . import io_kernels
+
+    if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
                         "More Substeps (or a stiffer, heavier rope) keeps it stable")
-    from . import io_kernels
 
     edges = model.edge_index
     k = int(io_kernels.first_overstretched(x, edges, model.edge_rest_length, MAX_STRETCH,
@@ -123,7 +126,7 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
                         "keeps it stable")
     if start_energy is not None and v is not None:
         rise = energy(model, x, v, gravity) - start_energy
-        if rise > energy_margin(model, gravity):
+        if rise > (margin if margin is not None else energy_margin(model, gravity)):
             raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than at "
                             "the start frame, with nothing moving it): stopped, nothing was "
                             "written. More Substeps (or a stiffer, heavier rope) keeps it "

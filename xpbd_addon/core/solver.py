@@ -43,6 +43,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         from . import kernels_contact as contact
         from . import kernels_direct as direct
         from . import kernels_direct_io as direct_io
+        from . import kernels_frame as frame
         from . import kernels_geometry as geometry
         from . import kernels_pairs as pairs
         from . import kernels_resolve as resolve
@@ -52,7 +53,7 @@ def kernels() -> tuple[ModuleType, ModuleType]:
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments, pairs, direct_io, sleep, chain))
+                           resolve, segments, pairs, direct_io, sleep, chain, frame))
         _kernels = (sweep, direct)
     return _kernels
 
@@ -108,7 +109,7 @@ _KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
                    "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
                    "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
                    "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py",
-                   "kernels_chain.py")
+                   "kernels_chain.py", "kernels_frame.py")
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -126,7 +127,7 @@ def _resolve_kernel(k_resolve: ModuleType, lanes: int, threads: bool) -> Any:
     return k_resolve.direct_resolve_parallel if threads else k_resolve.direct_resolve
 
 
-def _check_state(model: Model, state: Any) -> None:
+def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
     for name in ("x", "v"):
         array = getattr(state, name, None)
         if not isinstance(array, np.ndarray) or array.shape != (model.particle_count, 3) or (
@@ -137,8 +138,33 @@ def _check_state(model: Model, state: Any) -> None:
             )
         if not array.flags.c_contiguous or not array.flags.writeable:
             raise ValueError(f"state.{name}: must be a writeable C-contiguous array")
-        if not np.all(np.isfinite(array)):
+        if k_frame.first_nonfinite(array.reshape(-1)) >= 0:
             raise ValueError(f"state.{name}: contains NaN or inf")
+
+
+def _as_gravity(gravity: Any) -> np.ndarray:
+    """``as_float_array(gravity, "gravity", (3,))``, with a short cut for what nearly every
+    call passes, a tuple of three finite floats (the full check costs 4 us, a fifth of a
+    12-point frame)."""
+    if (type(gravity) is tuple and len(gravity) == 3
+            and all(type(c) is float and math.isfinite(c) for c in gravity)):
+        return np.array(gravity)
+    return as_float_array(gravity, "gravity", (3,))
+
+
+def _pin_targets(pin_targets: Any, model: Model, pinned: np.ndarray,
+                 k_frame: ModuleType) -> np.ndarray:
+    """The pinned rows of ``pin_targets`` (N, 3), checked as ``as_float_array`` checks them
+    (NaN or inf in any row is an error), without its copy of all N rows when the argument is
+    already a float64 (N, 3) C-contiguous array (what the Blender side passes each frame)."""
+    shape = (model.particle_count, 3)
+    if (isinstance(pin_targets, np.ndarray) and pin_targets.dtype == np.float64
+            and pin_targets.shape == shape and pin_targets.flags.c_contiguous):
+        bad = k_frame.first_nonfinite(pin_targets.reshape(-1))
+        if bad >= 0:
+            raise ValueError(f"pin_targets: contains NaN or inf (first at flat index {bad})")
+        return pin_targets[pinned]
+    return as_float_array(pin_targets, "pin_targets", shape)[pinned]
 
 
 def step(
@@ -197,106 +223,57 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              colliders: Any = ()) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
-    gravity_vector = as_float_array(gravity, "gravity", (3,))
-    _check_state(model, state)
+    gravity_vector = _as_gravity(gravity)
+    k, k_direct = kernels()
+    from . import kernels_frame as k_frame
+    _check_state(model, state, k_frame)
     meshes, planes = collision.as_colliders(colliders)
-    pinned = model.pinned
+    pinned = plan.pinned
     if pin_targets is None:
         targets = state.x[pinned]
     else:
-        targets = as_float_array(pin_targets, "pin_targets", (model.particle_count, 3))[pinned]
-    k, k_direct = kernels()
+        targets = _pin_targets(pin_targets, model, pinned, k_frame)
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
-    pin_velocity = (targets - state.x[pinned]) / dt
-    state.v[pinned] = pin_velocity
-    if meshes or planes or (model.self_collision and model.particle_radius.max(initial=0.0) > 0.0):
+    pin_velocity = np.empty((len(pinned), 3))
+    k_frame.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
+    if meshes or planes or plan.self_contacts:
         _advance_with_contacts(model, state, dt, substeps, gravity_vector, targets, plan,
                                parallel, meshes, planes, velocity_scale)
-        state.x[pinned] = targets
-        state.v[pinned] = pin_velocity
+        k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
 
     if plan.lanes is not None:
+        # each block copies x, v in, solves and copies them out (``kernels_frame``)
         lanes = plan.lanes
         layout = lanes.layout
-        k.lane_gather(lanes.particles, layout.particle_base, layout.particles, state.x, state.v,
-                      layout.lanes)
         work = len(layout.particles) * substeps
         use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
+        io = (lanes.order_base, lanes.order_particles, lanes.block_start, state.x, state.v)
         if plan.lane_solver == "direct":
-            run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
+            if layout.lanes == 1:
+                run_direct = k_frame.direct_frame_single
+            else:
+                run_direct = k_frame.direct_frame_parallel if use_threads else k_frame.direct_frame
             run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                       lanes.block_bending,
-                       gravity_vector, h, substeps, True, model.integrator == "bdf2",
-                       model.iterations,
+                       lanes.block_bending, gravity_vector, h, substeps,
+                       model.integrator == "bdf2", model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
-                       velocity_scale)
+                       velocity_scale, *io)
         else:
-            run = k.lane_substeps_parallel if use_threads else k.lane_substeps
+            run = k_frame.sweep_frame_parallel if use_threads else k_frame.sweep_frame
             run(lanes.particles, lanes.edges, layout.block_particle_offset,
                 layout.block_edge_offset, layout.block_length, gravity_vector, h, substeps,
-                velocity_scale)
-        k.lane_scatter(lanes.particles, layout.particle_base, layout.particles, state.x, state.v,
-                      layout.lanes)
+                velocity_scale, *io)
     if len(plan.sweep_particles):
-        scratch = np.empty_like(state.x)
-        multipliers = np.empty(len(plan.sweep_edges))
         k.sweep_substeps(state.x, state.v, model.particle_inv_mass, plan.sweep_particles,
                          plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
                          gravity_vector, h, substeps, model.iterations, velocity_scale,
-                         scratch, multipliers)
+                         plan.sweep_scratch, plan.sweep_multipliers)
     # The straight-line pin path lands on the target up to rounding; make it exact.
-    state.x[pinned] = targets
-    state.v[pinned] = pin_velocity
-
-
-def _lane_order(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The plan's lane particles and their buffer indices sorted by buffer index: copies
-    between the lane buffer and x, v then stream through the buffer (a third faster than
-    in particle order for 10k particles). Kept on the model, derived from its plan."""
-    cached = model.__dict__.get("_lane_order")
-    if cached is None or cached[0] is not layout:
-        order = np.argsort(layout.particle_base, kind="stable")
-        cached = (layout, layout.particle_base[order].copy(), layout.particles[order].copy())
-        model.__dict__["_lane_order"] = cached
-    return cached[1], cached[2]
-
-
-def _lane_blocks(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(block (N,) of each particle, -1 outside the lanes; block_start (B + 1,): block b's
-    particles are rows block_start[b]:block_start[b + 1] of ``_lane_order``). Kept on the
-    model, derived from its plan."""
-    cached = model.__dict__.get("_lane_blocks")
-    if cached is None or cached[0] is not layout:
-        lane_base, lane_particles = _lane_order(model, layout)
-        block_start = np.searchsorted(lane_base, layout.block_particle_offset.astype(np.int64))
-        block_start = np.append(block_start, len(lane_base))
-        particle_block = np.full(model.particle_count, -1, dtype=np.int64)
-        rows = np.arange(len(lane_base))
-        particle_block[lane_particles] = np.searchsorted(block_start, rows, side="right") - 1
-        cached = (layout, particle_block, block_start)
-        model.__dict__["_lane_blocks"] = cached
-    return cached[1], cached[2]
-
-
-def _lane_ropes(model: Model, layout: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(rope (N,) of each particle, -1 outside the lanes; block (R,) of each rope): the
-    units of sleeping (``kernels_sleep``). Kept on the model, derived from its plan."""
-    cached = model.__dict__.get("_lane_ropes")
-    if cached is None or cached[0] is not layout:
-        particle_block, _ = _lane_blocks(model, layout)
-        chains = model.decomposition.chains
-        particle_rope = np.full(model.particle_count, -1, dtype=np.int64)
-        rope_block = np.zeros(len(chains), dtype=np.int64)
-        for rope, particles in enumerate(chains):
-            particle_rope[particles] = rope
-            rope_block[rope] = particle_block[particles[0]]
-        cached = (layout, particle_rope, rope_block)
-        model.__dict__["_lane_ropes"] = cached
-    return cached[1], cached[2]
+    k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
 def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
@@ -316,13 +293,13 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
-    pin_end[model.pinned] = targets
+    pin_end[plan.pinned] = targets
     frame = contacts.FrameContacts(model, x, v, pin_end, dt, substeps, gravity, meshes,
                                   planes, velocity_scale, k_contact, k_broad)
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
-        lane_base, lane_particles = _lane_order(model, layout)
+        lane_base, lane_particles = lanes.order_base, lanes.order_particles
         # one substep per call: a parallel region's start-up is paid every substep
         use_threads = (parallel if parallel is not None
                        else len(layout.particles) >= PARALLEL_MIN_WORK)
@@ -331,14 +308,12 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         fused = plan.lane_solver == "direct" and not use_threads
         if not fused:
             k.lane_gather(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
-    if len(plan.sweep_particles):
-        scratch = np.empty_like(x)
-        multipliers = np.empty(len(plan.sweep_edges))
+    scratch, multipliers = plan.sweep_scratch, plan.sweep_multipliers
     resolve_moves = np.empty(len(x))
     before_contacts = np.empty_like(x)
     if lanes is not None:
-        _, block_start = _lane_blocks(model, layout)
-        particle_rope, rope_block = _lane_ropes(model, layout)
+        block_start = lanes.block_start
+        particle_rope, rope_block = lanes.particle_rope, lanes.rope_block
         active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
         active_ropes = np.zeros(len(rope_block), dtype=np.uint8)
         awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)

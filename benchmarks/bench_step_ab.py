@@ -1,0 +1,82 @@
+"""The cost of a ``step`` call, an earlier commit against the working tree in one process.
+
+100 ropes x 100 points (10,000 particles; 2 m, first point pinned, swinging) and 1 x 12, with
+the default direct solve and with ``solver="sweep"``, at S = 1 and S = 20; the two packages'
+calls alternate (``--ref`` extracted and imported as ``xpbd_ref``, as ``collision_ab`` does),
+so the machine's drift hits both alike. Per cell: the median ms per call. The fixed cost of a
+call (checks, copies, set-up) is estimated from the two substep counts, t(S) = F + S c:
+F = (20 t(1) - t(20)) / 19. The trajectories of the two are compared too (bit for bit).
+
+    python -m benchmarks step_ab --ref=COMMIT [--calls=200]
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_collision_ab import _option, _package_at  # noqa: E402
+
+DT = 1.0 / 24.0
+SCENES = [(1, 12), (100, 100)]
+
+
+def _model(core, count: int, points: int, solver: str):
+    x = np.zeros((count, points, 3))
+    x[:, :, 0] = np.linspace(0.0, 2.0, points)
+    x[:, :, 1] = 0.05 * np.arange(count)[:, None]
+    base = (np.arange(count) * points)[:, None]
+    edges = np.stack([base + np.arange(points - 1), base + np.arange(1, points)], -1)
+    inv_mass = np.ones((count, points))
+    inv_mass[:, 0] = 0.0
+    return core.Model(x.reshape(-1, 3), edges.reshape(-1, 2), inv_mass.reshape(-1), 1e-7,
+                      solver=solver)
+
+
+def main() -> None:
+    ref = _option("ref", "HEAD")
+    calls = int(_option("calls", "200"))
+    with tempfile.TemporaryDirectory() as directory:
+        cores = {ref: importlib.import_module(f"{_package_at(ref, Path(directory))}.core"),
+                 "working tree": importlib.import_module("xpbd_addon.core")}
+        print(f"\nms per step call, median of {calls} alternating calls; fixed cost F = "
+              "(20 t(1) - t(20)) / 19\n")
+        print("| scene | solver | " + " | ".join(
+            f"{name}: S = 1 | S = 20 | F" for name in cores) + " | same bits |")
+        print("|---|---|" + "---|---|---|" * len(cores) + "---|")
+        for count, points in SCENES:
+            for solver in ("direct", "sweep"):
+                models = {name: _model(core, count, points, solver)
+                          for name, core in cores.items()}
+                states = {name: model.state() for name, model in models.items()}
+                cells: dict[str, list[float]] = {}
+                for substeps in (1, 20):
+                    samples: dict[str, list[float]] = {name: [] for name in cores}
+                    for turn in range(calls + 1):
+                        for name, core in cores.items():
+                            start = time.perf_counter()
+                            core.step(models[name], states[name], DT, substeps)
+                            if turn:  # the first call of each is a warm-up
+                                samples[name].append(time.perf_counter() - start)
+                    for name in cores:
+                        cells.setdefault(name, []).append(float(np.median(samples[name])) * 1e3)
+                a, b = (states[name] for name in cores)
+                same = np.array_equal(a.x, b.x) and np.array_equal(a.v, b.v)
+                row = []
+                for name in cores:
+                    one, twenty = cells[name]
+                    row += [f"{one:.3f}", f"{twenty:.3f}", f"{(20 * one - twenty) / 19:.3f}"]
+                print(f"| {count} x {points} | {solver} | " + " | ".join(row)
+                      + f" | {'yes' if same else 'NO'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
