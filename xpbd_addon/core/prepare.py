@@ -80,9 +80,13 @@ def compiled_kernel_count(prefix: str | None = None) -> int:
     """How many kernel specialisations this process holds (compiled or loaded from the
     cache) in the modules whose names start with ``prefix`` (default: this package, the
     core); 0 before numba is imported. Rising while ``warm`` runs: its progress."""
-    if "numba" not in sys.modules:
+    # Looked up, not imported: the preparation thread may be importing numba right now, and
+    # an import from this (the interface's) thread then meets a half-initialised module
+    # ("cannot import name ... partially initialized module"; seen in the test suite).
+    registry = sys.modules.get("numba.core.registry")
+    CPUDispatcher = getattr(registry, "CPUDispatcher", None)  # noqa: N806 - a class
+    if CPUDispatcher is None:
         return 0
-    from numba.core.registry import CPUDispatcher
 
     prefix = prefix if prefix is not None else __name__.rpartition(".")[0]
     count = 0
