@@ -40,7 +40,9 @@ DT = 1.0 / 24.0
 SCENES = [(1, 12), (10, 100), (100, 100), (1000, 100)]
 
 
-def ropes(count: int, points: int, **options) -> Model:
+def ropes(count: int, points: int, *, model_class: type = Model, **options) -> Model:
+    """``count`` 2 m ropes of ``points`` 1 kg points along x, first points pinned, alpha
+    1e-7 m/N; ``model_class``: the core's Model, or another commit's (``bench_step_ab``)."""
     x = np.zeros((count, points, 3))
     x[:, :, 0] = np.linspace(0.0, 2.0, points)
     x[:, :, 1] = 0.05 * np.arange(count)[:, None]
@@ -48,7 +50,8 @@ def ropes(count: int, points: int, **options) -> Model:
     edges = np.stack([base + np.arange(points - 1), base + np.arange(1, points)], -1)
     inv_mass = np.ones((count, points))
     inv_mass[:, 0] = 0.0
-    return Model(x.reshape(-1, 3), edges.reshape(-1, 2), inv_mass.reshape(-1), 1e-7, **options)
+    return model_class(x.reshape(-1, 3), edges.reshape(-1, 2), inv_mass.reshape(-1), 1e-7,
+                       **options)
 
 
 def numpy_sweep(x, v, w, rest, alpha, gravity, dt, substeps):

@@ -24,21 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_collision_ab import _option, _package_at  # noqa: E402
+from benchmarks.bench_core import ropes  # noqa: E402
 
 DT = 1.0 / 24.0
 SCENES = [(1, 12), (100, 100)]
 
 
 def _model(core, count: int, points: int, solver: str):
-    x = np.zeros((count, points, 3))
-    x[:, :, 0] = np.linspace(0.0, 2.0, points)
-    x[:, :, 1] = 0.05 * np.arange(count)[:, None]
-    base = (np.arange(count) * points)[:, None]
-    edges = np.stack([base + np.arange(points - 1), base + np.arange(1, points)], -1)
-    inv_mass = np.ones((count, points))
-    inv_mass[:, 0] = 0.0
-    return core.Model(x.reshape(-1, 3), edges.reshape(-1, 2), inv_mass.reshape(-1), 1e-7,
-                      solver=solver)
+    return ropes(count, points, model_class=core.Model, solver=solver)
 
 
 def main() -> None:
