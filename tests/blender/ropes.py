@@ -97,3 +97,14 @@ def length(points):
 def play(scene, first, last):
     for frame in range(first, last + 1):
         scene.frame_set(frame)
+
+
+def played_points(scene, objects, first, last):
+    """{frame: {object name: world points}} of ``objects`` played from ``first`` to ``last``
+    in order; the scene is left at ``first``."""
+    played = {}
+    for frame in range(first, last + 1):
+        scene.frame_set(frame)
+        played[frame] = {o.name: world_points(o).copy() for o in objects}
+    scene.frame_set(first)
+    return played

@@ -76,12 +76,7 @@ def _two_ropes(scene):
 
 
 def _live(scene, objects):
-    played = {}
-    for frame in range(FIRST, LAST + 1):
-        scene.frame_set(frame)
-        played[frame] = {o.name: ropes.world_points(o).copy() for o in objects}
-    scene.frame_set(FIRST)
-    return played
+    return ropes.played_points(scene, objects, FIRST, LAST)
 
 
 def _names(rope, n):

@@ -98,21 +98,34 @@ def sweep_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge_
 
 
 @kernel
+def _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                     block_length, block_leading, block_bending, gravity, h, substeps,
+                     second_order, newton_iterations, strain_limit, velocity_scale, lane_base,
+                     lane_particles, block_start, x, v, b, lanes):
+    """Block ``b``: x, v copied in, ``kernels_direct._direct_block`` (a frame's start:
+    ``fresh``), copied out. ``lanes`` is a literal at every call, as in ``kernels_direct``, so
+    LLVM can fold it."""
+    first, last = block_start[b], block_start[b + 1]
+    _copy_in(buffer, lane_base, lane_particles, first, last, x, v, lanes)
+    _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+                  block_length[b], block_leading[b], block_bending[b], gravity[0],
+                  gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
+                  strain_limit, velocity_scale, lanes)
+    _copy_out(buffer, lane_base, lane_particles, first, last, x, v, lanes)
+
+
+@kernel
 def direct_frame(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                  block_leading, block_bending, gravity, h, substeps, second_order,
                  newton_iterations, strain_limit, velocity_scale, lane_base, lane_particles,
                  block_start, x, v):
-    """``kernels_direct.direct_substeps`` (a frame's start: ``fresh``) between the copies of
-    x, v, block by block (16 lanes, one thread). The lane count is a literal at each call of
-    ``_direct_block``, as in ``kernels_direct``, so LLVM can fold it."""
+    """``kernels_direct.direct_substeps`` between the copies of x, v, block by block (16
+    lanes, one thread)."""
     for b in range(block_length.shape[0]):
-        first, last = block_start[b], block_start[b + 1]
-        _copy_in(buffer, lane_base, lane_particles, first, last, x, v, 16)
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
-                      strain_limit, velocity_scale, 16)
-        _copy_out(buffer, lane_base, lane_particles, first, last, x, v, 16)
+        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                         block_length, block_leading, block_bending, gravity, h, substeps,
+                         second_order, newton_iterations, strain_limit, velocity_scale,
+                         lane_base, lane_particles, block_start, x, v, b, 16)
 
 
 @kernel
@@ -122,13 +135,10 @@ def direct_frame_single(buffer, edge_buffer, block_particle_offset, block_edge_o
                         lane_base, lane_particles, block_start, x, v):
     """``direct_frame`` for blocks of one rope each (a lane count of 1)."""
     for b in range(block_length.shape[0]):
-        first, last = block_start[b], block_start[b + 1]
-        _copy_in(buffer, lane_base, lane_particles, first, last, x, v, 1)
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
-                      strain_limit, velocity_scale, 1)
-        _copy_out(buffer, lane_base, lane_particles, first, last, x, v, 1)
+        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                         block_length, block_leading, block_bending, gravity, h, substeps,
+                         second_order, newton_iterations, strain_limit, velocity_scale,
+                         lane_base, lane_particles, block_start, x, v, b, 1)
 
 
 @parallel_kernel
@@ -138,13 +148,10 @@ def direct_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge
                           lane_base, lane_particles, block_start, x, v):
     """``direct_frame`` with blocks spread over threads (blocks share no particle)."""
     for b in prange(block_length.shape[0]):
-        first, last = block_start[b], block_start[b + 1]
-        _copy_in(buffer, lane_base, lane_particles, first, last, x, v, 16)
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
-                      strain_limit, velocity_scale, 16)
-        _copy_out(buffer, lane_base, lane_particles, first, last, x, v, 16)
+        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
+                         block_length, block_leading, block_bending, gravity, h, substeps,
+                         second_order, newton_iterations, strain_limit, velocity_scale,
+                         lane_base, lane_particles, block_start, x, v, b, 16)
 
 
 @kernel
