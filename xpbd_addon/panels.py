@@ -9,9 +9,15 @@ from typing import Any
 import bpy
 
 from . import dependencies, preparation
+from .blender import schema
 
 # blender.sim (numpy) is imported inside draw(), which runs only when a panel is shown:
 # registering the add-on must not load numpy (Blender 4.2 does not at start; issue 5).
+
+
+def prop(layout: Any, settings: Any, name: str, **options: Any) -> None:
+    """Draw the setting ``name`` of ``settings`` with its text in the schema."""
+    layout.prop(settings, name, text=schema.panel_text(name), **options)
 
 
 class _PhysicsPanel:
@@ -79,13 +85,13 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             layout.box().label(text=message[0], icon=message[1])
         layout.active = settings.enabled
         col = layout.column()
-        col.prop(settings, "substeps")
-        col.prop(settings, "solver")
+        prop(col, settings, "substeps")
+        prop(col, settings, "solver")
         row = col.row()
         row.active = settings.solver == "DIRECT"
-        row.prop(settings, "integrator")
-        col.prop(settings, "iterations")
-        col.prop(settings, "damping")
+        prop(row, settings, "integrator")
+        prop(col, settings, "iterations")
+        prop(col, settings, "damping")
         scene = context.scene
         gravity = "off" if not scene.use_gravity else (
             "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))
@@ -108,26 +114,26 @@ class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
         layout.use_property_split = True
         settings = context.object.xpbd
         layout.active = settings.enabled
-        layout.row().prop(settings, "stiffness_mode", expand=True)
+        prop(layout.row(), settings, "stiffness_mode", expand=True)
         col = layout.column()
         if settings.stiffness_mode == "MATERIAL":
-            col.prop(settings, "linear_density", text="Density (kg/m)")
-            col.prop(settings, "inextensible")
+            prop(col, settings, "linear_density")
+            prop(col, settings, "inextensible")
             sub = col.column()
             sub.active = not settings.inextensible
-            sub.prop(settings, "stretch_stiffness", text="Stretch EA (N)")
-            col.prop(settings, "use_bend_stiffness")
+            prop(sub, settings, "stretch_stiffness")
+            prop(col, settings, "use_bend_stiffness")
             sub = col.column()
             sub.active = settings.use_bend_stiffness
-            sub.prop(settings, "bend_stiffness", text="Bend EI (N m\u00b2)")
+            prop(sub, settings, "bend_stiffness")
             bending = settings.use_bend_stiffness
         else:
-            col.prop(settings, "compliance", text="Compliance (m/N)")
-            col.prop(settings, "vertex_mass")
-            col.prop(settings, "use_bending")
+            prop(col, settings, "compliance")
+            prop(col, settings, "vertex_mass")
+            prop(col, settings, "use_bending")
             sub = col.column()
             sub.active = settings.use_bending
-            sub.prop(settings, "bending_compliance", text="Compliance (1/(N m))")
+            prop(sub, settings, "bending_compliance")
             bending = settings.use_bending
         if bending and settings.solver != "DIRECT":
             layout.label(text="Bending needs the Direct solver", icon="INFO")
@@ -147,18 +153,18 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
         settings = obj.xpbd
         layout.active = settings.enabled
         col = layout.column()
-        col.prop(settings, "radius")
-        col.prop(settings, "use_collision")
-        col.prop(settings, "use_ground")
+        prop(col, settings, "radius")
+        prop(col, settings, "use_collision")
+        prop(col, settings, "use_ground")
         sub = col.column(align=True)
         sub.active = settings.use_ground
-        sub.prop(settings, "ground_height")
-        sub.prop(settings, "ground_friction")
-        col.prop(settings, "use_self_collision")
+        prop(sub, settings, "ground_height")
+        prop(sub, settings, "ground_friction")
+        prop(col, settings, "use_self_collision")
         sub = col.column()
         sub.active = settings.use_self_collision
-        sub.prop(settings, "self_friction")
-        col.prop(settings, "sleep_speed")
+        prop(sub, settings, "self_friction")
+        prop(col, settings, "sleep_speed")
         if settings.radius == 0.0 and (settings.use_self_collision or settings.use_ground
                                        or settings.use_collision):
             layout.label(text="Radius 0: points touch colliders, no self-collision",
@@ -181,11 +187,12 @@ class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         settings = obj.xpbd
         layout.active = settings.enabled
         if obj.type == "MESH":
-            layout.prop_search(settings, "pin_group", obj, "vertex_groups", text="Pin Group")
+            layout.prop_search(settings, "pin_group", obj, "vertex_groups",
+                              text=schema.panel_text("pin_group"))
         else:
             col = layout.column(heading="Pin")
-            col.prop(settings, "pin_first", text="First Point")
-            col.prop(settings, "pin_last", text="Last Point")
+            prop(col, settings, "pin_first")
+            prop(col, settings, "pin_last")
             if obj.type == "CURVE":
                 layout.label(text="Points moved by Hook modifiers are pinned too", icon="INFO")
 
@@ -201,8 +208,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         settings = obj.xpbd
         layout.active = settings.enabled
         col = layout.column(align=True)
-        col.prop(settings, "frame_start", text="Simulation Start")
-        col.prop(settings, "frame_end", text="End")
+        prop(col, settings, "frame_start")
+        prop(col, settings, "frame_end")
         from .blender import sim
 
         entry = sim.REGISTRY.get(obj.session_uid)

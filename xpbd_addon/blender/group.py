@@ -38,18 +38,13 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import colliders, sim
+from . import colliders, schema, sim
 from .geometry import RopeError
 
-SHARED: tuple[tuple[str, str], ...] = (
-    ("substeps", "Substeps"), ("frame_start", "Simulation Start"), ("frame_end", "End"),
-    ("damping", "Damping"), ("solver", "Solver"), ("integrator", "Integrator"),
-    ("iterations", "Iterations"),
-    ("self_friction", "Self Collision Friction"), ("use_collision", "Collision Objects"),
-    ("use_ground", "Ground"), ("ground_height", "Ground Height"),
-    ("ground_friction", "Ground Friction"), ("sleep_speed", "Sleep Below"))
-"""(``Object.xpbd`` field, panel label): what ropes simulated together must have equal. The
-core holds these once per Model (the colliders, ground included, act on all its particles)."""
+SHARED: tuple[tuple[str, str], ...] = schema.SHARED
+"""(``Object.xpbd`` field, panel label): what ropes simulated together must have equal
+(declared with each setting in ``schema``). The core holds these once per Model (the
+colliders, ground included, act on all its particles)."""
 
 NO_BENDING = 1e20
 """Bending compliance [1/(N m)] given to the points of a member without bending when another
@@ -69,9 +64,7 @@ def collides_with_others(obj: Any) -> bool:
 
 def shared_settings(obj: Any) -> tuple:
     """The values of ``SHARED`` for ``obj`` (ground height and friction only with a ground)."""
-    s = obj.xpbd
-    return tuple(None if name.startswith("ground_") and not s.use_ground else getattr(s, name)
-                 for name, _label in SHARED)
+    return schema.shared_values(obj.xpbd)
 
 
 def partition(members: list[tuple[Any, Any]]) -> tuple[list[list[tuple[Any, Any]]],
@@ -119,12 +112,10 @@ def build_model(models: list[core.Model]) -> core.Model:
             np.concatenate([m.particle_inv_mass for m in models]),
             np.concatenate([m.edge_compliance for m in models]),
             rest_length=np.concatenate([m.edge_rest_length for m in models]),
-            damping=first.damping, solver=first.solver, integrator=first.integrator,
-            iterations=first.iterations,
             strain_limit=first.strain_limit, bending_compliance=bending,
             radius=np.concatenate([m.particle_radius for m in models]), self_collision=True,
-            self_friction=first.self_friction, contact_push_speed=first.contact_push_speed,
-            contact_margin=first.contact_margin, sleep_speed=first.sleep_speed)
+            contact_push_speed=first.contact_push_speed, contact_margin=first.contact_margin,
+            **{keyword: getattr(first, keyword) for keyword in schema.MODEL_WIDE})
     except ValueError as exc:
         raise RopeError(f"Cannot simulate the colliding ropes together: {exc}") from exc
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import colliders, geometry, pins, rest, stiffness
-from .checks import MAX_COORDINATE, check_energy, check_matrix, energy_margin, matrix_problem
+from . import colliders, geometry, pins, rest, schema, stiffness
+from .checks import check_energy, check_matrix, energy_margin, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
 
@@ -69,49 +69,22 @@ def settings_key(obj: Any, scene: Any) -> str:
     # build time; a matrix scaled to zero and then fixed must retry without a Reset.
     shape_keys = obj.type == "MESH" and obj.data.shape_keys is not None
     matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
-    contact = (s.radius, s.use_collision, s.use_ground, s.ground_height, s.ground_friction,
-               s.use_self_collision, s.self_friction, s.sleep_speed)
-    return repr((stiffness.key(s), contact, s.substeps, s.damping, s.pin_group, group,
-                 s.pin_first, s.pin_last, s.frame_start, s.frame_end, scene_gravity(scene),
-                 frame_dt(scene), geometry.topology_signature(obj), shape_keys, matrix_ok))
+    return repr((schema.cache_values(s), group, scene_gravity(scene), frame_dt(scene),
+                 geometry.topology_signature(obj), shape_keys, matrix_ok))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
-    s = obj.xpbd
-    stiffness.check(s)
-    if s.substeps < 1:
-        raise RopeError(f"Substeps must be 1 or more (got {s.substeps})")
-    if not (math.isfinite(s.damping) and s.damping >= 0.0):
-        raise RopeError(f"Damping must be a number >= 0 1/s (got {s.damping})")
-    if not (math.isfinite(s.radius) and s.radius >= 0.0):
-        raise RopeError(f"Radius must be a number >= 0 m (got {s.radius})")
-    if not (math.isfinite(s.sleep_speed) and s.sleep_speed >= 0.0):
-        raise RopeError(f"Sleep speed must be a number >= 0 m/s (got {s.sleep_speed})")
-    for name in ("ground_height", "ground_friction", "self_friction"):
-        if not math.isfinite(getattr(s, name)):
-            raise RopeError(f"{name.replace('_', ' ').capitalize()} must be a number "
-                            f"(got {getattr(s, name)})")
-    if s.use_ground and abs(s.ground_height) >= MAX_COORDINATE:
-        raise RopeError(f"Ground Height must be within +/-{MAX_COORDINATE:g} m "
-                        f"(got {s.ground_height:g} m): beyond that single-precision "
-                        "coordinates have no precision left")
+    problem = schema.problem(obj.xpbd)
+    if problem is not None:
+        raise RopeError(problem)
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
-    if s.frame_end <= s.frame_start:
-        raise RopeError("Cache end frame must come after the start frame")
 
 
 def settings_snapshot(settings: Any) -> SimpleNamespace:
-    """The values of every plain property of ``Object.xpbd`` (pointers such as the bake
+    """The values of every setting of ``Object.xpbd`` (``schema.SETTINGS``; the bake
     settings left out), readable as attributes like the PropertyGroup itself."""
-    values = {}
-    for prop in settings.bl_rna.properties:
-        if prop.identifier != "rna_type" and prop.type not in ("POINTER", "COLLECTION"):
-            value = getattr(settings, prop.identifier)
-            if getattr(prop, "is_array", False):  # a bpy_prop_array views Blender's memory
-                value = tuple(value)
-            values[prop.identifier] = value
-    return SimpleNamespace(**values)
+    return SimpleNamespace(**{s.name: getattr(settings, s.name) for s in schema.SETTINGS})
 
 
 class RopeSim:
@@ -183,11 +156,8 @@ class RopeSim:
         arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
                                               self.pinned)
         try:
-            return core.Model(world_rest, self.layout.edges, damping=settings.damping,
-                              radius=settings.radius,
-                              self_collision=bool(settings.use_self_collision),
-                              self_friction=settings.self_friction,
-                              sleep_speed=settings.sleep_speed, **arguments)
+            return core.Model(world_rest, self.layout.edges, **schema.model_keywords(settings),
+                              **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 

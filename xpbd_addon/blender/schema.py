@@ -1,0 +1,439 @@
+"""Every setting of ``Object.xpbd``, declared once (design decision 9).
+
+A new setting: one declaration here (plus, if it is drawn, one line in panels.py). That is
+all: properties.py builds the PropertyGroup from ``SETTINGS``, and what the simulation does
+with a setting follows from its declaration:
+
+- ``cache_values`` (the settings part of ``sim.settings_key``): every setting with
+  ``cache=True``; a change of one of them invalidates the cached frames;
+- ``problem`` (``sim._check_settings``): each ``Check``, with its user-facing message;
+- ``SHARED`` and ``shared_values`` (``group.SHARED``, ``group.shared_settings``): the settings
+  ropes simulated together (collision groups) must have equal, with their label in the notes;
+- ``model_keywords`` (``RopeSim._build_model``) and ``MODEL_WIDE`` (``group.build_model``):
+  the ``core.Model`` keywords a setting gives (``reaches=MODEL``). The other routes are
+  code written once for a kind of setting, not per setting: ``STIFFNESS``
+  (blender/stiffness.py turns the stiffness mode's fields into masses and compliances),
+  ``PINS`` (blender/pins.py), ``COLLIDERS`` (blender/colliders.py) and ``RUN`` (the
+  ``RopeSim`` attribute of the same name: substeps and the frame range). A setting of a new
+  kind (a new route) needs its reading code once, where that route is read.
+
+tests/blender/test_settings_schema.py checks that each declaration is wired: changing a
+cached setting changes the key, two ropes differing in a shared one are not grouped, one
+that reaches the Model changes the Model (or its pins, colliders, run), and the registered
+RNA still equals the snapshot taken before the settings were declared here.
+
+``when``: a setting that matters only with other settings at given values (a Material-mode
+field, the ground's height) is left out of the key, the checks and the group comparison
+(as None) otherwise, so editing a field the rope does not use restarts nothing.
+
+``animatable``: whether changing the setting over time makes physical sense (issue 17 reads
+those at each frame). Declared only for now: today every change restarts the simulation,
+and the RNA flags are Blender's defaults (every property can be keyed).
+
+Nothing here imports bpy or numpy: ``settings`` is anything with the ``Object.xpbd``
+attribute names (the PropertyGroup or ``sim.settings_snapshot``'s namespace).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+BOOL, INT, FLOAT, ENUM, STRING = "BOOL", "INT", "FLOAT", "ENUM", "STRING"
+"""Kinds of setting: the ``bpy.props`` property each one becomes (``BoolProperty``, ...)."""
+
+MODEL = "model"
+"""Reaches the core Model as its keyword ``keyword`` (the value converted by kind, an enum
+through ``model_values``)."""
+STIFFNESS = "stiffness"
+"""Reaches the Model through blender/stiffness.py (masses, compliances, bending)."""
+PINS = "pins"
+"""Decides which particles are pinned (blender/pins.py): inverse mass 0 in the Model."""
+COLLIDERS = "colliders"
+"""Read with each frame's colliders (blender/colliders.py)."""
+RUN = "run"
+"""The ``RopeSim`` attribute of the same name (the step's substeps, the frame range)."""
+NOWHERE = "nowhere"
+"""Reaches no simulation (``enabled``: whether there is one)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a valid value is, with the user-facing message when it is not. The properties
+    clamp typed values; NaN from a script, or an unknown enum item, still arrives.
+
+    Messages: FLOAT "<noun> must be a number >= <low> <unit> (got <v>)" (``strict``: > low;
+    no ``low``: "must be a number"); INT "<noun> must be <low> or more (got <v>)"; ENUM
+    "Unknown <noun> <v!r>"; then ``hint`` appended."""
+
+    low: float | None = None
+    """The least value (FLOAT, INT), or None: any finite value"""
+    strict: bool = False
+    """The value must be above ``low``, not equal to it"""
+    noun: str = ""
+    """The setting in the message; default: its name, capitalised, with spaces"""
+    hint: str = ""
+    """Appended to the message (what to do instead)"""
+    within_coordinates: bool = False
+    """|value| must be under ``checks.MAX_COORDINATE`` (a height in world space)"""
+    after: str = ""
+    """The value must be above this other setting's (with ``message``)"""
+    message: str = ""
+    """The message of ``within_coordinates`` / ``after``"""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of ``Object.xpbd``: its property, how it acts, how it is checked."""
+
+    name: str
+    """Property identifier (``Object.xpbd.<name>``); saved files and scripts use it"""
+    kind: str
+    """BOOL, INT, FLOAT, ENUM or STRING"""
+    label: str
+    """UI name of the property"""
+    description: str
+    """Tooltip, with the unit in brackets where there is one ([m], [m/N], [kg], [1/s])"""
+    default: Any
+    unit: str | None = None
+    """Unit as the description and the messages write it (None: bools, enums, names)"""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Further ``bpy.props`` arguments: min, max, soft_min, soft_max, precision, step,
+    unit (Blender's unit type, e.g. "LENGTH")"""
+    items: tuple[tuple[str, str, str], ...] = ()
+    """Enum items (identifier, UI name, tooltip)"""
+    reaches: str = NOWHERE
+    """How it reaches the simulation: MODEL, STIFFNESS, PINS, COLLIDERS, RUN or NOWHERE"""
+    keyword: str = ""
+    """With MODEL: the ``core.Model`` keyword (default: ``name``)"""
+    model_values: dict[str, str] = field(default_factory=dict)
+    """With MODEL and ENUM: enum item -> the Model's value"""
+    cache: bool = True
+    """A change invalidates the cached frames (part of ``sim.settings_key``)"""
+    when: tuple[tuple[str, Any], ...] = ()
+    """(setting, value) pairs that must all hold for this setting to matter"""
+    shared: str = ""
+    """Ropes simulated together must have it equal; the label naming it in the group notes
+    ("" = not shared)"""
+    check: Check | None = None
+    animatable: bool = False
+    """Changing it over time makes physical sense (read per frame by issue 17)"""
+    panel: str = ""
+    """Text of the setting in the panel where it differs from ``label`` (panels.py)"""
+
+    @property
+    def model_keyword(self) -> str:
+        return self.keyword or self.name
+
+
+DEFAULT_COMPLIANCE = 1e-6
+"""Default alpha [m/N]: a 1 m segment under 1 N of tension stretches 1 um, a rope, not an
+elastic band; at 0.05 kg per point a 100-point rope stretches well under 1 %."""
+
+_POINT = (("stiffness_mode", "POINT"),)
+_MATERIAL = (("stiffness_mode", "MATERIAL"),)
+_GROUND = (("use_ground", True),)
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "enabled", BOOL, "XPBD Rope", default=False, cache=False,
+        description="Simulate this mesh or curve as a rope on frame change. Turning it off "
+                    "restores the rest shape"),
+    Setting(
+        "compliance", FLOAT, "Compliance", default=DEFAULT_COMPLIANCE, unit="m/N",
+        options=dict(min=0.0, soft_max=0.01, precision=7, step=0.0001),
+        description="Per Point mode: compliance alpha [m/N], the inverse stiffness of every "
+                    "segment: under a tension T a segment stretches by alpha*T. 0 = "
+                    "inextensible, 1e-6 = rope, 1e-3 = elastic band. Independent of the "
+                    "substeps",
+        reaches=STIFFNESS, when=_POINT, check=Check(low=0.0), animatable=True,
+        panel="Compliance (m/N)"),
+    Setting(
+        "substeps", INT, "Substeps", default=10, unit="count",
+        options=dict(min=1, max=1000, soft_max=100),
+        description="XPBD substeps S per frame [count]; each predicts, solves the "
+                    "constraints and updates velocities. More substeps = more accurate "
+                    "motion, not stiffer",
+        reaches=RUN, shared="Substeps", check=Check(low=1)),
+    Setting(
+        "vertex_mass", FLOAT, "Vertex Mass", default=0.05, unit="kg",
+        options=dict(min=1e-6, soft_max=10.0, unit="MASS", precision=4),
+        description="Per Point mode: mass of every point [kg]. Pinned points have infinite "
+                    "mass",
+        reaches=STIFFNESS, when=_POINT, check=Check(low=0.0, strict=True), animatable=True),
+    Setting(
+        "damping", FLOAT, "Damping", default=0.1, unit="1/s",
+        options=dict(min=0.0, soft_max=10.0, precision=3),
+        description="Velocity damping rate d [1/s]: free motion decays as exp(-d*t), like "
+                    "air drag (1 = speed falls to 37 % in one second). Does not change how "
+                    "the rope hangs at rest. 0 = none",
+        reaches=MODEL, shared="Damping", check=Check(low=0.0), animatable=True),
+    Setting(
+        "pin_group", STRING, "Pin Group", default="",
+        description="Meshes: vertex group of the pinned vertices (weight > 0 = pinned). "
+                    "Pinned vertices follow the object, its parent, bones and deform "
+                    "modifiers such as Armature",
+        reaches=PINS),
+    Setting(
+        "pin_first", BOOL, "Pin First Point", default=True,
+        description="Curves: pin the first point of every spline to the object",
+        reaches=PINS, animatable=True, panel="First Point"),
+    Setting(
+        "pin_last", BOOL, "Pin Last Point", default=False,
+        description="Curves: pin the last point of every spline to the object",
+        reaches=PINS, animatable=True, panel="Last Point"),
+    Setting(
+        "frame_start", INT, "Start", default=1, unit="frame",
+        description="Frame [frame] at which the simulation starts from the rest shape; at or "
+                    "before it the rope is reset",
+        reaches=RUN, shared="Simulation Start", panel="Simulation Start"),
+    Setting(
+        "frame_end", INT, "End", default=250, unit="frame",
+        description="Last simulated frame [frame]; later frames hold this frame's shape",
+        reaches=RUN, shared="End",
+        check=Check(after="frame_start",
+                    message="Cache end frame must come after the start frame")),
+    # Stiffness (blender/stiffness.py turns these into the core Model's arguments).
+    Setting(
+        "stiffness_mode", ENUM, "Stiffness", default="POINT",
+        items=(("POINT", "Per Point",
+                "Compliance of every segment [m/N] and mass of every point [kg], as in "
+                "plain XPBD; resampling the rope changes its stretch and weight"),
+               ("MATERIAL", "Material",
+                "Density [kg/m], stretch stiffness EA [N] and bend stiffness EI [N m^2] "
+                "given per length: the rope behaves the same at any point count")),
+        description="How the rope's mass and stiffness are given",
+        reaches=STIFFNESS, check=Check(noun="stiffness mode")),
+    Setting(
+        "solver", ENUM, "Solver", default="DIRECT",
+        items=(("DIRECT", "Direct",
+                "Solve all stretch (and bend) constraints of each rope together every "
+                "substep, implicitly: a rope is as stiff as its compliance or material "
+                "says and never gains energy, at any substep count and point count "
+                "(about 4x the cost of a sweep; default)"),
+               ("SWEEP", "Gauss-Seidel Sweep",
+                "Plain XPBD, one sweep over the constraints per substep, for "
+                "comparison: long stiff ropes stretch like rubber "
+                "(42 % at 100 points and 10 substeps) unless substeps or iterations "
+                "are raised. No bending stiffness")),
+        description="How the constraints are solved each substep. Direct is the default "
+                    "because a sweep leaves a stretch growing with the square of the "
+                    "point count",
+        reaches=MODEL, model_values={"DIRECT": "direct", "SWEEP": "sweep"}, shared="Solver",
+        check=Check(noun="solver")),
+    Setting(
+        "integrator", ENUM, "Integrator", default="EULER",
+        items=(("EULER", "Implicit Euler",
+                "Each substep implicit from the last: the most robust; slow swings lose "
+                "some amplitude to it (a 2 m pendulum from 120 degrees keeps 89 after "
+                "20 s at 20 substeps)"),
+               ("BDF2", "Second Order (BDF2)",
+                "Direct solver: the second-order backward formula from each frame's second "
+                "substep on; keeps nearly all of a slow swing (117 of 120 degrees) at the "
+                "same stability. Frames with contacts use implicit Euler")),
+        description="How the direct solve steps in time",
+        reaches=MODEL, model_values={"EULER": "euler", "BDF2": "bdf2"}, shared="Integrator",
+        check=Check(noun="integrator")),
+    Setting(
+        "iterations", INT, "Iterations", default=1, unit="count",
+        options=dict(min=1, max=1000, soft_max=50),
+        description="Solver iterations per substep [count]: the least Newton steps of the "
+                    "direct solve (it takes more by itself until the rope holds its length "
+                    "within 0.1 %) or Gauss-Seidel sweeps",
+        reaches=MODEL, shared="Iterations", check=Check(low=1)),
+    Setting(
+        "use_bending", BOOL, "Bending", default=False,
+        description="Per Point mode: resist bending at every point (Direct solver only)",
+        reaches=STIFFNESS, when=_POINT),
+    Setting(
+        "bending_compliance", FLOAT, "Bending Compliance", default=10.0, unit="1/(N m)",
+        options=dict(min=0.0, soft_max=1e4, precision=3),
+        description="Per Point mode: bending compliance alpha_b [1/(N m)] at every point, "
+                    "the inverse bending stiffness of the rope at a joint: 0 = rigid, "
+                    "larger = softer. For a material EI [N m^2] with segments of length "
+                    "l [m], alpha_b = l/EI",
+        reaches=STIFFNESS, when=_POINT + (("use_bending", True),), check=Check(low=0.0),
+        animatable=True, panel="Compliance (1/(N m))"),
+    Setting(
+        "linear_density", FLOAT, "Density", default=0.065, unit="kg/m",
+        options=dict(min=1e-6, soft_max=10.0, precision=4),
+        description="Material mode: mass per length [kg/m] (0.065 = a 10 mm rope, 1.4 = "
+                    "an 8 mm chain). Point masses follow from the segment lengths",
+        reaches=STIFFNESS, when=_MATERIAL, check=Check(low=0.0, strict=True, noun="Density"),
+        animatable=True, panel="Density (kg/m)"),
+    Setting(
+        "inextensible", BOOL, "Inextensible", default=False,
+        description="Material mode: the rope does not stretch at all (infinite stretch "
+                    "stiffness)",
+        reaches=STIFFNESS, when=_MATERIAL),
+    Setting(
+        "stretch_stiffness", FLOAT, "Stretch Stiffness", default=3.0e4, unit="N",
+        options=dict(min=1e-6, soft_max=1e8, precision=1),
+        description="Material mode: axial stiffness EA [N], the tension that would double "
+                    "a length: under a tension T the rope stretches T/EA per metre "
+                    "(3e4 = a polyester rope, 2e6 = a steel cable)",
+        reaches=STIFFNESS, when=_MATERIAL + (("inextensible", False),),
+        check=Check(low=0.0, strict=True,
+                    hint="; tick Inextensible for a rope that does not stretch"),
+        animatable=True, panel="Stretch EA (N)"),
+    Setting(
+        "use_bend_stiffness", BOOL, "Bending", default=True,
+        description="Material mode: the rope resists bending (a cable); off = bends "
+                    "freely (a chain, a string). Direct solver only",
+        reaches=STIFFNESS, when=_MATERIAL),
+    Setting(
+        "bend_stiffness", FLOAT, "Bend Stiffness", default=2.0e-3, unit="N m^2",
+        options=dict(min=1e-9, soft_max=10.0, precision=5),
+        description="Material mode: bending stiffness EI [N m^2]: a clamped end of length "
+                    "L [m] and weight q [N/m] droops by q L^4/(8 EI) (2e-3 = a 10 mm "
+                    "rope, 0.3 = a 6 mm steel cable)",
+        reaches=STIFFNESS, when=_MATERIAL + (("use_bend_stiffness", True),),
+        check=Check(low=0.0, strict=True), animatable=True, panel="Bend EI (N m\u00b2)"),
+    # Collision (blender/colliders.py reads the colliders of each frame).
+    Setting(
+        "radius", FLOAT, "Radius", default=0.005, unit="m",
+        options=dict(min=0.0, soft_max=0.1, unit="LENGTH", precision=4),
+        description="Rope radius r [m], half its thickness: contacts keep the rope's "
+                    "points r (+ the collider's Thickness Outer) away from colliders and "
+                    "rope segments 2r apart. 0 = a thin line",
+        reaches=MODEL, check=Check(low=0.0), animatable=True),
+    Setting(
+        "use_collision", BOOL, "Collision Objects", default=True,
+        description="Collide with visible mesh objects that have Collision physics; "
+                    "their Thickness Outer [m] and Friction (mu = Friction/100, as "
+                    "Blender's cloth) are used",
+        reaches=COLLIDERS, shared="Collision Objects"),
+    Setting(
+        "use_ground", BOOL, "Ground", default=False,
+        description="An infinite ground plane at Height (world z): the rope rests on it",
+        reaches=COLLIDERS, shared="Ground"),
+    Setting(
+        "ground_height", FLOAT, "Height", default=0.0, unit="m",
+        options=dict(unit="LENGTH", precision=3),
+        description="World height z [m] of the ground plane",
+        reaches=COLLIDERS, when=_GROUND, shared="Ground Height", animatable=True,
+        check=Check(within_coordinates=True,
+                    message="Ground Height must be within +/-{limit:g} m (got {value:g} m): "
+                            "beyond that single-precision coordinates have no precision "
+                            "left")),
+    Setting(
+        "ground_friction", FLOAT, "Friction", default=0.5, unit="-",
+        options=dict(min=0.0, soft_max=2.0, precision=2),
+        description="Coulomb friction coefficient mu [-] of the ground (static and "
+                    "dynamic): 0 = ice, 0.5 = rope on wood, 1 = rubber",
+        reaches=COLLIDERS, when=_GROUND, shared="Ground Friction", check=Check(),
+        animatable=True),
+    Setting(
+        "use_self_collision", BOOL, "Self Collision", default=False,
+        description="Rope segments of this object push each other apart (a rope coils "
+                    "on the floor, two splines can twist around each other). Needs a "
+                    "radius > 0; costs extra time",
+        reaches=MODEL, keyword="self_collision"),
+    Setting(
+        "self_friction", FLOAT, "Friction", default=0.2, unit="-",
+        options=dict(min=0.0, soft_max=2.0, precision=2),
+        description="Coulomb friction coefficient mu [-] between rope segments",
+        reaches=MODEL, shared="Self Collision Friction", check=Check(), animatable=True),
+    Setting(
+        "sleep_speed", FLOAT, "Sleep Below", default=1e-5, unit="m/s",
+        options=dict(min=0.0, soft_max=1e-3, precision=6, unit="VELOCITY"),
+        description="With collisions on, a rope at rest moving slower than this [m/s] "
+                    "sleeps: it keeps its shape and costs almost nothing until something "
+                    "moves it. 0 = never sleep",
+        reaches=MODEL, shared="Sleep Below", check=Check(low=0.0, noun="Sleep speed")),
+)
+"""The settings in their order on ``Object.xpbd`` (after the ``bake`` group)."""
+
+BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+SHARED: tuple[tuple[str, str], ...] = tuple((s.name, s.shared) for s in SETTINGS if s.shared)
+"""(setting, label in the group notes): what ropes simulated together must have equal."""
+
+MODEL_WIDE: tuple[str, ...] = tuple(s.model_keyword for s in SETTINGS
+                                    if s.reaches == MODEL and s.shared)
+"""Model keywords held once per Model (shared by the ropes of a group): a joint Model takes
+them from any member's Model attribute of the same name."""
+
+
+def matters(setting: Setting, settings: Any) -> bool:
+    """Whether ``setting`` acts with the other values of ``settings`` (its ``when``)."""
+    return all(getattr(settings, other) == value for other, value in setting.when)
+
+
+def _value(setting: Setting, settings: Any) -> Any:
+    return getattr(settings, setting.name) if matters(setting, settings) else None
+
+
+def cache_values(settings: Any) -> tuple:
+    """The values of the settings the cached frames depend on (None where one does not
+    matter): part of ``sim.settings_key``."""
+    return tuple(_value(s, settings) for s in SETTINGS if s.cache)
+
+
+def shared_values(settings: Any) -> tuple:
+    """The values of ``SHARED`` (None where one does not matter, e.g. the ground's height
+    without a ground)."""
+    return tuple(_value(BY_NAME[name], settings) for name, _label in SHARED)
+
+
+def _noun(setting: Setting, check: Check) -> str:
+    return check.noun or setting.name.replace("_", " ").capitalize()
+
+
+def _problem_of(setting: Setting, check: Check, value: Any, settings: Any) -> str | None:
+    noun = _noun(setting, check)
+    if setting.kind == ENUM:
+        if value not in {item[0] for item in setting.items}:
+            return f"Unknown {noun} {value!r}{check.hint}"
+    elif setting.kind == INT:
+        if check.low is not None and value < check.low:
+            return f"{noun} must be {check.low:g} or more (got {value}){check.hint}"
+    elif setting.kind == FLOAT:
+        if check.low is None and not math.isfinite(value):
+            return f"{noun} must be a number (got {value}){check.hint}"
+        if check.low is not None and not (math.isfinite(value) and (
+                value > check.low if check.strict else value >= check.low)):
+            return (f"{noun} must be a number {'>' if check.strict else '>='} "
+                    f"{check.low:g} {setting.unit} (got {value}){check.hint}")
+    if check.within_coordinates:
+        from .checks import MAX_COORDINATE  # numpy: only when a rope is built
+
+        if abs(value) >= MAX_COORDINATE:
+            return check.message.format(limit=MAX_COORDINATE, value=value)
+    if check.after and not value > getattr(settings, check.after):
+        return check.message
+    return None
+
+
+def problem(settings: Any) -> str | None:
+    """The message of the first setting (in declaration order) whose value is invalid, or
+    None. Settings that do not matter (``when``) are not checked."""
+    for setting in SETTINGS:
+        if setting.check is not None and matters(setting, settings):
+            found = _problem_of(setting, setting.check, getattr(settings, setting.name),
+                                settings)
+            if found is not None:
+                return found
+    return None
+
+
+_CONVERT = {BOOL: bool, INT: int, FLOAT: float, STRING: str}
+
+
+def model_keywords(settings: Any) -> dict[str, Any]:
+    """The ``core.Model`` keyword arguments given directly by settings (``reaches=MODEL``);
+    the stiffness (masses, compliances) comes from ``stiffness.model_arguments``."""
+    out: dict[str, Any] = {}
+    for s in SETTINGS:
+        if s.reaches == MODEL:
+            value = getattr(settings, s.name)
+            out[s.model_keyword] = (s.model_values[value] if s.kind == ENUM
+                                    else _CONVERT[s.kind](value))
+    return out
+
+
+def panel_text(name: str) -> str:
+    """The text a setting is drawn with in the panel (its panel text, else its label)."""
+    setting = BY_NAME[name]
+    return setting.panel or setting.label
