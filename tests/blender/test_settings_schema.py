@@ -278,3 +278,11 @@ def test_a_bad_setting_stops_the_rope_with_its_message(scene):
     obj.xpbd.damping = math.nan
     scene.frame_set(2)
     assert sim.status(obj) == MESSAGES["damping"][1].replace("-1.0", "nan")
+
+
+def test_the_settings_that_may_change_over_time():
+    """Issue 17 reads these at each frame; the rest keep their value for a whole run."""
+    assert {s.name for s in schema.SETTINGS if s.animatable} == {
+        "compliance", "vertex_mass", "damping", "bending_compliance", "linear_density",
+        "stretch_stiffness", "bend_stiffness", "radius", "ground_height", "ground_friction",
+        "self_friction", "pin_first", "pin_last"}

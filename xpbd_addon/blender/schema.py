@@ -1,8 +1,8 @@
 """Every setting of ``Object.xpbd``, declared once (design decision 9).
 
-A new setting: one declaration here (plus, if it is drawn, one line in panels.py). That is
-all: properties.py builds the PropertyGroup from ``SETTINGS``, and what the simulation does
-with a setting follows from its declaration:
+A new setting: one declaration here (plus, if it is drawn, one line in panels.py). From the
+declaration come the ``bpy.props`` property (properties.py builds the PropertyGroup from
+``SETTINGS``) and everything the simulation does with it:
 
 - ``cache_values`` (the settings part of ``sim.settings_key``): every setting with
   ``cache=True``; a change of one of them invalidates the cached frames;
@@ -10,12 +10,15 @@ with a setting follows from its declaration:
 - ``SHARED`` and ``shared_values`` (``group.SHARED``, ``group.shared_settings``): the settings
   ropes simulated together (collision groups) must have equal, with their label in the notes;
 - ``model_keywords`` (``RopeSim._build_model``) and ``MODEL_WIDE`` (``group.build_model``):
-  the ``core.Model`` keywords a setting gives (``reaches=MODEL``). The other routes are
-  code written once for a kind of setting, not per setting: ``STIFFNESS``
-  (blender/stiffness.py turns the stiffness mode's fields into masses and compliances),
-  ``PINS`` (blender/pins.py), ``COLLIDERS`` (blender/colliders.py) and ``RUN`` (the
-  ``RopeSim`` attribute of the same name: substeps and the frame range). A setting of a new
-  kind (a new route) needs its reading code once, where that route is read.
+  the ``core.Model`` keywords a setting gives (``reaches=MODEL``).
+
+Places a new setting needs, counted: a ``core.Model`` keyword (``reaches=MODEL``), 2: the
+declaration and its panel line. A setting of another route needs, besides, the line that
+uses its value where that route is read, which is the feature itself, not wiring:
+``STIFFNESS`` (``stiffness.model_arguments`` turns the stiffness mode's fields into masses
+and compliances), ``PINS`` (``pins.pin_mask``), ``COLLIDERS`` (``colliders.read``), ``RUN``
+(the ``RopeSim`` attribute of the same name: substeps and the frame range). The tests need
+nothing: they go through ``SETTINGS``.
 
 tests/blender/test_settings_schema.py checks that each declaration is wired: changing a
 cached setting changes the key, two ropes differing in a shared one are not grouped, one
