@@ -16,8 +16,10 @@ from .blender import schema
 
 
 def prop(layout: Any, settings: Any, name: str, **options: Any) -> None:
-    """Draw the setting ``name`` of ``settings`` with its text in the schema."""
-    layout.prop(settings, name, text=schema.panel_text(name), **options)
+    """Draw the setting ``name`` of ``settings`` with its panel text in the schema (if it has
+    one; else Blender shows its label)."""
+    text = schema.BY_NAME[name].panel
+    layout.prop(settings, name, **({"text": text} if text else {}), **options)
 
 
 class _PhysicsPanel:
