@@ -83,8 +83,18 @@ def record(out: Path, tree: Path) -> None:
     recorded: dict[str, np.ndarray] = {}
 
     def grab(tag: str) -> None:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
         for obj in objects:
-            recorded[f"{tag}/{obj.name}"] = ropes.world_points(obj).copy()
+            points = ropes.world_points(obj)
+            if obj.type == "MESH" and obj.data.shape_keys is not None:
+                # a shape-key bake plays in the evaluated mesh, not in the data
+                evaluated = obj.evaluated_get(depsgraph).data
+                local = np.empty(3 * len(evaluated.vertices), dtype=np.float32)
+                evaluated.vertices.foreach_get("co", local)
+                matrix = np.array(obj.matrix_world)
+                points = local.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T
+                points += matrix[:3, 3]
+            recorded[f"{tag}/{obj.name}"] = points.copy()
 
     for frame in range(1, 41):
         scene.frame_set(frame)
