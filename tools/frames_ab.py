@@ -69,11 +69,11 @@ def _scenes(bpy, ropes):  # noqa: ANN001 - bpy and the test builders, imported l
 
 def record(out: Path, tree: Path) -> None:
     sys.path.insert(0, str(tree))
-    sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))
+    sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
     import bpy
 
     import xpbd_addon
-    from blender import ropes  # tests/blender/ropes.py: the test scenes' builders
+    from tests.blender import ropes  # the test scenes' builders
 
     xpbd_addon.register()
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
