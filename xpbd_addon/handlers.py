@@ -13,8 +13,9 @@ the missing frames are simulated with pin targets interpolated linearly instead;
 (``xpbd.bake``, docs/bake.md) for render farms that start at an arbitrary frame. Baked
 objects, and objects a running bake drives, are left alone here.
 
-Rope objects that collide with each other (Self Collision on, matching solver settings) are
-brought to each frame together, as one ``blender.group.Group``; every other object alone.
+Every rope is brought to a frame by the frame engine (``blender.engine.Run``): rope objects
+that collide with each other (Self Collision on, matching solver settings) together, every
+other object alone.
 
 The handler never raises into Blender: a problem with one object disables that object (its
 geometry is left untouched) and its message is shown in the panel.
@@ -39,8 +40,8 @@ from .blender.errors import RetryError, RopeError
 _SIM = f"{__package__}.blender.sim"
 """Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
 
-_GROUP = f"{__package__}.blender.group"
-"""Module name of blender.group (ropes of several objects colliding with each other)."""
+_ENGINE = f"{__package__}.blender.engine"
+"""Module name of blender.engine (the runs of the frame engine)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -67,11 +68,11 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import group, sim
+    from .blender import engine, sim
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
-        group.prune(scene)
+        engine.prune(scene)
         return
     # numba's absence is known without importing it: every rope says why, no traceback.
     reason = dependencies.numba_problem()
@@ -99,28 +100,28 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             entries.append((obj, entry))
     if entries and not _solver_ready(scene, entries, render):
         return
-    # Ropes of several objects that collide with each other are simulated together
-    # (blender/group.py); every other rope alone, as before.
-    jumps: list[tuple[group.Unit, int]] = []
-    for unit in group.plan(scene, entries):
+    # Ropes of several objects that collide with each other are one run (blender/group.py
+    # says who); every other rope is a run alone.
+    jumps: list[tuple[Any, Any, int]] = []
+    for run, members in engine.plan(scene, entries):
         try:
-            need = unit.show(depsgraph, frame, render, keep_cache=_replaying)
+            need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
         except Exception as exc:  # noqa: BLE001
-            _fail_unit(unit, exc)
+            _fail_run(members, exc)
             continue
         if need is not None:
-            jumps.append((unit, need))
+            jumps.append((run, members, need))
     if not jumps:
         return
     if render or _replaying:
-        for unit, _need in jumps:
+        for run, members, _need in jumps:
             try:
-                unit.fill_interpolated(depsgraph, frame, render)
-                unit.show(depsgraph, frame, render)
+                run.fill_interpolated(members, depsgraph, frame, render)
+                run.show(members, depsgraph, frame, render)
             except Exception as exc:  # noqa: BLE001
-                _fail_unit(unit, exc)
+                _fail_run(members, exc)
         return
-    first = min(need for _unit, need in jumps)
+    first = min(need for _run, _members, need in jumps)
     subframe = scene.frame_subframe
     _replaying = True
     try:
@@ -163,15 +164,15 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
     return True
 
 
-def _fail_unit(unit: Any, exc: Exception) -> None:
-    """A problem while bringing ``unit`` (group.Unit) to a frame: a member's own problem
-    (group.MemberError) stops that member; anything else stops every rope of the unit."""
-    from .blender import group
+def _fail_run(members: list[tuple[Any, Any]], exc: Exception) -> None:
+    """A problem while bringing a run's ``members`` to a frame: a member's own problem
+    (engine.MemberError) stops that member; anything else stops every rope of the run."""
+    from .blender import engine
 
-    if isinstance(exc, group.MemberError):
+    if isinstance(exc, engine.MemberError):
         _fail(exc.obj, exc.error)
         return
-    for obj in unit.objects:
+    for obj, _rope in members:
         _fail(obj, exc)
 
 
@@ -223,9 +224,9 @@ def _clear_simulations() -> None:
     sim = sys.modules.get(_SIM)
     if sim is not None:  # else none was ever made, and importing it would load numpy
         sim.clear()
-    group = sys.modules.get(_GROUP)
-    if group is not None:
-        group.clear()
+    engine = sys.modules.get(_ENGINE)
+    if engine is not None:
+        engine.clear()
 
 
 HANDLERS = (

@@ -216,14 +216,14 @@ def test_mesh_with_shape_keys(scene, witness):
 
 def test_a_bug_in_one_rope_does_not_stop_the_others(scene, witness, monkeypatch):
     obj = ropes.curve_rope(scene, "POLY", name="buggy")
-    real_show = sim.RopeSim.show
+    real_targets = sim.RopeSim.targets
 
-    def show(self, target, *args, **kwargs):
+    def targets(self, target, *args, **kwargs):
         if target.name == "buggy":
             raise ZeroDivisionError("a bug")
-        return real_show(self, target, *args, **kwargs)
+        return real_targets(self, target, *args, **kwargs)
 
-    monkeypatch.setattr(sim.RopeSim, "show", show)
+    monkeypatch.setattr(sim.RopeSim, "targets", targets)
     _still_simulating(scene, witness)
     assert sim.status(obj) == "Internal error (ZeroDivisionError: a bug); see the console"
 

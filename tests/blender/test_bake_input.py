@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import bake
+from xpbd_addon.blender import bake, engine
 from xpbd_addon.blender.geometry import RopeError
 
 from . import ropes
@@ -116,7 +116,7 @@ def test_a_failing_frame_cancels_the_bake_with_a_message(scene, monkeypatch):
     obj = ropes.curve_rope(scene)
     scene.frame_start, scene.frame_end = 1, 10
     before = ropes.local_points(obj).copy()
-    original = bake.sim.RopeSim.step_frame
+    original = engine.Run.step
     calls = []
 
     def failing(self, previous, targets, *args, **kwargs):
@@ -125,7 +125,7 @@ def test_a_failing_frame_cancels_the_bake_with_a_message(scene, monkeypatch):
             raise RopeError("The simulation produced NaN; nothing was written")
         return original(self, previous, targets, *args, **kwargs)
 
-    monkeypatch.setattr(bake.sim.RopeSim, "step_frame", failing)
+    monkeypatch.setattr(engine.Run, "step", failing)
     message = _bake_error()
     assert "stopped at frame 5" in message and "produced NaN" in message
     _untouched(obj, before)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender import engine, sim
 
 from . import ropes
 
@@ -73,13 +73,13 @@ def test_render_of_a_single_late_frame_simulates_the_missing_frames(scene, tmp_p
     scene.collection.objects.link(camera)
     scene.camera = camera
     filled = []
-    original = sim.RopeSim.fill_interpolated
+    original = engine.Run.fill_interpolated
 
     def counting(self, *args, **kwargs):
-        filled.append(args[2])  # (obj, depsgraph, frame, render)
+        filled.append(args[2])  # (members, depsgraph, frame, render)
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(sim.RopeSim, "fill_interpolated", counting)
+    monkeypatch.setattr(engine.Run, "fill_interpolated", counting)
     bpy.app.handlers.frame_change_post.append(record)
     try:
         bpy.ops.render.render(animation=True)

@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import group, sim
+from xpbd_addon.blender import engine, sim
 
 from . import ropes
 from .test_collision import _segment_distances
@@ -86,10 +86,10 @@ def test_a_rope_dropped_onto_a_taut_rope_rests_on_it(scene, collide):
         # that it then slowly slides off is the xfail below
         assert hanging > 0.4
         assert ropes.world_points(taut)[N // 2, 2] < 0.5 - 0.5 * R  # pressed down: two-way
-        assert isinstance(sim.REGISTRY[taut.session_uid].group, group.Group)
+        assert len(sim.REGISTRY[taut.session_uid].run.ropes) == 2  # one run, both ropes
     else:
         assert middle[2] < 0.0  # fell straight through
-        assert sim.REGISTRY[taut.session_uid].group is None
+        assert len(sim.REGISTRY[taut.session_uid].run.ropes) == 1  # alone
 
 
 @pytest.mark.parametrize("substeps, impact", [(10, 0.8), (20, 0.9)])
@@ -140,12 +140,12 @@ def test_changing_one_members_setting_restarts_both(scene):
     taut, falling = _taut(scene), _falling(scene)
     _play(scene, (taut, falling), 1, 20)
     old = [sim.REGISTRY[o.session_uid] for o in (taut, falling)]
-    old_group = old[0].group
+    old_run = old[0].run
     falling.xpbd.vertex_mass = 0.2  # heavier: the taut rope sags more
     scene.frame_set(20)
     new = [sim.REGISTRY[o.session_uid] for o in (taut, falling)]
     assert new[0] is old[0] and new[1] is not old[1]
-    assert new[0].group is new[1].group is not old_group
+    assert new[0].run is new[1].run is not old_run
     assert sorted(new[0].cache) == sorted(new[1].cache) == list(range(1, 21))
     after = [ropes.world_points(o).copy() for o in (taut, falling)]
     bpy.ops.xpbd.reset(all_objects=True)
@@ -174,7 +174,8 @@ def test_removing_a_member_mid_playback_leaves_the_other_simulating(scene, how):
         falling.xpbd.enabled = False
     got = _play(scene, (taut,), 16, 24)[24][0]
     entry = sim.REGISTRY[taut.session_uid]
-    assert sim.status(taut) is None and entry.group is None and not group.GROUPS
+    assert sim.status(taut) is None and entry.run.ropes == [entry]
+    assert list(engine.RUNS.values()) == [entry.run]
     assert sorted(entry.cache) == list(range(1, 25))
     bpy.ops.xpbd.reset(all_objects=True)
     alone = _play(scene, (taut,), 1, 24)[24][0]
@@ -188,7 +189,8 @@ def test_a_third_rope_joining_restarts_the_group(scene):
     third.location.x = 0.2
     scene.frame_set(11)
     entries = [sim.REGISTRY[o.session_uid] for o in (taut, falling, third)]
-    assert entries[0].group is entries[1].group is entries[2].group is not None
+    assert entries[0].run is entries[1].run is entries[2].run
+    assert len(entries[0].run.ropes) == 3
     assert all(sorted(e.cache) == list(range(1, 12)) for e in entries)
 
 
@@ -306,7 +308,7 @@ def test_ropes_added_from_the_menu_collide_with_bending_on_one_of_them(scene):
         worst = min(worst, d)
     assert sim.status(lower) is None and sim.status(upper) is None
     assert touched and worst > 0.9 * 2 * 0.01
-    assert sim.REGISTRY[lower.session_uid].group is sim.REGISTRY[upper.session_uid].group
+    assert sim.REGISTRY[lower.session_uid].run is sim.REGISTRY[upper.session_uid].run
     a, b = ropes.world_points(lower), ropes.world_points(upper)
     lower_z = np.interp(b[np.argmax(b[:, 2]), 0], a[:, 0], a[:, 2])  # under its top point
     assert b[:, 2].max() > lower_z + 0.01  # hanging over the lower rope, not through it

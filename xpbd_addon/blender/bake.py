@@ -1,8 +1,8 @@
 """Bake: the simulation of a frame range turned into native Blender animation (decision 4).
 
 A ``BakeJob`` simulates every frame of its objects' ranges with the live simulation's own
-machinery (``sim.RopeSim``: the same reset, pin targets and ``step_frame`` as playback, so a
-baked frame equals the played frame), records the positions, and only when every frame is
+frame engine (``engine.Run``: the same reset, pin targets, colliders and step as playback, so
+a baked frame equals the played frame), records the positions, and only when every frame is
 done writes the animation. Cancelling half way therefore writes nothing: the objects are as
 they were before the bake.
 
@@ -28,8 +28,8 @@ What a bake writes (``write``), per object:
   plays it through a Mesh Sequence Cache modifier; the rope object itself is hidden.
 
 Ropes of several objects that collide with each other (``group``) are baked together: baking
-one adds the others (``with_partners``), and they are stepped through one ``group.Group`` as
-in playback; they need the same bake range.
+one adds the others (``with_partners``), and they are stepped as one ``engine.Run`` as in
+playback; they need the same bake range.
 
 Every bake is recorded on ``obj.xpbd.bake`` (what was made, and the visibility it changed), so
 ``free`` removes exactly that, puts the rest shape back and hands the object to the live
@@ -48,7 +48,7 @@ from . import action_compat, pins, rest, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
-    from . import group
+    from . import engine
 
 BAKING: set[int] = set()
 """session_uid of the objects a running bake drives; the frame handler skips them."""
@@ -196,7 +196,8 @@ class BakeJob:
 
     def advance(self, budget: float = 0.1) -> None:
         """Simulate frames for about ``budget`` seconds (at least one frame)."""
-        from . import io_kernels  # numba: loaded by the operator before the job starts
+        # io_kernels (numba): loaded by the operator before the job starts
+        from . import engine, io_kernels
 
         t_end = time.perf_counter() + budget
         while not self.done:
@@ -205,29 +206,32 @@ class BakeJob:
             import bpy
 
             depsgraph = bpy.context.evaluated_depsgraph_get()
-            for records, rope_group in self.units:
+            for records, run in self.units:
                 if not records[0].first <= frame <= records[0].last:
                     continue
-                if rope_group is not None:
-                    self._advance_group(records, rope_group, depsgraph)
-                    continue
-                record = records[0]
-                obj, rope = record.obj, record.rope
-                world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
-                sim.check_matrix(world, obj.name)
-                targets = rope.targets(obj, depsgraph, False)
-                # Colliders as in playback: this frame's, moving from the previous frame's.
-                snapshot = rope.read_colliders(obj, depsgraph, record.previous)
-                if record.previous is None:
-                    state = rope.reset_frame(world, targets, snapshot)
-                else:
-                    state = rope.step_frame(record.previous, targets, snapshot)
-                    record.previous.colliders = None
-                self._keep(record, state, world, io_kernels)
-                self._keep_targets(records, depsgraph)
+                try:
+                    self._advance_run(records, run, depsgraph, io_kernels)
+                except engine.MemberError as exc:  # as playback says it, for that object
+                    raise exc.error from exc
             self.frame += 1
             if time.perf_counter() >= t_end:
                 break
+
+    def _advance_run(self, records: list[Recording], run: engine.Run, depsgraph: Any,
+                     io_kernels: Any) -> None:
+        """One frame of a run's ropes, made as playback makes it (``engine.Run.show``)."""
+        from . import engine
+
+        members = [(r.obj, r.rope) for r in records]
+        matrices = engine.worlds(members, depsgraph)
+        previous = [r.previous for r in records if r.previous is not None]
+        if len(previous) < len(records):  # the first baked frame: the rest shape
+            states = run.start(members, depsgraph, False, matrices)
+        else:
+            states = run.next(members, depsgraph, False, previous)
+        for record, state, world in zip(records, states, matrices, strict=True):
+            self._keep(record, state, world, io_kernels)
+        self._keep_targets(records, depsgraph)
 
     def _keep(self, record: Recording, state: sim.Frame, world: np.ndarray,
               io_kernels: Any) -> None:
@@ -251,31 +255,6 @@ class BakeJob:
 
             for record in records:
                 bake_bones.record_targets(record, depsgraph)
-
-    def _advance_group(self, records: list[Recording], rope_group: group.Group,
-                       depsgraph: Any) -> None:
-        """One frame of ropes colliding with each other, stepped together as in playback
-        (``group.Group.show``)."""
-        from . import io_kernels
-
-        members = [(r.obj, r.rope) for r in records]
-        worlds = []
-        for obj, _rope in members:
-            world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
-            sim.check_matrix(world, obj.name)
-            worlds.append(world)
-        targets = [rope.targets(obj, depsgraph, False) for obj, rope in members]
-        snapshot = rope_group.read_colliders(members, depsgraph, rope_group.colliders)
-        previous = [r.previous for r in records if r.previous is not None]
-        if len(previous) < len(records):  # the first baked frame: the rest shape
-            states = [r.rope.reset_frame(w, t) for r, w, t in zip(records, worlds, targets,
-                                                                 strict=True)]
-        else:
-            states = rope_group.step(previous, targets, snapshot, start=rope_group.colliders)
-        rope_group.colliders = snapshot
-        for record, state, world in zip(records, states, worlds, strict=True):
-            self._keep(record, state, world, io_kernels)
-        self._keep_targets(records, depsgraph)
 
     def run(self, report_every: float = 1.0) -> None:
         """Simulate everything, printing a progress line about every ``report_every`` s
@@ -369,24 +348,23 @@ def with_partners(scene: Any, objects: list) -> list:
 
 
 def _units(records: list[Recording], scene: Any) -> list[tuple[list[Recording], Any]]:
-    """The records to simulate alone ([record], None) and together ([records], Group).
-    RopeError if ropes that collide with each other have different bake ranges."""
-    from . import group
+    """The records in runs of the frame engine (``engine.make_runs``: ropes that collide
+    with each other together, as in playback), each run with its records. RopeError if
+    ropes that collide with each other have different bake ranges."""
+    from . import engine
 
     by_uid = {r.obj.session_uid: r for r in records}
-    groups, _notes = group.partition([(r.obj, r.rope) for r in records])
+    runs, _notes = engine.make_runs([(r.obj, r.rope) for r in records], scene.name)
     units: list[tuple[list[Recording], Any]] = []
-    together: set[int] = set()
-    for members in groups:
+    for run, members in runs:
         grouped = [by_uid[obj.session_uid] for obj, _rope in members]
         ranges = {(r.first, r.last) for r in grouped}
         if len(ranges) > 1:
             names = ", ".join(f"'{r.obj.name}' {r.first}..{r.last}" for r in grouped)
             raise RopeError(f"Ropes that collide with each other are baked together and need "
                             f"the same bake range: {names}")
-        units.append((grouped, group.Group(members, scene.name)))
-        together.update(r.obj.session_uid for r in grouped)
-    return units + [([r], None) for r in records if r.obj.session_uid not in together]
+        units.append((grouped, run))
+    return units
 
 
 # --- writers ----------------------------------------------------------------------------------

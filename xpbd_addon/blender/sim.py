@@ -5,14 +5,9 @@ Simulation state never lives in a PropertyGroup. ``REGISTRY`` maps an object's
 scene's gravity or frame rate, or the topology change (``settings_key``), and is simply
 rebuilt from the stored rest shape after a file is reopened.
 
-Frames (decision 3) are handled by ``RopeSim.show``:
-- at or before the start frame: the state is reset (rest shape, pins at their targets) and the
-  cache restarts with it, so edits made to pin animation are picked up by replaying;
-- a cached frame (going back, jumping): the cached state is written, nothing simulated;
-- the frame after the last cached one: one frame is simulated with this frame's pin targets;
-- past ``frame_end``: the end frame's state is held;
-- any other frame forward is a jump: ``show`` returns the first missing frame and the handler
-  replays the missing frames (see handlers.py), so every frame equals playing from the start.
+Frames are made by the frame engine (engine.py): a ``RopeSim`` is what one object brings to
+it (its layout, rest shape, Model, pin targets, writing) and where its frames are kept
+(``cache``).
 """
 
 from __future__ import annotations
@@ -26,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import colliders, geometry, pins, rest, schema, stiffness
-from .checks import check_energy, check_matrix, energy_margin, matrix_problem
+from . import geometry, pins, rest, schema, stiffness
+from .checks import check_energy, check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
 
@@ -42,9 +37,6 @@ class Frame:
     """Particle velocities [m/s] (world space), shape [N, 3], float64"""
     targets: np.ndarray
     """Pin targets [m] at this frame (world space), shape [pinned_count, 3]"""
-    colliders: colliders.Snapshot | None = None
-    """The scene's colliders at this frame, the start of the next frame's collider motion;
-    only kept on the newest cached frame (the only one a frame is simulated from)"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -129,24 +121,17 @@ class RopeSim:
         """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
         self.start_energy: float | None = None
         """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
-        self.energy_margin: float | None = None
-        """The rise of energy [J] the safety net allows this Model (``checks.energy_margin``),
-        computed with ``start_energy``: it depends on the Model and gravity only, and costs
-        ~70 us per frame inside Blender"""
         self.snapshot_problems: tuple[str, ...] = ()
         """Notes on the colliders of the last frame read (skipped or open meshes)"""
         self.group_notes: tuple[str, ...] = ()
         """Notes on the other self-colliding ropes this one does not collide with (group.py)"""
-        self.group: Any = None
-        """The ``group.Group`` whose joint simulation fills ``cache`` (ropes of several
-        objects colliding with each other), or None: this object is simulated alone"""
+        self.run: Any = None
+        """The ``engine.Run`` that fills ``cache`` (this rope alone, or with the ropes it
+        collides with)"""
         # Object-space float32 buffer that foreach_set takes: [N, 3] for meshes, [N, 4]
         # (co + NURBS weight, filled once) for curves, so each spline writes a slice of it.
         width = 3 if layout.kind == "MESH" else 4
         self._write_buf = np.ascontiguousarray(stored[:, 0:width], dtype=np.float32).copy()
-        # Pin targets handed to the core: rows of free particles are ignored there, so one
-        # buffer is reused and only the pinned rows change.
-        self._pin_targets = pins.transform(world, self.rest_xyz)
 
     def _build_model(self, world: np.ndarray) -> Any:
         """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
@@ -174,25 +159,14 @@ class RopeSim:
                              "targets' transforms)")
         return t
 
-    def read_colliders(self, obj: Any, depsgraph: Any,
-                       previous: Frame | None = None) -> colliders.Snapshot:
-        """The scene's colliders (and ground) for this rope at the depsgraph's frame.
-        ``previous``: the frame simulated from, whose collider analysis is reused."""
-        snapshot = colliders.read(depsgraph, obj.xpbd, obj.name,
-                                  previous.colliders if previous is not None else None)
-        self.snapshot_problems = snapshot.problems
-        return snapshot
-
     @property
     def collider_problems(self) -> tuple[str, ...]:
         """Notes for the Collision panel: colliders skipped or open, ropes not collided with."""
         return self.snapshot_problems + self.group_notes
 
     # --- frames ----------------------------------------------------------------------------
-    def reset_frame(self, world: np.ndarray, targets: np.ndarray,
-                    snapshot: colliders.Snapshot | None = None) -> Frame:
-        """The start-frame state: the rest shape placed by ``world``, pins on their targets;
-        ``snapshot``: the colliders at the start frame (``read_colliders``).
+    def reset_frame(self, world: np.ndarray, targets: np.ndarray) -> Frame:
+        """The start-frame state: the rest shape placed by ``world``, pins on their targets.
 
         The Model is rebuilt here if it was built with another matrix: a rope is built at
         whatever frame it is first seen (a jump, a reopened file, a bake started elsewhere),
@@ -205,85 +179,10 @@ class RopeSim:
             self.model_world = world.copy()
         x = pins.transform(world, self.rest_xyz)
         x[self.pinned_ids] = targets
-        start = Frame(x, np.zeros_like(x), targets, snapshot)
+        start = Frame(x, np.zeros_like(x), targets)
         self.start_targets = targets.copy()
         self.start_energy = check_energy_start(self.model, start, self.gravity)
-        self.energy_margin = energy_margin(self.model, self.gravity)
         return start
-
-    def step_frame(self, previous: Frame, targets: np.ndarray,
-                   snapshot: colliders.Snapshot | None = None, *,
-                   start: colliders.Snapshot | None = None,
-                   part: tuple[float, float] = (0.0, 1.0)) -> Frame:
-        """Simulate one frame from ``previous`` with pins ending on ``targets`` and colliders
-        ending at ``snapshot`` (None: no colliders), moving from ``start`` (default: the
-        colliders of ``previous``), or over the fraction ``part`` of that motion."""
-        state = core.State(previous.x.copy(), previous.v.copy())
-        pin_targets = self._pin_targets
-        pin_targets[self.pinned_ids] = targets
-        contacts: list[Any] = []
-        if snapshot is not None:
-            contacts = colliders.for_step(start if start is not None else previous.colliders,
-                                          snapshot, *part)
-        # The energy test of the safety net only holds while nothing external moves the rope.
-        still = self.start_targets is not None and np.array_equal(targets, self.start_targets)
-        checked_step(self.model, state, self.dt, self.substeps, self.gravity, pin_targets,
-                     contacts, "The simulation", start_energy=self.start_energy if still else None,
-                     margin=self.energy_margin)
-        return Frame(state.x, state.v, targets, snapshot)
-
-    def show(self, obj: Any, depsgraph: Any, frame: int, render: bool, *,
-             keep_cache: bool = False) -> int | None:
-        """Bring the object to ``frame``. Returns None when done, or the first frame that has
-        to be simulated before ``frame`` can be shown (a jump past the cache).
-        ``keep_cache``: passing the start frame does not restart the cache (the handler's
-        replay of another object's missing frames goes through the start frame)."""
-        evaluated = obj.evaluated_get(depsgraph)
-        world = np.array(evaluated.matrix_world, dtype=np.float64)
-        check_matrix(world, obj.name)
-        if frame <= self.frame_start:
-            if not (keep_cache and self.frame_start in self.cache):
-                targets = self.targets(obj, depsgraph, render)
-                self.cache = {self.frame_start: self.reset_frame(
-                    world, targets, self.read_colliders(obj, depsgraph))}
-            self.write_rest(obj)
-            return None
-        frame = min(frame, self.frame_end)
-        cached = self.cache.get(frame)
-        if cached is None:
-            last = max(self.cache) if self.cache else None
-            if last is None or frame != last + 1:
-                return self.frame_start if last is None else last + 1
-            previous = self.cache[last]
-            cached = self.step_frame(previous, self.targets(obj, depsgraph, render),
-                                     self.read_colliders(obj, depsgraph, previous))
-            previous.colliders = None  # never simulated from again
-            self.cache[frame] = cached
-        self.write(obj, world, cached.x)
-        return None
-
-    def fill_interpolated(self, obj: Any, depsgraph: Any, frame: int, render: bool) -> None:
-        """Simulate the missing frames up to ``frame`` with pin targets interpolated linearly
-        from the last cached frame to this one. Only used where the handler cannot replay the
-        frames (while rendering); exact unless pins move non-linearly in between."""
-        frame = min(frame, self.frame_end)
-        end_targets = self.targets(obj, depsgraph, render)
-        if not self.cache:
-            world = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
-            self.cache[self.frame_start] = self.reset_frame(
-                world, end_targets, self.read_colliders(obj, depsgraph))
-        last = max(self.cache)
-        start_targets = self.cache[last].targets
-        # Colliders too move linearly from the last cached frame to this one.
-        start = self.cache[last].colliders
-        end = self.read_colliders(obj, depsgraph, self.cache[last])
-        for k in range(last + 1, frame + 1):
-            s = (k - last) / (frame - last)
-            s_before = (k - 1 - last) / (frame - last)
-            targets = (1.0 - s) * start_targets + s * end_targets
-            self.cache[k] = self.step_frame(self.cache[k - 1], targets, end, start=start,
-                                            part=(s_before, s))
-            self.cache[k - 1].colliders = None
 
     # --- writing ---------------------------------------------------------------------------
     def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:
