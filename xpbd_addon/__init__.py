@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = ("properties", "operators", "bake_operators", "export_operators", "presets", "panels",
-            "handlers", "preparation")
+_MODULES = ("properties", "operators", "attachments", "bake_operators", "export_operators",
+            "presets", "panels", "handlers", "preparation")
 """Registration order: the settings first (everything else reads Object.xpbd)."""
 
 

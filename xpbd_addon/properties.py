@@ -6,8 +6,9 @@ into ``bpy.props`` properties and adds what needs bpy (the update callbacks, the
 Simulation state (model, cache) is in ``blender.sim.REGISTRY`` and is rebuilt from these
 settings and the stored rest shape; a change of a setting the cache depends on invalidates
 the cache (the next frame change replays from the start frame with the new values).
-Settings are read as they are when the simulation is (re)built; animating them is not
-supported (each change restarts the simulation).
+Settings marked animatable in the schema may be keyframed or driven: they are read at every
+frame (blender/changes.py), and editing their animation invalidates the frames after the
+edit only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import bpy
 from bpy.props import (
     BoolProperty,
+    CollectionProperty,
     EnumProperty,
     FloatProperty,
     IntProperty,
@@ -25,6 +27,7 @@ from bpy.props import (
 )
 
 from . import preparation
+from .attachments import XPBD_PG_attachment
 from .bake_operators import XPBD_PG_bake
 from .blender import schema
 
@@ -70,7 +73,16 @@ def settings_properties() -> dict[str, Any]:
     out: dict[str, Any] = {
         "bake": PointerProperty(  # type: ignore[func-returns-value]
             type=XPBD_PG_bake, name="Bake",
-            description="Bake settings and the record of a bake")}
+            description="Bake settings and the record of a bake"),
+        # A collection of its own kind (attachments.py), not a plain setting of the schema:
+        # its fixed fields are part of the cache key (attach.key), ``enabled`` is read at
+        # every frame.
+        "attachments": CollectionProperty(  # type: ignore[func-returns-value]
+            type=XPBD_PG_attachment, name="Attachments",
+            description="Points of the rope held by other objects or bones while enabled"),
+        "active_attachment": IntProperty(  # type: ignore[func-returns-value]
+            name="Active Attachment", default=0, min=0,
+            description="The attachment shown below the list")}
     for setting in schema.SETTINGS:
         extra = dict(setting.options)
         if setting.items:
@@ -89,8 +101,8 @@ class XPBD_PG_settings(bpy.types.PropertyGroup):
     __annotations__ = settings_properties()
 
 
-CLASSES = (XPBD_PG_bake, XPBD_PG_settings)
-"""XPBD_PG_bake first: XPBD_PG_settings points at it."""
+CLASSES = (XPBD_PG_bake, XPBD_PG_attachment, XPBD_PG_settings)
+"""XPBD_PG_bake and XPBD_PG_attachment first: XPBD_PG_settings points at them."""
 
 
 def register() -> None:

@@ -285,4 +285,4 @@ def test_the_settings_that_may_change_over_time():
     assert {s.name for s in schema.SETTINGS if s.animatable} == {
         "compliance", "vertex_mass", "damping", "bending_compliance", "linear_density",
         "stretch_stiffness", "bend_stiffness", "radius", "ground_height", "ground_friction",
-        "self_friction", "pin_first", "pin_last"}
+        "self_friction", "pin_first", "pin_last", "length_scale"}

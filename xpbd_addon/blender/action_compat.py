@@ -162,3 +162,22 @@ def remove_action(id_block: Any, action: Any) -> None:
             id_block.animation_data_clear()
     if action is not None and action.name in bpy.data.actions:
         bpy.data.actions.remove(action)
+
+
+def fcurves_of(id_block: Any) -> list[Any]:
+    """The F-Curves that animate ``id_block``: those of its active Action, in the slot it is
+    assigned where Actions have slots (NLA strips are not read)."""
+    anim = id_block.animation_data
+    action = anim.action if anim is not None else None
+    if action is None:
+        return []
+    if not has_slots(action):
+        return list(action.fcurves)
+    slot = anim.action_slot
+    if slot is None:
+        return []
+    bags = [bag for layer in action.layers for strip in layer.strips
+            for bag in strip.channelbags if bag.slot == slot]
+    if not bags and "fcurves" in action.bl_rna.properties:  # 4.4-4.5 legacy shim
+        return list(action.fcurves)
+    return [fcurve for bag in bags for fcurve in bag.fcurves]

@@ -124,6 +124,9 @@ class Recording:
     parent_pose: list = field(default_factory=list)
     """Per frame: pose matrix of ``bake.bone_parent``, armature space [4, 4]"""
     previous: sim.Frame | None = None
+    always_pinned: np.ndarray | None = None
+    """Particles pinned by the settings on every recorded frame [N] (keyed pins, such as an
+    animated ``pin_first``, are pinned on some frames only): these are not keyed"""
 
     def frames(self) -> np.ndarray:
         return np.arange(self.first, self.last + 1, dtype=np.float64)
@@ -226,9 +229,9 @@ class BakeJob:
         matrices = engine.worlds(members, depsgraph)
         previous = [r.previous for r in records if r.previous is not None]
         if len(previous) < len(records):  # the first baked frame: the rest shape
-            states = run.start(members, depsgraph, False, matrices)
+            states = run.start(members, depsgraph, False, matrices, self.frame)
         else:
-            states = run.next(members, depsgraph, False, previous)
+            states = run.next(members, depsgraph, False, previous, self.frame)
         for record, state, world in zip(records, states, matrices, strict=True):
             self._keep(record, state, world, io_kernels)
         self._keep_targets(records, depsgraph)
@@ -239,12 +242,16 @@ class BakeJob:
         rope = record.rope
         record.previous = state
         local = np.empty((rope.layout.particle_count, 3), dtype=np.float32)
-        io_kernels.world_to_local(state.x, pins.affine_inverse(world), rope.pinned_ids,
+        io_kernels.world_to_local(state.x, pins.affine_inverse(world), state.pinned_ids,
                                   rope.rest_local, local)
         if not np.isfinite(local).all():  # as RopeSim.write: never keyed into user data
             raise RopeError(f"'{record.obj.name}': a point would be NaN or infinite in object "
                             "space (check the object's scale); nothing was baked")
         record.local.append(local)
+        pinned = np.zeros(rope.layout.particle_count, dtype=bool)
+        pinned[state.pinned_ids] = True
+        record.always_pinned = (pinned if record.always_pinned is None
+                                else record.always_pinned & pinned)
         if self.target in ("BONES", "CACHE"):
             record.world.append(state.x.copy())
 
@@ -378,7 +385,7 @@ def write_curve_keys(record: Recording) -> None:
     obj.xpbd.bake.kind = "CURVE_KEYS"
     factory = action_compat.new_action(obj.data, f"{obj.name} XPBD Bake")
     obj.xpbd.bake.action = factory.action
-    pinned = rope.pinned
+    pinned = record.always_pinned if record.always_pinned is not None else rope.pinned
     for s, (start, n, bezier) in enumerate(rope.layout.splines):
         points = "bezier_points" if bezier else "points"
         channels = [("co", None)]

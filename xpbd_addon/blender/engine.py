@@ -8,9 +8,11 @@ resets, pins, colliders or stepping is made here once.
 
 Each frame of a run is made the same way:
 
-    start frame:  targets (pins.py) -> colliders (colliders.py) -> RopeSim.reset_frame
-    later frames: targets -> colliders, moving from the last frame's -> Run.step
-                  (sim.checked_step: core.step on the joint State, then the safety net)
+    start frame:  inputs (RopeSim.inputs: animated settings, pin targets, attachments)
+                  -> colliders (colliders.py) -> RopeSim.reset_frame -> pre-roll
+    later frames: inputs -> colliders, moving from the last frame's -> Run.step: each
+                  rope's holds (attach.py) and Model for the frame (RopeSim.model_for),
+                  sim.checked_step (core.step on the joint State, then the safety net)
 
 The frames are kept per object in ``RopeSim.cache`` (the panel's frame count, cached frames
 shown again on a jump back); the run keeps the joint Model and the colliders of the newest
@@ -23,12 +25,14 @@ ropes, or with other settings).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from .. import core
-from . import colliders, group, sim
+from . import animated, attach, colliders, group, sim
+from .changes import Inputs
 from .checks import energy_margin
 from .geometry import RopeError
 
@@ -93,9 +97,16 @@ class Run:
         first = ropes[0]
         self.substeps, self.dt, self.gravity = first.substeps, first.dt, first.gravity
         self.frame_start, self.frame_end = first.frame_start, first.frame_end
-        self.pinned_ids = [o + rope.pinned_ids for o, rope in zip(self.offsets, ropes,
-                                                                 strict=False)]
-        """Each member's pinned particles, as indices into ``model``"""
+        self.preroll = first.preroll
+        """Frames settled before the start frame (shared by the members, group.SHARED)"""
+        self.prerolled: tuple[bytes, list[sim.Frame]] | None = None
+        """The last pre-rolled start frames and what they were rolled from, so going back to
+        the start frame does not roll again"""
+        self.snapshots: dict[int, colliders.Snapshot] = {}
+        """The colliders of each cached frame, kept only when a member has animated
+        settings: an edit of them cuts the cache, and the next frame's collider motion
+        starts from the frame before the cut"""
+        self.keeps_snapshots = any(rope.changes.channels for rope in ropes)
         self.pin_targets = self.model.particle_rest_x.copy()
         """Pin targets [m] handed to the core, shape [N, 3]: only the pinned rows are set
         (the core ignores the others), so one buffer serves every frame"""
@@ -119,31 +130,67 @@ class Run:
             rope.snapshot_problems = snapshot.problems
         return snapshot
 
-    def start(self, members: Members, depsgraph: Any, render: bool,
-              matrices: list[np.ndarray]) -> list[sim.Frame]:
-        """The start frame of every member: rest shape placed by ``matrices`` (``worlds``),
-        pins on this frame's targets; the colliders read afresh."""
-        targets = _each(members, lambda obj, rope: rope.targets(obj, depsgraph, render))
-        self.colliders = self.read_colliders(members, depsgraph, None)
-        return [rope.reset_frame(world, t)
-                for (_obj, rope), world, t in zip(members, matrices, targets, strict=True)]
+    def _inputs(self, members: Members, depsgraph: Any, render: bool, frame: int
+                ) -> list[Inputs]:
+        return _each(members, lambda obj, rope: rope.inputs(obj, depsgraph, render, frame))
 
-    def next(self, members: Members, depsgraph: Any, render: bool,
-             previous: list[sim.Frame]) -> list[sim.Frame]:
-        """The frame after ``previous`` (one per member), with this frame's pin targets and
-        colliders (moving from the last frame's)."""
-        targets = _each(members, lambda obj, rope: rope.targets(obj, depsgraph, render))
+    def _read(self, members: Members, depsgraph: Any, frame: int) -> colliders.Snapshot:
+        """This frame's colliders (``read_colliders``), kept as ``colliders``."""
         snapshot = self.read_colliders(members, depsgraph, self.colliders)
-        frames = self.step(previous, targets, snapshot, start=self.colliders)
         self.colliders = snapshot
+        if self.keeps_snapshots:
+            self.snapshots[frame] = snapshot
+        return snapshot
+
+    def start(self, members: Members, depsgraph: Any, render: bool,
+              matrices: list[np.ndarray], frame: int | None = None) -> list[sim.Frame]:
+        """The start frame of every member: rest shape placed by ``matrices`` (``worlds``),
+        pins on this frame's targets, the colliders read afresh; then the pre-roll."""
+        frame = self.frame_start if frame is None else frame
+        inputs = self._inputs(members, depsgraph, render, frame)
+        self.colliders = None
+        self.snapshots = {}
+        snapshot = self._read(members, depsgraph, frame)
+        frames = [rope.reset_frame(world, i)
+                  for (_obj, rope), world, i in zip(members, matrices, inputs, strict=True)]
+        return self._preroll(frames, inputs, snapshot) if self.preroll > 0 else frames
+
+    def _preroll(self, frames: list[sim.Frame], inputs: list[Inputs],
+                 snapshot: colliders.Snapshot) -> list[sim.Frame]:
+        """``preroll`` frames from ``frames`` with the pins and colliders held as they are
+        (the shot starts with the rope settled); the result is the start frame."""
+        rolled_from = b"".join(f.x.tobytes() + f.targets.tobytes() for f in frames)
+        if self.prerolled is not None and self.prerolled[0] == rolled_from:
+            return self.prerolled[1]
+        for _ in range(self.preroll):
+            frames = self.step(frames, inputs, snapshot, start=snapshot)
+        for rope, frame in zip(self.ropes, frames, strict=True):
+            rope.start_energy = sim.check_energy_start(rope.model, frame, self.gravity)
+        self.prerolled = (rolled_from, frames)
         return frames
 
-    def step(self, previous: list[sim.Frame], targets: list[np.ndarray],
+    def next(self, members: Members, depsgraph: Any, render: bool,
+             previous: list[sim.Frame], frame: int) -> list[sim.Frame]:
+        """The frame ``frame`` after ``previous`` (one per member), with that frame's inputs
+        and colliders (moving from the last frame's)."""
+        inputs = self._inputs(members, depsgraph, render, frame)
+        start = self.colliders
+        snapshot = self._read(members, depsgraph, frame)
+        return self.step(previous, inputs, snapshot, start=start)
+
+    def step(self, previous: list[sim.Frame], inputs: list[Inputs],
              snapshot: colliders.Snapshot, *, start: colliders.Snapshot | None,
              part: tuple[float, float] = (0.0, 1.0)) -> list[sim.Frame]:
-        """One frame of all members from their ``previous`` frames, pins ending on
-        ``targets`` (per member), colliders moving from ``start`` to ``snapshot`` (or the
-        fraction ``part`` of that motion). Returns each member's new Frame."""
+        """One frame of all members from their ``previous`` frames with their ``inputs``
+        (pins ending on their targets, attachments), colliders moving from ``start`` to
+        ``snapshot`` (or the fraction ``part`` of that motion). Returns each member's new
+        Frame."""
+        holds = []
+        for rope, before, i in zip(self.ropes, previous, inputs, strict=True):
+            found = rope.changes.attachments
+            holds.append(attach.step_holds(found, before.holds or (attach.FREE,) * len(found),
+                                           i.enabled, i.matrices, before.x))
+            rope.model = rope.model_for(i, holds[-1])
         if any(rope.model is not m for rope, m in zip(self.ropes, self.member_models,
                                                       strict=True)):
             self.model = _joint_model(self.ropes)
@@ -154,22 +201,62 @@ class Run:
         else:
             state = core.State(np.concatenate([f.x for f in previous]),
                                np.concatenate([f.v for f in previous]))
-        for ids, t in zip(self.pinned_ids, targets, strict=True):
-            self.pin_targets[ids] = t
+        still = True
+        for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
+            self.pin_targets[o + i.pinned_ids] = i.targets
+            held_ids, held_targets = attach.held(rope.changes.attachments, h, i.matrices)
+            self.pin_targets[o + held_ids] = held_targets
+            # The safety net's energy test holds while nothing external moved the rope:
+            # its pins where they were at the start, its Model the start's, nothing held.
+            still = still and (rope.start_energy is not None and not len(held_ids)
+                               and rope.start_targets is not None
+                               and rope.model is rope.start_model
+                               and np.array_equal(i.targets, rope.start_targets))
         contacts = colliders.for_step(start, snapshot, *part)
-        # The safety net's energy test holds while no member's pins moved since the start.
-        still = all(rope.start_targets is not None and rope.start_energy is not None
-                    and np.array_equal(t, rope.start_targets)
-                    for rope, t in zip(self.ropes, targets, strict=True))
         start_energy = sum(rope.start_energy or 0.0 for rope in self.ropes) if still else None
         sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
                          self.pin_targets, contacts, self.what, start_energy=start_energy,
                          margin=self.margin)
         if len(previous) == 1:
-            return [sim.Frame(state.x, state.v, targets[0])]
-        o = self.offsets
-        return [sim.Frame(state.x[o[k]:o[k + 1]].copy(), state.v[o[k]:o[k + 1]].copy(), t)
-                for k, t in enumerate(targets)]
+            x, v = [state.x], [state.v]
+        else:
+            o = self.offsets
+            x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+            v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels)
+                for k, (i, h) in enumerate(zip(inputs, holds, strict=True))]
+
+    # --- edits of animated settings --------------------------------------------------------
+    def drop_stale(self, members: Members, depsgraph: Any, frame: int) -> None:
+        """Cut the cached frames an edit of an animated setting made stale: from the first
+        frame whose F-Curve values changed, or this frame if a driven value moved."""
+        first: int | None = None
+        for obj, rope in members:
+            found = rope.changes
+            if not found.channels:
+                continue
+            signature = animated.signature(obj, found.channels)
+            if signature != found.signature:
+                stale = animated.first_stale(obj, found.channels, rope.cache, self.frame_start)
+                found.signature = signature
+                if stale is not None:
+                    first = stale if first is None else min(first, stale)
+            cached = rope.cache.get(frame)
+            if (frame > self.frame_start and cached is not None and any(
+                    c.driven for c in found.channels) and animated.driven_changed(
+                    obj.evaluated_get(depsgraph), found.channels, cached.channels)):
+                first = frame if first is None else min(first, frame)
+        if first is None:
+            return
+        for rope in self.ropes:
+            for k in [k for k in rope.cache if k >= first]:
+                del rope.cache[k]
+        for k in [k for k in self.snapshots if k >= first]:
+            del self.snapshots[k]
+        self.colliders = self.snapshots.get(first - 1)
+        if self.colliders is None:  # not kept: start again
+            for rope in self.ropes:
+                rope.cache = {}
 
     # --- frames of playback ------------------------------------------------------------------
     def _last(self) -> int | None:
@@ -185,7 +272,7 @@ class Run:
     def _reset(self, members: Members, depsgraph: Any, render: bool,
                matrices: list[np.ndarray]) -> None:
         """Restart every member's cache at the start frame."""
-        frames = self.start(members, depsgraph, render, matrices)
+        frames = self.start(members, depsgraph, render, matrices, self.frame_start)
         for rope, frame in zip(self.ropes, frames, strict=True):
             rope.cache = {self.frame_start: frame}
 
@@ -203,23 +290,30 @@ class Run:
         if frame <= self.frame_start:
             if not (keep_cache and all(self.frame_start in r.cache for r in self.ropes)):
                 self._reset(members, depsgraph, render, matrices)
-            _each(members, lambda obj, rope: rope.write_rest(obj))
+            if self.preroll > 0:  # the settled start frame
+                self._write(members, matrices, self.frame_start)
+            else:  # the stored rest shape, exactly
+                _each(members, lambda obj, rope: rope.write_rest(obj))
             return None
+        self.drop_stale(members, depsgraph, frame)
         frame = min(frame, self.frame_end)
         if not all(frame in rope.cache for rope in self.ropes):
             last = self._last()
             if last is None or frame != last + 1:
                 return self.frame_start if last is None else last + 1
             frames = self.next(members, depsgraph, render,
-                               [rope.cache[last] for rope in self.ropes])
+                               [rope.cache[last] for rope in self.ropes], frame)
             for rope, new in zip(self.ropes, frames, strict=True):
                 rope.cache[frame] = new
+        self._write(members, matrices, frame)
+        return None
+
+    def _write(self, members: Members, matrices: list[np.ndarray], frame: int) -> None:
         for (obj, rope), world in zip(members, matrices, strict=True):
             try:
-                rope.write(obj, world, rope.cache[frame].x)
+                rope.write(obj, world, rope.cache[frame])
             except Exception as exc:  # noqa: BLE001 - this member fails, the others wrote
                 raise MemberError(obj, exc) from exc
-        return None
 
     def fill_interpolated(self, members: Members, depsgraph: Any, frame: int,
                           render: bool) -> None:
@@ -227,29 +321,27 @@ class Run:
         linearly from the newest cached frame to this one. Only where the handler cannot
         replay the frames (while rendering); exact unless pins move non-linearly between."""
         frame = min(frame, self.frame_end)
-        end_targets = _each(members, lambda obj, rope: rope.targets(obj, depsgraph, render))
+        end = self._inputs(members, depsgraph, render, frame)
         last = self._last()
         if last is None:
             matrices = worlds(members, depsgraph)
-            self.colliders = self.read_colliders(members, depsgraph, None)
-            for (_obj, rope), world, t in zip(members, matrices, end_targets, strict=True):
-                rope.cache = {self.frame_start: rope.reset_frame(world, t)}
+            self._reset(members, depsgraph, render, matrices)
             last = self.frame_start
         if frame <= last:
             return
+        begin = self.colliders
+        snapshot = self._read(members, depsgraph, frame)
         start_targets = [rope.cache[last].targets for rope in self.ropes]
-        start = self.colliders
-        end = self.read_colliders(members, depsgraph, self.colliders)
         for k in range(last + 1, frame + 1):
             s = (k - last) / (frame - last)
             s_before = (k - 1 - last) / (frame - last)
-            targets = [(1.0 - s) * a + s * b
-                       for a, b in zip(start_targets, end_targets, strict=True)]
-            frames = self.step([rope.cache[k - 1] for rope in self.ropes], targets, end,
-                               start=start, part=(s_before, s))
+            inputs = [replace(i, targets=(1.0 - s) * a + s * i.targets)
+                      if a.shape == i.targets.shape else i
+                      for a, i in zip(start_targets, end, strict=True)]
+            frames = self.step([rope.cache[k - 1] for rope in self.ropes], inputs, snapshot,
+                               start=begin, part=(s_before, s))
             for rope, new in zip(self.ropes, frames, strict=True):
                 rope.cache[k] = new
-        self.colliders = end
 
 
 # --- the runs of the scene ------------------------------------------------------------------

@@ -197,6 +197,20 @@ SETTINGS: tuple[Setting, ...] = (
         reaches=RUN, shared="End",
         check=Check(after="frame_start",
                     message="Cache end frame must come after the start frame")),
+    Setting(
+        "preroll", INT, "Pre-roll", default=0, unit="frame",
+        options=dict(min=0, max=100000, soft_max=1000),
+        description="Frames [frame] the rope settles before the start frame, its pins held "
+                    "where they are at the start frame, so the shot begins with the rope at "
+                    "rest (hanging, draped). 0 = start from the modelled shape",
+        reaches=RUN, shared="Pre-roll", check=Check(low=0)),
+    Setting(
+        "length_scale", FLOAT, "Length Scale", default=1.0, unit="-",
+        options=dict(min=0.01, soft_min=0.05, soft_max=2.0, precision=3),
+        description="Rest length of the rope as a fraction [-] of its modelled length: key it "
+                    "to reel a rope in or pay it out like a winch (a rope pinned at both ends "
+                    "tightens as it shortens). 1 = as modelled",
+        reaches=STIFFNESS, check=Check(low=0.0, strict=True), animatable=True),
     # Stiffness (blender/stiffness.py turns these into the core Model's arguments).
     Setting(
         "stiffness_mode", ENUM, "Stiffness", default="POINT",
@@ -368,10 +382,11 @@ def _value(setting: Setting, settings: Any) -> Any:
     return getattr(settings, setting.name) if matters(setting, settings) else None
 
 
-def cache_values(settings: Any) -> tuple:
+def cache_values(settings: Any, skip: frozenset[str] = frozenset()) -> tuple:
     """The values of the settings the cached frames depend on (None where one does not
-    matter): part of ``sim.settings_key``."""
-    return tuple(_value(s, settings) for s in SETTINGS if s.cache)
+    matter): part of ``sim.settings_key``. ``skip``: settings read at every frame instead
+    (keyframed or driven, ``changes.py``), left out."""
+    return tuple(None if s.name in skip else _value(s, settings) for s in SETTINGS if s.cache)
 
 
 def shared_values(settings: Any) -> tuple:

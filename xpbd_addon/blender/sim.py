@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import geometry, pins, rest, schema, stiffness
+from . import animated, attach, changes, geometry, pins, rest, schema, stiffness
 from .checks import check_energy, check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
@@ -36,7 +36,15 @@ class Frame:
     v: np.ndarray
     """Particle velocities [m/s] (world space), shape [N, 3], float64"""
     targets: np.ndarray
-    """Pin targets [m] at this frame (world space), shape [pinned_count, 3]"""
+    """Pin targets [m] at this frame (world space), shape [len(pinned_ids), 3]"""
+    pinned_ids: np.ndarray
+    """The particles pinned by the settings at this frame: the output keeps them at their
+    modelled place (they move with the object, its hooks and deformers)"""
+    holds: tuple[attach.Hold, ...] = ()
+    """Each attachment's state after this frame (attach.py)"""
+    channels: np.ndarray | None = None
+    """The stamp of the animated settings at this frame (animated.py), to find stale
+    frames when an animation is edited"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -61,7 +69,7 @@ def settings_key(obj: Any, scene: Any) -> str:
     # build time; a matrix scaled to zero and then fixed must retry without a Reset.
     shape_keys = obj.type == "MESH" and obj.data.shape_keys is not None
     matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
-    return repr((schema.cache_values(s), group, scene_gravity(scene), frame_dt(scene),
+    return repr((changes.key(obj), group, scene_gravity(scene), frame_dt(scene),
                  geometry.topology_signature(obj), shape_keys, matrix_ok))
 
 
@@ -102,7 +110,14 @@ class RopeSim:
         """Rest positions in object space [m], shape [N, 3]"""
         self.hooks = pins.curve_hooks(obj, layout) if layout.kind == "CURVE" else []
         self.pinned = pins.pin_mask(obj, layout, settings, self.hooks)
+        """Pinned particles [N] by the settings as they are now (``model_for`` follows the
+        animated ``pin_first`` / ``pin_last`` of each frame)"""
         self.pinned_ids = np.flatnonzero(self.pinned)
+        self.changes = changes.Changes(obj, layout)
+        """What can change while the rope plays: animated settings, attachments"""
+        self.models: dict[tuple, Any] = {}
+        """Models of recent frames by (settings values, pinned particles): a keyframed
+        setting or an attachment gives a frame another Model (``model_for``)"""
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
         self.settings = settings_snapshot(settings)
@@ -111,7 +126,11 @@ class RopeSim:
         self.model_world = world
         """The object matrix the Model's world rest shape was built with (see ``reset_frame``)"""
         self.model = self._build_model(world)
+        self.start_model = self.model
+        """The Model of the last start frame: the safety net's energy test holds only
+        while the Model (settings, pins) is the start frame's"""
         self.substeps = int(settings.substeps)
+        self.preroll = int(settings.preroll)
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
@@ -133,27 +152,76 @@ class RopeSim:
         width = 3 if layout.kind == "MESH" else 4
         self._write_buf = np.ascontiguousarray(stored[:, 0:width], dtype=np.float32).copy()
 
-    def _build_model(self, world: np.ndarray) -> Any:
+    def _build_model(self, world: np.ndarray, settings: Any = None,
+                     pinned: np.ndarray | None = None) -> Any:
         """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
-        compliances in world units)."""
-        settings = self.settings
+        compliances in world units), with ``settings`` (default: the rope's) and the
+        ``pinned`` mask [N] (default: the settings' pins)."""
+        settings = self.settings if settings is None else settings
+        pinned = self.pinned if pinned is None else pinned
         world_rest = pins.transform(world, self.rest_xyz)
         arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
-                                              self.pinned)
+                                              pinned)
         try:
             return core.Model(world_rest, self.layout.edges, **schema.model_keywords(settings),
                               **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 
+    def model_for(self, inputs: changes.Inputs, holds: tuple[attach.Hold, ...]) -> Any:
+        """The Model of a frame made with ``inputs`` while ``holds`` hold their points:
+        the start Model when nothing changed, else one with the frame's settings and pins
+        (kept for the next frames while they are the same)."""
+        pinned = self.pinned_at(inputs.values)
+        held = [s.particles for s, h in zip(self.changes.attachments, holds, strict=True)
+                if h.offsets is not None]
+        if held:
+            pinned = pinned.copy()
+            pinned[np.concatenate(held)] = True
+        if not inputs.values and not held and pinned is self.pinned:
+            return self.start_model
+        key = (inputs.values, pinned.tobytes())
+        model = self.models.get(key)
+        if model is None:
+            if len(self.models) >= MODELS_KEPT:
+                self.models.pop(next(iter(self.models)))
+            settings = changes.settings_with(self.settings, self.changes.names, inputs.values)
+            model = self.models[key] = self._build_model(self.model_world, settings, pinned)
+        return model
+
+    def pinned_at(self, values: tuple) -> np.ndarray:
+        """The settings' pinned particles [N] with the animated ``values`` of a frame
+        (curves: ``pin_first`` / ``pin_last`` may be keyframed)."""
+        names = self.changes.names
+        if self.layout.kind == "MESH" or not ({"pin_first", "pin_last"} & set(names)):
+            return self.pinned
+        settings = changes.settings_with(self.settings, names, values)
+        mask = pins.pin_mask(None, self.layout, settings, self.hooks)
+        return self.pinned if np.array_equal(mask, self.pinned) else mask
+
+    def inputs(self, obj: Any, depsgraph: Any, render: bool, frame: int) -> changes.Inputs:
+        """What this frame of the rope is made with, read from the evaluated scene."""
+        evaluated = obj.evaluated_get(depsgraph)
+        found = self.changes
+        values = found.values(evaluated) if found.names else ()
+        pinned_ids = np.flatnonzero(self.pinned_at(values)) if values else self.pinned_ids
+        stamp = (animated.stamp(obj, evaluated, found.channels, frame) if found.channels
+                 else None)
+        return changes.Inputs(
+            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids),
+            found.enabled(evaluated),
+            [attach.target_matrix(spec, depsgraph) for spec in found.attachments], stamp)
+
     # --- reading -------------------------------------------------------------------------
-    def targets(self, obj: Any, depsgraph: Any, render: bool) -> np.ndarray:
-        """Pin targets [m] (world) at the depsgraph's frame, shape [pinned_count, 3]."""
+    def targets(self, obj: Any, depsgraph: Any, render: bool,
+                pinned_ids: np.ndarray | None = None) -> np.ndarray:
+        """Targets [m] (world) of the pinned particles ``pinned_ids`` (default: the
+        settings' pins) at the depsgraph's frame, shape [len(pinned_ids), 3]."""
+        ids = self.pinned_ids if pinned_ids is None else pinned_ids
         if self.layout.kind == "MESH":
-            t = pins.mesh_targets(obj, depsgraph, self.rest_xyz, self.pinned_ids)
+            t = pins.mesh_targets(obj, depsgraph, self.rest_xyz, ids)
         else:
-            t = pins.curve_targets(obj, depsgraph, self.rest_local, self.pinned_ids,
-                                   self.hooks, render)
+            t = pins.curve_targets(obj, depsgraph, self.rest_local, ids, self.hooks, render)
         if not np.all(np.isfinite(t)):
             raise RetryError("A pin target is NaN or infinite (check the object's and its "
                              "targets' transforms)")
@@ -165,8 +233,9 @@ class RopeSim:
         return self.snapshot_problems + self.group_notes
 
     # --- frames ----------------------------------------------------------------------------
-    def reset_frame(self, world: np.ndarray, targets: np.ndarray) -> Frame:
-        """The start-frame state: the rest shape placed by ``world``, pins on their targets.
+    def reset_frame(self, world: np.ndarray, inputs: changes.Inputs) -> Frame:
+        """The start-frame state: the rest shape placed by ``world``, pins on their targets
+        (``inputs``), the attachments that are on holding their points where they are.
 
         The Model is rebuilt here if it was built with another matrix: a rope is built at
         whatever frame it is first seen (a jump, a reopened file, a bake started elsewhere),
@@ -175,25 +244,32 @@ class RopeSim:
         so the Model is always the start frame's and frames do not depend on the path taken
         to them."""
         if not np.array_equal(world, self.model_world):
-            self.model = self._build_model(world)
+            self.start_model = self._build_model(world)
             self.model_world = world.copy()
+            self.models = {}
         x = pins.transform(world, self.rest_xyz)
-        x[self.pinned_ids] = targets
-        start = Frame(x, np.zeros_like(x), targets)
-        self.start_targets = targets.copy()
+        x[inputs.pinned_ids] = inputs.targets
+        found = self.changes.attachments
+        holds = attach.step_holds(found, (attach.FREE,) * len(found), inputs.enabled,
+                                  inputs.matrices, x)
+        self.model = self.model_for(inputs, holds)
+        start = Frame(x, np.zeros_like(x), inputs.targets, inputs.pinned_ids, holds,
+                      inputs.channels)
+        self.start_targets = inputs.targets.copy()
         self.start_energy = check_energy_start(self.model, start, self.gravity)
         return start
 
     # --- writing ---------------------------------------------------------------------------
-    def write(self, obj: Any, world: np.ndarray, x: np.ndarray) -> None:
-        """Write the free particles of ``x`` (world [m]) into the object's data in object
-        space, with this frame's matrix. Pinned points keep their stored (rest) values."""
+    def write(self, obj: Any, world: np.ndarray, frame: Frame) -> None:
+        """Write the free particles of ``frame`` (world [m]) into the object's data in
+        object space, with this frame's matrix. Pinned points keep their stored (rest)
+        values."""
         from . import io_kernels  # numba: imported on the first write, after numba loaded
 
         buf = self._write_buf
         # Every row converted, then the few pinned rows put back: cheaper than gathering and
         # scattering the free rows.
-        io_kernels.world_to_local(x, pins.affine_inverse(world), self.pinned_ids,
+        io_kernels.world_to_local(frame.x, pins.affine_inverse(world), frame.pinned_ids,
                                   self.rest_local, buf)
         if not np.isfinite(buf).all():
             # Finite in world space but beyond float32 in object space (a huge inverse
@@ -231,6 +307,9 @@ def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
 
 REGISTRY: dict[int, RopeSim] = {}
 """Live simulations by Object.session_uid."""
+
+MODELS_KEPT = 8
+"""Models of animated frames a rope keeps (``RopeSim.model_for``): a replay reuses them."""
 
 RETRY_KEY = "<retry>"
 """The settings key of a failure retried on every frame change (it matches no real key)."""

@@ -39,15 +39,22 @@ def model_arguments(settings: Any, positions: np.ndarray, edges: np.ndarray,
     ``compliance`` [m/N], ``bending_compliance`` [1/(N m)] or None (the other keywords come
     from ``schema.model_keywords``). ``positions``: world rest positions [m] (N, 3), so that
     lengths, and with them a material's masses and compliances, include the object's scale;
-    ``pinned``: boolean (N,) mask (inverse mass 0)."""
+    ``pinned``: boolean (N,) mask (inverse mass 0). With a ``length_scale`` other than 1
+    also ``rest_length`` [m] (M,): the segments' lengths in ``positions`` times it (masses
+    and compliances stay those of the modelled rope: a winch changes how much rope hangs
+    out, not what it is made of)."""
+    scale = float(settings.length_scale)
+    rest = {} if scale == 1.0 else {"rest_length": scale * np.linalg.norm(
+        positions[edges[:, 1]] - positions[edges[:, 0]], axis=1)}
     if settings.stiffness_mode == "MATERIAL":
         try:
             inv_mass, compliance, bending = core_material.rope_parameters(
                 positions, edges, material(settings), pinned=pinned)
         except ValueError as exc:
             raise RopeError(f"Bad material: {exc}") from exc
-        return {"inv_mass": inv_mass, "compliance": compliance, "bending_compliance": bending}
+        return {"inv_mass": inv_mass, "compliance": compliance, "bending_compliance": bending,
+                **rest}
     inv_mass = np.where(pinned, 0.0, 1.0 / settings.vertex_mass)
     bending = float(settings.bending_compliance) if settings.use_bending else None
     return {"inv_mass": inv_mass, "compliance": float(settings.compliance),
-            "bending_compliance": bending}
+            "bending_compliance": bending, **rest}
