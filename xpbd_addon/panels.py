@@ -94,6 +94,7 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         prop(row, settings, "integrator")
         prop(col, settings, "iterations")
         prop(col, settings, "damping")
+        prop(col, settings, "length_scale")
         scene = context.scene
         gravity = "off" if not scene.use_gravity else (
             "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))
@@ -213,6 +214,7 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         col = layout.column(align=True)
         prop(col, settings, "frame_start")
         prop(col, settings, "frame_end")
+        prop(layout, settings, "preroll")
         from .blender import sim
 
         entry = sim.REGISTRY.get(obj.session_uid)
