@@ -135,3 +135,70 @@ def test_preroll_starts_the_shot_at_rest(scene):
     assert np.linalg.norm(start.v, axis=1).max() < 0.01  # [m/s]
     scene.frame_set(1)
     np.testing.assert_allclose(ropes.world_points(obj), start.x, atol=1e-6)  # shown so
+
+
+def _changing_rope(scene, kind="POLY", mesh=False):
+    """A rope with everything of issue 17 keyed: Length Scale, an attachment switched on and
+    off, and (curves) its first pin let go half way."""
+    scene.frame_start, scene.frame_end = 1, 40
+    if mesh:
+        obj = ropes.mesh_rope(scene, n=16, length=2.0, axis=2)
+        group = obj.vertex_groups.new(name="grab")
+        group.add([10], 1.0, "REPLACE")
+    else:
+        obj = ropes.curve_rope(scene, kind, n=16, length=2.0, axis=2)
+        _key(obj.xpbd, "pin_first", [(1, True), (30, False)])
+    _key(obj.xpbd, "length_scale", [(1, 1.0), (25, 0.8)], "LINEAR")
+    hand = bpy.data.objects.new("hand", None)
+    scene.collection.objects.link(hand)
+    hand.location = (0.3, 0.0, -1.2)
+    hand.keyframe_insert("location", frame=1)
+    hand.location = (1.0, 0.4, -0.5)
+    hand.keyframe_insert("location", frame=40)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.xpbd.attachment_add()
+    item = obj.xpbd.attachments[0]
+    item.target = hand
+    if mesh:
+        item.vertex_group = "grab"
+    else:
+        item.point = 10
+    _key(item, "enabled", [(1, False), (8, True), (22, False)])
+    return obj
+
+
+def _evaluated_world(obj):
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    evaluated = obj.evaluated_get(depsgraph)
+    if obj.type == "CURVE":
+        return ropes.world_points(obj)  # curve keys animate the data itself
+    buf = np.empty(3 * len(evaluated.data.vertices), dtype=np.float32)
+    evaluated.data.vertices.foreach_get("co", buf)
+    matrix = np.array(obj.matrix_world)
+    return buf.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def test_the_bake_plays_what_a_changing_rope_played(scene):
+    curve = _changing_rope(scene)
+    played = ropes.played_points(scene, [curve], 1, 40)
+    assert sim.status(curve) is None
+    # the first point let go at 30 falls: it must be in the bake too
+    assert played[40][curve.name][0, 2] < played[29][curve.name][0, 2] - 0.05
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.xpbd.bake() == {"FINISHED"}
+    for frame in range(1, 41):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(_evaluated_world(curve), played[frame][curve.name],
+                                   atol=1e-5, err_msg=f"frame {frame}")
+
+
+def test_the_shape_key_bake_plays_what_a_changing_mesh_rope_played(scene):
+    mesh = _changing_rope(scene, mesh=True)
+    played = ropes.played_points(scene, [mesh], 1, 40)
+    assert sim.status(mesh) is None
+    bpy.context.view_layer.objects.active = mesh
+    assert bpy.ops.xpbd.bake() == {"FINISHED"}
+    for frame in range(1, 41):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(_evaluated_world(mesh), played[frame][mesh.name],
+                                   atol=1e-5, err_msg=f"frame {frame}")
