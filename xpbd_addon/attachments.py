@@ -73,17 +73,21 @@ class XPBD_UL_attachments(bpy.types.UIList):  # type: ignore[misc]
         layout.prop(item, "enabled", text="")
 
 
-class XPBD_OT_attachment_add(bpy.types.Operator):
-    """Add an attachment to the active rope: points held by an object or a bone"""
-
-    bl_idname = "xpbd.attachment_add"
-    bl_label = "Add Attachment"
-    bl_options = {"REGISTER", "UNDO"}
+class _OnRope:
+    """What the attachment operators share: they act on the active mesh or curve."""
 
     @classmethod
     def poll(cls, context: Any) -> bool:
         obj = context.object
         return obj is not None and obj.type in {"MESH", "CURVE"}
+
+
+class XPBD_OT_attachment_add(_OnRope, bpy.types.Operator):
+    """Add an attachment to the active rope: points held by an object or a bone"""
+
+    bl_idname = "xpbd.attachment_add"
+    bl_label = "Add Attachment"
+    bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context: Any) -> Any:
         settings = context.object.xpbd
@@ -94,17 +98,12 @@ class XPBD_OT_attachment_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class XPBD_OT_attachment_remove(bpy.types.Operator):
+class XPBD_OT_attachment_remove(_OnRope, bpy.types.Operator):
     """Remove the active attachment of the active rope"""
 
     bl_idname = "xpbd.attachment_remove"
     bl_label = "Remove Attachment"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        obj = context.object
-        return obj is not None and obj.type in {"MESH", "CURVE"}
 
     def execute(self, context: Any) -> Any:
         settings = context.object.xpbd

@@ -95,6 +95,7 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         prop(col, settings, "iterations")
         prop(col, settings, "damping")
         prop(col, settings, "length_scale")
+        prop(col, settings, "tear_force")
         scene = context.scene
         gravity = "off" if not scene.use_gravity else (
             "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))

@@ -7,8 +7,9 @@ import random
 
 import bpy
 import numpy as np
+import pytest
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender import action_compat, sim
 
 from . import ropes
 
@@ -18,9 +19,6 @@ def _key(owner, path, frames_values, interpolation=None):
         setattr(owner, path, value)
         owner.keyframe_insert(path, frame=frame)
     if interpolation is not None:
-        action = owner.id_data.animation_data.action
-        from xpbd_addon.blender import action_compat
-
         for fcurve in action_compat.fcurves_of(owner.id_data):
             for point in fcurve.keyframe_points:
                 point.interpolation = interpolation
@@ -103,8 +101,6 @@ def test_editing_a_keyframe_invalidates_exactly_the_frames_after_it(scene):
     ropes.play(scene, 1, 60)
     entry = sim.REGISTRY[obj.session_uid]
     before = dict(entry.cache)
-    from xpbd_addon.blender import action_compat
-
     fcurve = next(fc for fc in action_compat.fcurves_of(obj) if fc.data_path == "xpbd.damping")
     point = fcurve.keyframe_points[2]  # the key at 45: frames after 30 change
     point.co.y = 1.0
@@ -178,27 +174,16 @@ def _evaluated_world(obj):
     return buf.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
-def test_the_bake_plays_what_a_changing_rope_played(scene):
-    curve = _changing_rope(scene)
-    played = ropes.played_points(scene, [curve], 1, 40)
-    assert sim.status(curve) is None
-    # the first point let go at 30 falls: it must be in the bake too
-    assert played[40][curve.name][0, 2] < played[29][curve.name][0, 2] - 0.05
-    bpy.context.view_layer.objects.active = curve
+@pytest.mark.parametrize("mesh", [False, True], ids=["curve keys", "mesh shape keys"])
+def test_the_bake_plays_what_a_changing_rope_played(scene, mesh):
+    obj = _changing_rope(scene, mesh=mesh)
+    played = ropes.played_points(scene, [obj], 1, 40)
+    assert sim.status(obj) is None
+    if not mesh:  # the first point, let go at 30, falls: it must be keyed too
+        assert played[40][obj.name][0, 2] < played[29][obj.name][0, 2] - 0.05
+    bpy.context.view_layer.objects.active = obj
     assert bpy.ops.xpbd.bake() == {"FINISHED"}
     for frame in range(1, 41):
         scene.frame_set(frame)
-        np.testing.assert_allclose(_evaluated_world(curve), played[frame][curve.name],
-                                   atol=1e-5, err_msg=f"frame {frame}")
-
-
-def test_the_shape_key_bake_plays_what_a_changing_mesh_rope_played(scene):
-    mesh = _changing_rope(scene, mesh=True)
-    played = ropes.played_points(scene, [mesh], 1, 40)
-    assert sim.status(mesh) is None
-    bpy.context.view_layer.objects.active = mesh
-    assert bpy.ops.xpbd.bake() == {"FINISHED"}
-    for frame in range(1, 41):
-        scene.frame_set(frame)
-        np.testing.assert_allclose(_evaluated_world(mesh), played[frame][mesh.name],
+        np.testing.assert_allclose(_evaluated_world(obj), played[frame][obj.name],
                                    atol=1e-5, err_msg=f"frame {frame}")

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import action_compat, pins, rest, sim
+from . import action_compat, bake_keys, pins, rest, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
@@ -53,8 +53,6 @@ if TYPE_CHECKING:
 BAKING: set[int] = set()
 """session_uid of the objects a running bake drives; the frame handler skips them."""
 
-SHAPE_KEY_PREFIX = "xpbd "
-"""Name prefix of the per-frame shape keys of a mesh bake."""
 
 
 def bake_range(obj: Any, scene: Any) -> tuple[int, int]:
@@ -124,6 +122,9 @@ class Recording:
     parent_pose: list = field(default_factory=list)
     """Per frame: pose matrix of ``bake.bone_parent``, armature space [4, 4]"""
     previous: sim.Frame | None = None
+    tear_frames: np.ndarray | None = None
+    """The frame each segment tore at [frame] (tear.NEVER if not), for a rope with a Tear
+    Force: written into the baked rope so that the tears play without the add-on"""
     always_pinned: np.ndarray | None = None
     """Particles pinned by the settings on every recorded frame [N] (keyed pins, such as an
     animated ``pin_first``, are pinned on some frames only): these are not keyed"""
@@ -248,6 +249,13 @@ class BakeJob:
             raise RopeError(f"'{record.obj.name}': a point would be NaN or infinite in object "
                             "space (check the object's scale); nothing was baked")
         record.local.append(local)
+        if state.torn is not None:
+            from . import tear
+
+            if record.tear_frames is None:
+                record.tear_frames = np.full(len(state.torn), tear.NEVER, dtype=np.float32)
+            new = state.torn & (record.tear_frames == tear.NEVER)
+            record.tear_frames[new] = record.first + len(record.local) - 1
         pinned = np.zeros(rope.layout.particle_count, dtype=bool)
         pinned[state.pinned_ids] = True
         record.always_pinned = (pinned if record.always_pinned is None
@@ -308,9 +316,10 @@ class BakeJob:
                 for record in self.records:
                     if (record.obj.type == "CURVE"
                             and record.obj.xpbd.bake.curve_format == "KEYFRAMES"):
-                        write_curve_keys(record)
+                        bake_keys.write_curve_keys(record)
                     else:
-                        write_shape_keys(record)
+                        bake_keys.write_shape_keys(record)
+                    bake_keys.write_tears(record)
         except Exception:
             # A failure while writing (a bug, or Blender refusing data): remove what was
             # written so far, so no object is left half baked.
@@ -372,72 +381,6 @@ def _units(records: list[Recording], scene: Any) -> list[tuple[list[Recording], 
                             f"the same bake range: {names}")
         units.append((grouped, run))
     return units
-
-
-# --- writers ----------------------------------------------------------------------------------
-
-def write_curve_keys(record: Recording) -> None:
-    """Key every free control point's co (and Bezier handles) on every recorded frame."""
-    obj, rope = record.obj, record.rope
-    frames = record.frames()
-    local = np.stack(record.local)  # [F, N, 3]
-    rest_local = rope.rest_local
-    obj.xpbd.bake.kind = "CURVE_KEYS"
-    factory = action_compat.new_action(obj.data, f"{obj.name} XPBD Bake")
-    obj.xpbd.bake.action = factory.action
-    pinned = record.always_pinned if record.always_pinned is not None else rope.pinned
-    for s, (start, n, bezier) in enumerate(rope.layout.splines):
-        points = "bezier_points" if bezier else "points"
-        channels = [("co", None)]
-        if bezier:
-            channels += [("handle_left", rest_local[:, 4:7] - rest_local[:, 0:3]),
-                         ("handle_right", rest_local[:, 7:10] - rest_local[:, 0:3])]
-        # One F-Curve per coordinate is what Blender animates; there is no bulk creation.
-        for j in np.flatnonzero(~pinned[start:start + n]):
-            p = start + int(j)
-            for prop, offset in channels:
-                path = f"splines[{s}].{points}[{int(j)}].{prop}"
-                for c in range(3):
-                    values = local[:, p, c] if offset is None else local[:, p, c] + offset[p, c]
-                    action_compat.write_keys(factory.new(path, c), frames, values)
-
-
-def write_shape_keys(record: Recording) -> None:
-    """One shape key per recorded frame, each keyed to 1 on its frame and 0 on the frames
-    next to it (LINEAR: in between, the mix of the two neighbouring frames). Meshes, and
-    curves whose splines are all Bezier or all poly/NURBS (Bezier key points have handles,
-    set in bulk only when every point has them; ``check_bakeable`` refuses a mix)."""
-    obj = record.obj
-    frames = record.frames()
-    rest_local = record.rope.rest_local
-    bezier = obj.type == "CURVE" and record.rope.layout.splines[0][2]
-    obj.xpbd.bake.kind = "SHAPE_KEYS"
-    basis = obj.shape_key_add(name="Basis", from_mix=False)
-
-    def fill(block: Any, co: np.ndarray) -> None:
-        block.data.foreach_set("co", np.ascontiguousarray(co, dtype=np.float32).ravel())
-        if bezier:  # handles follow their point with the rest offsets, as live
-            for name, cols in (("handle_left", slice(4, 7)), ("handle_right", slice(7, 10))):
-                handle = co + (rest_local[:, cols] - rest_local[:, 0:3])
-                block.data.foreach_set(name, np.ascontiguousarray(handle, np.float32).ravel())
-
-    fill(basis, rest_local[:, 0:3])
-    key = obj.data.shape_keys
-    names = []
-    for frame, local in zip(frames, record.local, strict=True):
-        block = obj.shape_key_add(name=f"{SHAPE_KEY_PREFIX}{int(frame)}", from_mix=False)
-        fill(block, local)
-        names.append(block.name)
-    factory = action_compat.new_action(key, f"{obj.name} XPBD Bake")
-    obj.xpbd.bake.action = factory.action
-    last = len(frames) - 1
-    for k, name in enumerate(names):
-        # Before the first frame the first key holds (constant extrapolation), after the
-        # last the last one: the rope rests at its start shape and ends at its end shape.
-        ks = [i for i in (k - 1, k, k + 1) if 0 <= i <= last]
-        values = np.array([1.0 if i == k else 0.0 for i in ks])
-        fcurve = factory.new(f'key_blocks["{name}"].value', 0)
-        action_compat.write_keys(fcurve, frames[ks], values)
 
 
 # --- free -------------------------------------------------------------------------------------

@@ -190,7 +190,7 @@ class Run:
             found = rope.changes.attachments
             holds.append(attach.step_holds(found, before.holds or (attach.FREE,) * len(found),
                                            i.enabled, i.matrices, before.x))
-            rope.model = rope.model_for(i, holds[-1])
+            rope.model = rope.model_for(i, holds[-1], before.torn)
         if any(rope.model is not m for rope, m in zip(self.ropes, self.member_models,
                                                       strict=True)):
             self.model = _joint_model(self.ropes)
@@ -223,8 +223,37 @@ class Run:
             o = self.offsets
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
-        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels)
-                for k, (i, h) in enumerate(zip(inputs, holds, strict=True))]
+        torn = [f.torn for f in previous]
+        if any(_loaded(rope) for rope in self.ropes):
+            tensions = self._tensions(state, [f.torn for f in previous])
+            for k, rope in enumerate(self.ropes):
+                if not _loaded(rope):
+                    continue
+                if rope.tear_force > 0.0:
+                    over = tensions[k] > rope.tear_force
+                    so_far = torn[k]
+                    if over.any():
+                        torn[k] = over if so_far is None else so_far | over
+                holds[k] = attach.break_holds(rope.changes.attachments, holds[k], x[k],
+                                              rope.layout.edges, tensions[k])
+        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t)
+                for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
+
+    def _tensions(self, state: core.State, torn: list[np.ndarray | None]
+                  ) -> list[np.ndarray]:
+        """Each member's segment tensions [N] at the end of the frame just stepped, per
+        segment of its layout (0 for torn ones)."""
+        joint = core.edge_tension(self.model, state)
+        out = []
+        start = 0
+        for rope, gone in zip(self.ropes, torn, strict=True):
+            count = rope.model.edge_count
+            tension = np.zeros(len(rope.layout.edges))
+            kept = slice(None) if gone is None else np.flatnonzero(~gone)
+            tension[kept] = joint[start:start + count]
+            start += count
+            out.append(tension)
+        return out
 
     # --- edits of animated settings --------------------------------------------------------
     def drop_stale(self, members: Members, depsgraph: Any, frame: int) -> None:
@@ -312,6 +341,7 @@ class Run:
         for (obj, rope), world in zip(members, matrices, strict=True):
             try:
                 rope.write(obj, world, rope.cache[frame])
+                rope.show_tears(obj, frame)
             except Exception as exc:  # noqa: BLE001 - this member fails, the others wrote
                 raise MemberError(obj, exc) from exc
 
@@ -342,6 +372,11 @@ class Run:
                                start=begin, part=(s_before, s))
             for rope, new in zip(self.ropes, frames, strict=True):
                 rope.cache[k] = new
+
+
+def _loaded(rope: sim.RopeSim) -> bool:
+    """Whether a rope's segments can tear or its attachments break (its tensions are read)."""
+    return rope.tear_force > 0.0 or any(s.break_force > 0.0 for s in rope.changes.attachments)
 
 
 # --- the runs of the scene ------------------------------------------------------------------

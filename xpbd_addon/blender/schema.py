@@ -211,6 +211,13 @@ SETTINGS: tuple[Setting, ...] = (
                     "to reel a rope in or pay it out like a winch (a rope pinned at both ends "
                     "tightens as it shortens). 1 = as modelled",
         reaches=STIFFNESS, check=Check(low=0.0, strict=True), animatable=True),
+    Setting(
+        "tear_force", FLOAT, "Tear Force", default=0.0, unit="N",
+        options=dict(min=0.0, soft_max=1000.0, precision=2),
+        description="Tension [N] above which a segment breaks for the rest of the run: the "
+                    "rope parts there (meshes: the edge is removed; curves: the render shows "
+                    "the gap). 0 = never",
+        reaches=RUN, check=Check(low=0.0)),
     # Stiffness (blender/stiffness.py turns these into the core Model's arguments).
     Setting(
         "stiffness_mode", ENUM, "Stiffness", default="POINT",

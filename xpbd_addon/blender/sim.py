@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import animated, attach, changes, geometry, pins, rest, schema, stiffness
+from . import animated, attach, changes, geometry, pins, rest, schema, stiffness, tear
 from .checks import check_energy, check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
@@ -45,6 +45,8 @@ class Frame:
     channels: np.ndarray | None = None
     """The stamp of the animated settings at this frame (animated.py), to find stale
     frames when an animation is edited"""
+    torn: np.ndarray | None = None
+    """The segments torn by this frame (``tear_force``), bool [edge_count]; None: none"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -131,6 +133,12 @@ class RopeSim:
         while the Model (settings, pins) is the start frame's"""
         self.substeps = int(settings.substeps)
         self.preroll = int(settings.preroll)
+        self.tear_force = float(settings.tear_force)
+        """Tension [N] above which a segment breaks; 0 = never"""
+        self.radii: np.ndarray | None = None
+        """A tearing curve's modelled point radii [m] (a tear shows as radius 0, tear.py)"""
+        if self.tear_force > 0.0:
+            self.radii = tear.prepare(obj, layout)
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
@@ -153,40 +161,48 @@ class RopeSim:
         self._write_buf = np.ascontiguousarray(stored[:, 0:width], dtype=np.float32).copy()
 
     def _build_model(self, world: np.ndarray, settings: Any = None,
-                     pinned: np.ndarray | None = None) -> Any:
+                     pinned: np.ndarray | None = None, torn: np.ndarray | None = None) -> Any:
         """The core Model of the rest shape placed by ``world`` (rest lengths, masses and
-        compliances in world units), with ``settings`` (default: the rope's) and the
-        ``pinned`` mask [N] (default: the settings' pins)."""
+        compliances in world units), with ``settings`` (default: the rope's), the
+        ``pinned`` mask [N] (default: the settings' pins) and without the ``torn`` edges."""
         settings = self.settings if settings is None else settings
         pinned = self.pinned if pinned is None else pinned
         world_rest = pins.transform(world, self.rest_xyz)
-        arguments = stiffness.model_arguments(settings, world_rest, self.layout.edges,
-                                              pinned)
+        edges = self.layout.edges
+        arguments = stiffness.model_arguments(settings, world_rest, edges, pinned)
+        if torn is not None:  # the segments' own arrays without the torn ones
+            kept = ~torn
+            edges = edges[kept]
+            for name in ("compliance", "rest_length"):
+                if name in arguments and np.ndim(arguments[name]) == 1:
+                    arguments[name] = arguments[name][kept]
         try:
-            return core.Model(world_rest, self.layout.edges, **schema.model_keywords(settings),
+            return core.Model(world_rest, edges, **schema.model_keywords(settings),
                               **arguments)
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 
-    def model_for(self, inputs: changes.Inputs, holds: tuple[attach.Hold, ...]) -> Any:
-        """The Model of a frame made with ``inputs`` while ``holds`` hold their points:
-        the start Model when nothing changed, else one with the frame's settings and pins
-        (kept for the next frames while they are the same)."""
+    def model_for(self, inputs: changes.Inputs, holds: tuple[attach.Hold, ...],
+                  torn: np.ndarray | None = None) -> Any:
+        """The Model of a frame made with ``inputs`` while ``holds`` hold their points and
+        the ``torn`` segments are gone: the start Model when nothing changed, else one with
+        the frame's settings, pins and segments (kept for the next frames while the same)."""
         pinned = self.pinned_at(inputs.values)
         held = [s.particles for s, h in zip(self.changes.attachments, holds, strict=True)
                 if h.offsets is not None]
         if held:
             pinned = pinned.copy()
             pinned[np.concatenate(held)] = True
-        if not inputs.values and not held and pinned is self.pinned:
+        if not inputs.values and not held and pinned is self.pinned and torn is None:
             return self.start_model
-        key = (inputs.values, pinned.tobytes())
+        key = (inputs.values, pinned.tobytes(), None if torn is None else torn.tobytes())
         model = self.models.get(key)
         if model is None:
             if len(self.models) >= MODELS_KEPT:
                 self.models.pop(next(iter(self.models)))
             settings = changes.settings_with(self.settings, self.changes.names, inputs.values)
-            model = self.models[key] = self._build_model(self.model_world, settings, pinned)
+            model = self.models[key] = self._build_model(self.model_world, settings, pinned,
+                                                         torn)
         return model
 
     def pinned_at(self, values: tuple) -> np.ndarray:
@@ -294,6 +310,14 @@ class RopeSim:
             geometry.write_mesh_positions(obj.data, self.rest_local)
         else:
             geometry.write_curve_rest(obj.data, self.layout, self.rest_local)
+        if self.tear_force > 0.0:
+            tear.restore(obj, self.layout)
+
+    def show_tears(self, obj: Any, frame: int) -> None:
+        """Show the segments torn by ``frame`` (tear.py): edges removed, curve gaps."""
+        if self.tear_force > 0.0:
+            frames = tear.tear_frames(self.cache, len(self.layout.edges))
+            tear.show(obj, self.layout, frames, self.radii, frame)
 
 
 def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
@@ -436,6 +460,7 @@ def restore_rest(obj: Any) -> bool:
         geometry.write_mesh_positions(obj.data, stored)
     else:
         geometry.write_curve_rest(obj.data, layout, stored)
+    tear.restore(obj, layout)
     return True
 
 

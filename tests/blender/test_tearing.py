@@ -1,0 +1,113 @@
+"""Tearing (``Object.xpbd.tear_force``): a segment pulled harder than Tear Force breaks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import bpy
+import numpy as np
+
+from xpbd_addon.blender import sim, tear
+
+from . import ropes
+
+N = 16
+
+
+def _hanging(scene, mesh):
+    """A rope of N points hanging straight down from its pinned first point."""
+    scene.frame_start, scene.frame_end = 1, 30
+    obj = (ropes.mesh_rope(scene, n=N, length=1.5, axis=2) if mesh
+           else ropes.curve_rope(scene, "POLY", n=N, length=1.5, axis=2))
+    weight = (N - 1) * obj.xpbd.vertex_mass * 9.81  # [N] what the top segment holds
+    # below the hanging weight, above what the second segment holds ((N - 2) points)
+    obj.xpbd.tear_force = weight - 0.5 * obj.xpbd.vertex_mass * 9.81
+    return obj
+
+
+def _evaluated_edges(obj):
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    return len(obj.evaluated_get(depsgraph).data.edges)
+
+
+def test_a_mesh_rope_parts_at_the_top_and_the_piece_falls(scene):
+    obj = _hanging(scene, mesh=True)
+    played = ropes.played_points(scene, [obj], 1, 30)
+    assert sim.status(obj) is None
+    top = played[30][obj.name][0]
+    np.testing.assert_allclose(top, played[1][obj.name][0], atol=1e-9)  # the pin stays
+    # the lower piece falls freely: ~ g t^2 / 2 in 29 frames (1.2 s) = 7 m
+    drop = played[1][obj.name][1:, 2].mean() - played[30][obj.name][1:, 2].mean()
+    assert drop > 5.0
+    # the rest of the piece stays in one piece: its segments keep their length
+    piece = played[30][obj.name][1:]
+    np.testing.assert_allclose(np.linalg.norm(np.diff(piece, axis=0), axis=1), 1.5 / (N - 1),
+                               rtol=0.01)
+    scene.frame_set(1)
+    assert _evaluated_edges(obj) == N - 1  # whole at the start
+    ropes.play(scene, 2, 30)
+    assert _evaluated_edges(obj) == N - 2  # the top edge is gone
+    entry = sim.REGISTRY[obj.session_uid]
+    assert entry.cache[30].torn.tolist() == [True] + [False] * (N - 2)
+
+
+def test_a_curve_rope_shows_the_gap_and_gets_its_radii_back(scene):
+    obj = _hanging(scene, mesh=False)
+    radii = tear.curve_radii(obj.data, sim.geometry.build_layout(obj))
+    ropes.play(scene, 1, 30)
+    shown = tear.curve_radii(obj.data, sim.REGISTRY[obj.session_uid].layout)
+    assert shown[0] == shown[1] == 0.0 and (shown[2:] == radii[2:]).all()
+    assert ropes.world_points(obj)[1:, 2].max() < -3.0  # fallen
+    scene.frame_set(1)
+    np.testing.assert_array_equal(tear.curve_radii(obj.data, sim.REGISTRY[
+        obj.session_uid].layout), radii)
+
+
+def test_without_tear_force_nothing_tears(scene):
+    obj = _hanging(scene, mesh=True)
+    obj.xpbd.tear_force = 0.0
+    ropes.play(scene, 1, 30)
+    assert ropes.world_points(obj)[:, 2].min() > -1.6
+    assert obj.modifiers.get(tear.MODIFIER) is None
+
+
+FRESH = """
+import json, sys
+import bpy
+bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+assert bpy.types.Object.bl_rna.properties.get("xpbd") is None
+scene, result = bpy.context.scene, {}
+for name in ("mesh_rope", "poly"):
+    obj = bpy.data.objects[name]
+    for f in (5, 30):
+        scene.frame_set(f)
+        ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        if obj.type == "MESH":
+            result[f"{name} {f}"] = len(ev.data.edges)
+        else:
+            result[f"{name} {f}"] = [p.radius for p in obj.data.splines[0].points][:3]
+print(json.dumps(result))
+"""
+
+
+def test_the_bake_plays_the_tears_without_the_addon(scene, tmp_path):
+    mesh = _hanging(scene, mesh=True)
+    curve = _hanging(scene, mesh=False)
+    curve.location.x = 1.0
+    ropes.play(scene, 1, 30)
+    tore = min(k for k, f in sim.REGISTRY[mesh.session_uid].cache.items() if f.torn is not None)
+    assert tore < 5  # the bake's frame 5 shows the tear, frame 30 too
+    scene.frame_set(1)
+    assert bpy.ops.xpbd.bake_all() == {"FINISHED"}
+    blend = tmp_path / "torn.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(FRESH), str(blend)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    import json
+
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["mesh_rope 5"] == result["mesh_rope 30"] == N - 2
+    assert result["poly 30"][:2] == [0.0, 0.0] and result["poly 30"][2] > 0.0
