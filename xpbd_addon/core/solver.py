@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import collision, contacts
+from . import collision, contacts, topology
 from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
@@ -128,6 +128,22 @@ def _resolve_kernel(k_resolve: ModuleType, lanes: int, threads: bool) -> Any:
     return k_resolve.direct_resolve_parallel if threads else k_resolve.direct_resolve
 
 
+def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
+                            accelerations: np.ndarray | None) -> None:
+    """Write each chain particle's external acceleration [m/s^2] ((N, 3), None: zero) into
+    the workspace's lane buffer (``topology.PARTICLE_ACCELERATION``), where the lane kernels'
+    predict adds it to gravity."""
+    lanes = plan.lanes
+    if lanes is None:
+        return
+    layout = lanes.layout
+    rows = layout.particle_base + topology.PARTICLE_ACCELERATION * layout.lanes
+    for c in range(3):
+        workspace.lane_particles[rows + c * layout.lanes] = (
+            0.0 if accelerations is None else accelerations[layout.particles, c])
+    workspace.lane_accelerations = accelerations is not None
+
+
 def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
     for name in ("x", "v"):
         array = getattr(state, name, None)
@@ -177,12 +193,17 @@ def step(
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
     colliders: Any = (),
+    accelerations: Any = None,
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
     Each substep of h = dt / substeps predicts x + h v + h^2 g for the free particles, projects
     every distance constraint once (Gauss-Seidel, lambda reset, see ``kernels``), and sets
     v = (x - x_prev) / h, scaled by exp(-damping h). ``gravity`` [m/s^2] is a 3-vector.
+    ``accelerations`` (N, 3) [m/s^2], optional: each particle's external acceleration
+    besides gravity (wind, force fields: a force F on a particle of mass m is F / m), added
+    to gravity in the predict of every substep, x + h v + h^2 (g + a_i); rows of pinned
+    particles are ignored. Without it the frame is gravity's alone, bit for bit.
     ``pin_targets`` (N, 3) [m], optional: where the pinned particles are at the end of the
     frame; they move there in a straight line over the substeps (rows of free particles are
     ignored). Without it the pinned particles stay put.
@@ -200,7 +221,8 @@ def step(
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere, or
     arrays of the wrong shape; ``state`` is left untouched then.
     """
-    _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders)
+    _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
+             accelerations=accelerations)
 
 
 def step_sequential(
@@ -212,16 +234,17 @@ def step_sequential(
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
     colliders: Any = (),
+    accelerations: Any = None,
 ) -> None:
     """``step`` done by the plain sequential sweep alone (no lanes, no threads): the reference
     that the fast path matches bit for bit, kept for tests and benchmarks."""
     _advance(model, state, dt, substeps, gravity, pin_targets, model.reference_plan,
-             colliders=colliders)
+             colliders=colliders, accelerations=accelerations)
 
 
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
-             colliders: Any = ()) -> None:
+             colliders: Any = (), accelerations: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     gravity_vector = _as_gravity(gravity)
@@ -231,6 +254,13 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     workspace = state.workspace
     if workspace is None or workspace.model is not model:
         workspace = state.workspace = Workspace.for_model(model)
+    if accelerations is None:
+        extra = workspace.no_accelerations
+        if workspace.lane_accelerations:
+            _put_lane_accelerations(plan, workspace, None)
+    else:
+        extra = as_float_array(accelerations, "accelerations", (model.particle_count, 3))
+        _put_lane_accelerations(plan, workspace, extra)
     meshes, planes = collision.as_colliders(colliders)
     pinned = plan.pinned
     if pin_targets is None:
@@ -243,8 +273,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     pin_velocity = np.empty((len(pinned), 3))
     k_frame.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     if meshes or planes or plan.self_contacts:
-        _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, targets,
-                               plan, parallel, meshes, planes, velocity_scale)
+        _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
+                               targets, plan, parallel, meshes, planes, velocity_scale)
         k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
 
@@ -275,7 +305,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if len(plan.sweep_particles):
         k.sweep_substeps(state.x, state.v, model.particle_inv_mass, plan.sweep_particles,
                          plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                         gravity_vector, h, substeps, model.iterations, velocity_scale,
+                         gravity_vector, extra, h, substeps, model.iterations, velocity_scale,
                          workspace.sweep_scratch,
                          workspace.sweep_multipliers[:len(plan.sweep_edges)])
     # The straight-line pin path lands on the target up to rounding; make it exact.
@@ -283,7 +313,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
-                           substeps: int, gravity: np.ndarray, targets: np.ndarray,
+                           substeps: int, gravity: np.ndarray, extra: np.ndarray,
+                           targets: np.ndarray,
                            plan: SolvePlan,
                            parallel: bool | None, meshes: list, planes: list,
                            velocity_scale: float) -> None:
@@ -367,7 +398,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
         if len(plan.sweep_particles):
             k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                             gravity, h, 1, model.iterations, velocity_scale, scratch,
+                             gravity, extra, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
         resolve = lanes is not None and plan.lane_solver == "direct"
         if resolve:

@@ -155,6 +155,12 @@ class Workspace:
     """(N, 3) [m] the sequential sweep's substep start positions x_prev"""
     sweep_multipliers: np.ndarray
     """(M,) [N s^2] the sequential sweep's multipliers lambda (reset every substep)"""
+    no_accelerations: np.ndarray
+    """(N, 3) [m/s^2] zeros, read-only: the sequential sweep's external accelerations in a
+    frame without any"""
+    lane_accelerations: bool = False
+    """The lane buffer's ``PARTICLE_ACCELERATION`` rows hold some frame's ``accelerations``
+    (else they are zero)"""
     collider_carry: ColliderCarry | None = None
     """The collider candidates the last frame with static colliders ended with, or None"""
     pair_carry: PairCarry | None = None
@@ -169,5 +175,7 @@ class Workspace:
             particles, edges = np.zeros(0), np.zeros(0)
         else:
             particles, edges = lanes.particle_rows.copy(), lanes.edge_rows.copy()
+        no_accelerations = np.zeros((model.particle_count, 3))
+        no_accelerations.flags.writeable = False
         return cls(model, particles, edges, np.empty((model.particle_count, 3)),
-                   np.empty(model.edge_count))
+                   np.empty(model.edge_count), no_accelerations)
