@@ -228,7 +228,9 @@ class Model:
         contact_margin: float = 0.005,
         sleep_speed: float = 1e-5,
         integrator: str = "euler",
+        _decomposition: topology.Decomposition | None = None,
     ) -> None:
+        # (``_decomposition``: the one of these same edges, from ``with_changes``)
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
         self.particle_count = len(self.particle_rest_x)
@@ -306,7 +308,8 @@ class Model:
         """Time integration of the direct solve: "euler" (implicit) or "bdf2" (second order)"""
         self.sleep_speed = as_nonnegative_float(sleep_speed, "sleep_speed")
         """Ropes at rest slower than this [m/s] sleep for the rest of a frame; 0 = never"""
-        self.decomposition = topology.decompose(self.particle_count, self.edge_index)
+        self.decomposition = (_decomposition if _decomposition is not None
+                              else topology.decompose(self.particle_count, self.edge_index))
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
         self.reference_plan, self.plan = self._make_plans()
         """How ``step_sequential`` (everything swept) and ``step`` run this model"""
@@ -321,6 +324,55 @@ class Model:
     def state(self) -> State:
         """A new state at the rest positions, at rest."""
         return State(self.particle_rest_x.copy(), np.zeros_like(self.particle_rest_x))
+
+    def with_changes(self, *, removed_edges: Any = None, rest_length: Any = None,
+                     compliance: Any = None) -> Model:
+        """The same rope changed between two frames: a new Model of the same particles (same
+        rest positions, masses, radii and settings), whose constraints differ.
+
+        A Model never changes; a rope that is cut, winched or stiffened while it plays is a
+        new Model each time, and its State goes on: ``step(new_model, state, ...)`` continues
+        from the state's positions and velocities (its workspace is made again for the new
+        Model, ``workspace``), with no reset.
+
+        Args:
+            removed_edges: the constraints to drop (a cut, a tear): indices into the current
+                edges, or a boolean mask of shape (edge_count,).
+            rest_length: new rest lengths [m] of the current edges, a scalar or
+                (edge_count,) (a winch shortens them over frames), >= 0.
+            compliance: new compliances alpha [m/N] of the current edges, a scalar or
+                (edge_count,), >= 0.
+
+        Edge order is kept (minus the removed). Raises ValueError naming the argument.
+        """
+        keep = np.ones(self.edge_count, dtype=np.bool_)
+        if removed_edges is not None:
+            removed = np.asarray(removed_edges)
+            if removed.dtype == np.bool_:
+                if removed.shape != (self.edge_count,):
+                    raise ValueError(f"removed_edges: a mask must have shape "
+                                     f"({self.edge_count},), got {removed.shape}")
+                keep &= ~removed
+            else:
+                if removed.size and (removed.dtype.kind not in "iu" or removed.ndim != 1
+                                     or removed.min() < 0 or removed.max() >= self.edge_count):
+                    raise ValueError(f"removed_edges: expected edge indices in 0 .. "
+                                     f"{self.edge_count - 1} or a boolean mask")
+                keep[removed.astype(np.int64)] = False
+        rest = self.edge_rest_length if rest_length is None else _per_edge(
+            rest_length, "rest_length", self.edge_count)
+        alpha = self.edge_compliance if compliance is None else _per_edge(
+            compliance, "compliance", self.edge_count)
+        same_edges = bool(keep.all())
+        return Model(
+            self.particle_rest_x, self.edge_index[keep], self.particle_inv_mass, alpha[keep],
+            rest_length=rest[keep], damping=self.damping, solver=self.solver,
+            iterations=self.iterations, strain_limit=self.strain_limit,
+            bending_compliance=self.particle_bend_compliance, radius=self.particle_radius,
+            self_collision=self.self_collision, self_friction=self.self_friction,
+            contact_push_speed=self.contact_push_speed, contact_margin=self.contact_margin,
+            sleep_speed=self.sleep_speed, integrator=self.integrator,
+            _decomposition=self.decomposition if same_edges else None)
 
     def _contact_topology(self) -> ContactTopology:
         ends = self.edge_index.reshape(-1)
@@ -429,6 +481,16 @@ class Model:
             pinned=pinned,
             self_contacts=self_contacts,
         )
+
+
+def _per_edge(value: Any, name: str, edge_count: int) -> np.ndarray:
+    """A scalar or (edge_count,) array of finite values >= 0, as (edge_count,) float64."""
+    array = as_float_array(value, name, np.shape(value), nonnegative=True)
+    if array.ndim == 0:
+        return np.full(edge_count, float(array))
+    if array.shape != (edge_count,):
+        raise ValueError(f"{name}: expected a scalar or shape ({edge_count},), got {array.shape}")
+    return array
 
 
 def _tether_sides(chains, inv_mass, layout) -> np.ndarray:
