@@ -144,10 +144,10 @@ def measure_scene(count: int, points: int, quick: bool) -> dict:
     state = sweep.state()
     record("sequential", time_frames(lambda: step_sequential(sweep, state, DT, SUBSTEPS),
                                      max(3, frames // 5)))
-    if sweep._plan.lanes is not None:
+    if sweep.plan.lanes is not None:
         threaded = sweep.state()
         record("threads", time_frames(
-            lambda: _advance(sweep, threaded, DT, SUBSTEPS, (0, 0, -9.81), None, sweep._plan,
+            lambda: _advance(sweep, threaded, DT, SUBSTEPS, (0, 0, -9.81), None, sweep.plan,
                              parallel=True), frames))
     # Same update, same results: lanes against the sequential sweep, numpy against both.
     a, b = sweep.state(), sweep.state()

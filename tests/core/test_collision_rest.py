@@ -126,7 +126,7 @@ def test_contacts_are_deterministic_and_independent_of_threads():
     for parallel in (False, True, False):
         state = model.state()
         for _ in range(12):
-            _advance(model, state, DT, 10, (0, 0, -9.81), None, model._plan,
+            _advance(model, state, DT, 10, (0, 0, -9.81), None, model.plan,
                      parallel=parallel, colliders=colliders)
         runs.append(state)
     for other in runs[1:]:

@@ -64,7 +64,7 @@ def play(model, frames, colliders, *, state=None, pins=None, parallel=None):
             if parallel is None:
                 step(model, state, DT, SUBSTEPS, colliders=colliders, pin_targets=targets)
             else:
-                _advance(model, state, DT, SUBSTEPS, (0.0, 0.0, -9.81), targets, model._plan,
+                _advance(model, state, DT, SUBSTEPS, (0.0, 0.0, -9.81), targets, model.plan,
                          parallel=parallel, colliders=colliders)
             states.append((state.x.copy(), state.v.copy()))
             asleep.append(frames_seen[0].sleeping)

@@ -59,7 +59,7 @@ def release(points, substeps, *, compliance, strain_limit, seconds=6.0, mass=0.0
     start = sum(energies(model, state))
     peak, rise = 0.0, -np.inf
     for _ in range(int(seconds * 24)):
-        _advance(model, state, DT, substeps, (0.0, 0.0, -G), None, model._plan,
+        _advance(model, state, DT, substeps, (0.0, 0.0, -G), None, model.plan,
                  parallel=parallel)
         kinetic, potential = energies(model, state)
         assert np.isfinite(kinetic)
@@ -127,7 +127,7 @@ def test_threads_and_many_ropes_gain_no_energy():
     state = model.state()
     start = sum(energies(model, state))
     for _ in range(72):
-        _advance(model, state, DT, 10, (0.0, 0.0, -G), None, model._plan, parallel=True)
+        _advance(model, state, DT, 10, (0.0, 0.0, -G), None, model.plan, parallel=True)
         assert sum(energies(model, state)) <= start
 
 

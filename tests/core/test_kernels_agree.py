@@ -22,7 +22,7 @@ def run(model, stepper, frames=24, **kwargs):
 @pytest.mark.parametrize("ropes, points, seed", [(20, 30, None), (40, 25, 1), (33, 17, 7)])
 def test_lanes_match_the_sequential_sweep_bit_for_bit(ropes, points, seed):
     model = many_ropes(ropes, points, compliance=1e-5, seed=seed, solver="sweep")
-    assert model._plan.lanes is not None, "this scene should use the lane kernel"
+    assert model.plan.lanes is not None, "this scene should use the lane kernel"
     fast = run(model, step)
     reference = run(model, step_sequential)
     np.testing.assert_array_equal(fast.x, reference.x)
@@ -34,7 +34,7 @@ def test_threads_do_not_change_the_result():
 
     def threaded(model, state, dt, substeps, **kwargs):
         _advance(model, state, dt, substeps, (0, 0, -9.81), kwargs.get("pin_targets"),
-                 model._plan, parallel=True)
+                 model.plan, parallel=True)
 
     single = run(model, step)
     parallel = run(model, threaded)

@@ -107,13 +107,13 @@ def test_one_rope_per_block_matches_sixteen_lanes_bit_for_bit():
     points = 30
     few = [rope(points, horizontal=True) for _ in range(1)]
     single = few[0]
-    assert single._plan.lanes.layout.lanes == 1
+    assert single.plan.lanes.layout.lanes == 1
     ropes = 10
     x = np.concatenate([single.particle_rest_x + [0.0, 0.3 * r, 0.0] for r in range(ropes)])
     edges = np.concatenate([single.edge_index + points * r for r in range(ropes)])
     inv_mass = np.tile(single.particle_inv_mass, ropes)
     many = Model(x, edges, inv_mass, 0.0, bending_compliance=None)
-    assert many._plan.lanes.layout.lanes == 16
+    assert many.plan.lanes.layout.lanes == 16
     a, b = single.state(), many.state()
     for _ in range(12):
         step(single, a, DT, 10)

@@ -63,6 +63,22 @@ class _Topology:
     problems: tuple[str, ...]
 
 
+@dataclass(eq=False, slots=True)
+class _Derived:
+    """What the contacts derive from a collider's (read-only) arrays, kept on it so that a
+    static collider passed again every frame pays for it once (``contact_scene``)."""
+
+    normals_start: tuple[np.ndarray, np.ndarray] | None = None
+    """(vertex (V, 3), edge (E, 3)) pseudo-normals at the start of the frame"""
+    normals_end: tuple[np.ndarray, np.ndarray] | None = None
+    """The same at its end"""
+    triangle_grid: tuple | None = None
+    """((cell [m], colliders), ``triangle_grid``): the broad-phase grid of the static scene
+    this collider comes first in"""
+    mesh_scene: Any = None
+    """The ``contact_scene.MeshScene`` of the static colliders this one comes first in"""
+
+
 class Collider:
     """A triangle mesh in world space for one frame.
 
@@ -82,9 +98,13 @@ class Collider:
     ``thickness``, ``static_friction``, ``dynamic_friction``) for invalid input.
     """
 
+    __slots__ = ("vertices", "vertices_end", "thickness", "static_friction",
+                 "dynamic_friction", "_topology", "_derived")
+
     def __init__(self, vertices: Any, triangles: Any, *, vertices_end: Any = None,
                  thickness: float = 0.0, static_friction: float = 0.5,
                  dynamic_friction: float = 0.4, _topology: _Topology | None = None) -> None:
+        # (no other attributes: what is derived from the arrays lives in ``_derived``)
         self.vertices = _as_vertices(vertices, "vertices")
         """Vertex positions at the start of the frame [m], shape [vertex_count, 3]"""
         self.vertices_end = self.vertices if vertices_end is None else _as_vertices(
@@ -104,6 +124,7 @@ class Collider:
                              f"mesh's), got {len(self.vertices)}")
         self._topology = _topology if _topology is not None else _analyse(
             self.vertices, _as_triangles(triangles, len(self.vertices)))
+        self._derived = _Derived()
 
     @property
     def triangles(self) -> np.ndarray:
@@ -148,6 +169,8 @@ class Plane:
     ``normal`` (any length > 0, pointing out of the ground) is solid. Static, one-sided, so
     nothing can tunnel through it. Friction as in ``Collider``; ``thickness`` [m] lifts the
     contact surface along the normal."""
+
+    __slots__ = ("point", "normal", "thickness", "static_friction", "dynamic_friction")
 
     def __init__(self, point: Any = (0.0, 0.0, 0.0), normal: Any = (0.0, 0.0, 1.0), *,
                  thickness: float = 0.0, static_friction: float = 0.5,

@@ -9,11 +9,23 @@ starts where the last one ended goes on with its pairs (``_resume_pairs``). See
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .contact_scene import MAX_BOX_CELLS
+from .workspace import PairCarry, PairGrid, PairPrediction
+
+
+class FoundPairs(NamedTuple):
+    """The last partial rope-rope search (``_update_pairs``)."""
+
+    before: np.ndarray
+    """int64 (K, 2) the pairs it was merged into"""
+    after: np.ndarray
+    """int64 (K', 2) the pairs after the merge"""
+    found: np.ndarray
+    """int64 (F, 2) the pairs it found"""
 
 SELF_SKIP = 1.5
 """Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
@@ -104,26 +116,26 @@ class PairSearch:
     def _measure(self, x: np.ndarray, v: np.ndarray, ids: np.ndarray | None) -> None:
         raise NotImplementedError  # ``FrameContacts._measure``
 
-    def _resume_pairs(self, x: np.ndarray, carry: tuple) -> bool:
+    def _resume_pairs(self, x: np.ndarray, carry: PairCarry) -> bool:
         """Go on with the rope-rope pairs the last frame ended with (``finish``), if this
         frame starts where it ended and its last full search had no shared motion: the
         pairs and boxes of particles predicted still hold for any horizon, so only the
         segments at particles predicted to move, or off their prediction, are searched
         again, for the whole new frame. False: a full search is due."""
-        x_end, slack, state = carry
-        same = x_end is self.verified_end or np.array_equal(x_end, x)
-        if not (same and np.array_equal(slack, self.self_slack)):
+        same = carry.x_end is self.verified_end or np.array_equal(carry.x_end, x)
+        if not (same and np.array_equal(carry.self_slack, self.self_slack)):
             return False
-        (pairs, grid, prediction, pair_from, shared, moved_box, extra_lo, extra_hi,
-         extra_segments, extra_count, span) = state
+        shared = carry.shared_motion
         if np.any(shared[0]) or np.any(shared[1]):
             return False
-        x0, v0, a0, since = prediction
-        since -= span  # the times of the last frame, from this one's start
-        self.pairs, self.pair_grid, self.prediction = pairs, grid, prediction
-        self.pair_from, self.pair_until, self.shared_motion = pair_from - span, self.dt, shared
-        self.moved_box, self.extra_lo, self.extra_hi = moved_box, extra_lo, extra_hi
-        self.extra_segments, self.extra_count = extra_segments, extra_count
+        x0, v0, a0, since = carry.prediction
+        since -= carry.span  # the times of the last frame, from this one's start
+        self.pairs, self.pair_grid, self.prediction = carry.pairs, carry.grid, carry.prediction
+        self.pair_from, self.pair_until = carry.pair_from - carry.span, self.dt
+        self.shared_motion = shared
+        self.moved_box, self.extra_lo, self.extra_hi = (carry.moved_box, carry.extra_lo,
+                                                        carry.extra_hi)
+        self.extra_segments, self.extra_count = carry.extra_segments, carry.extra_count
         self.segments.left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
                                       self.pair_strayed)
         self.pair_strayed |= self._moving(v0, a0)
@@ -149,7 +161,7 @@ class PairSearch:
         every = self.every_segment
         lo, hi = seg.segment_boxes(edges, every, x, end, grow)
         start, ids, oversize, mask = seg.segment_grid(lo, hi, cell, float(MAX_BOX_CELLS))
-        self.pair_grid = (lo, hi, start, ids, oversize, mask, cell)
+        self.pair_grid = PairGrid(lo, hi, start, ids, oversize, mask, cell)
         self.moved_box[:] = 0
         bound = seg.segment_bounds(edges, x, velocity, acceleration, shared_v, shared_a,
                                    horizon, self.segment_reach)
@@ -163,8 +175,8 @@ class PairSearch:
         self.pair_from = elapsed
         self.pair_until = elapsed + horizon
         self.shared_motion = (shared_v, shared_a)
-        self.prediction = (x.copy(), velocity.copy(), acceleration.copy(),
-                           np.full(len(x), elapsed))
+        self.prediction = PairPrediction(x.copy(), velocity.copy(), acceleration.copy(),
+                                         np.full(len(x), elapsed))
 
     def _update_pairs(self, x: np.ndarray, now: float, strayed: np.ndarray,
                       velocity: np.ndarray, ids: np.ndarray | None = None) -> bool:
@@ -208,7 +220,7 @@ class PairSearch:
         extra = self.extra_segments[:self.extra_count]
         if gridded:
             extra_grid = seg.segment_grid(self.extra_lo[extra], self.extra_hi[extra],
-                                          self.pair_grid[6], float(MAX_BOX_CELLS))
+                                          self.pair_grid.cell, float(MAX_BOX_CELLS))
         else:
             extra_grid = self.no_grid
         # few pairs are tested here: the exact test alone (no quick bound over all segments)
@@ -221,7 +233,7 @@ class PairSearch:
             (x0, v0, since, self.predicted_stamp, now, mark), *self._marks(len(query)))
         merged_into = self.pairs
         self.pairs = seg.merge_pairs(self.pairs, current, found)
-        self.found_pairs = (merged_into, self.pairs, found)
+        self.found_pairs = FoundPairs(merged_into, self.pairs, found)
         seg.clear_flags(query, current)
         return True
 

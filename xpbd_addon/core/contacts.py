@@ -22,9 +22,11 @@ from .contact_pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read 
     SELF_MARGIN,
     SELF_SKIP,
     STILL,
+    FoundPairs,
     PairSearch,
 )
-from .contact_scene import CandidateLists, mesh_scene, plane_table, segment_topology
+from .contact_scene import MIN_MARGIN, CandidateLists, mesh_scene, plane_table
+from .workspace import ColliderCaches, ColliderCarry, PairCarry, Workspace
 
 
 class FrameContacts(PairSearch):
@@ -44,11 +46,17 @@ class FrameContacts(PairSearch):
     where it was predicted to be (rope-rope). The candidates thus always hold every contact
     that can happen, and the search is redone only where the prediction failed."""
 
-    def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
-                 dt: float, substeps: int, gravity: np.ndarray, meshes: list[Collider],
-                 planes: list[Plane], velocity_scale: float, kernels: Any,
-                 broad: Any) -> None:
+    def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
+                 pin_end: np.ndarray, dt: float, substeps: int, gravity: np.ndarray,
+                 meshes: list[Collider], planes: list[Plane], velocity_scale: float,
+                 kernels: Any, broad: Any) -> None:
         self.model, self.kernels, self.broad = model, kernels, broad
+        self.workspace = workspace
+        """Where the carried candidates come from and go (``finish``)"""
+        self.frictionless: np.ndarray | None = None
+        """The colliders' parameters without friction (``project_again``), made on first use"""
+        self.frictionless_planes: np.ndarray | None = None
+        """The plane rows without friction, likewise"""
         self.verified_end: np.ndarray | None = None
         """The last frame's end state, once found equal to this frame's start"""
         from . import kernels_segments
@@ -93,39 +101,34 @@ class FrameContacts(PairSearch):
                 self.geometry = np.zeros((kernels.GEOMETRY_ROWS, count))
                 """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
             else:
-                (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-                 self.cache_point, self.cache_room, self.cache_time, self.cache_second,
-                 self.cache_room_second, self.cache_near, self.geometry) = carried
+                self.lists = carried.lists
+                self.triangle_chord = carried.triangle_chord
+                self.triangle_reach = carried.triangle_reach
+                self.cache_triangle = carried.cache_triangle
+                self.cache_point = carried.cache_point
+                self.cache_room = carried.cache_room
+                self.cache_time = carried.cache_time
+                self.cache_second = carried.cache_second
+                self.cache_room_second = carried.cache_room_second
+                self.cache_near = carried.cache_near
+                self.geometry = carried.geometry
             self.rest = np.zeros(count, dtype=np.uint8)
             self.geometry_rows = tuple(self.geometry)  # (views made once, not per call)
             self.thickest = float(self.scene.params[:, 0].max())
         self.plane_rows = plane_table(planes)
         self.pairs = np.zeros((0, 2), dtype=np.int64)
-        self.found_pairs: tuple | None = None
+        self.found_pairs: FoundPairs | None = None
         """(pairs before, pairs after, pairs found) of the last partial rope-rope search"""
         radius = model.particle_radius
         self.self_collision = bool(model.self_collision and model.edge_count
                                    and radius.max() > 0.0)
+        topology = model.contact_topology
         if self.self_collision:
-            cache = model.__dict__.get("_segment_topology")
-            if cache is None:
-                d = model.decomposition
-                cache = segment_topology(d.chains, d.chain_edges, model.edge_count,
-                                         model.edge_rest_length)
-                model._segment_topology = cache
-            self.edge_chain, self.edge_arc = cache
+            self.edge_chain, self.edge_arc = topology.edge_chain, topology.edge_arc
             edges = model.edge_index
-            reach = model.__dict__.get("_segment_reach")
-            if reach is None or not np.array_equal(reach[0], radius):
-                slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
-                # per segment: the larger radius + slack and skip radius of its ends
-                larger = np.maximum(radius[edges[:, 0]], radius[edges[:, 1]])
-                reach = (radius.copy(), slack,
-                         larger + np.maximum(slack[edges[:, 0]], slack[edges[:, 1]]),
-                         SELF_SKIP * larger)
-                model.__dict__["_segment_reach"] = reach  # a cache, derived from the radii
-            _, self.self_slack, self.segment_reach, self.segment_skip = reach
-            self.every_segment, self.no_bound, _ = _constants(model)
+            self.self_slack = topology.self_slack
+            self.segment_reach, self.segment_skip = topology.segment_reach, topology.segment_skip
+            self.every_segment, self.no_bound = topology.every_segment, topology.no_bound
             self.no_segments = np.zeros(0, dtype=np.int64)
             self.no_grid = (self.no_segments, self.no_segments, self.no_segments, np.int64(0))
             """An empty grid: ``segment_pairs`` without one for its extra segments"""
@@ -136,7 +139,7 @@ class FrameContacts(PairSearch):
             """Those segments: extra_segments[:extra_count], in the order they moved"""
             self.current_segments = np.zeros(len(edges), dtype=np.uint8)
             """Scratch flags of the segments a partial search is searching (cleared after)"""
-            self.particle_segments = particle_segments(model)
+            self.particle_segments = (topology.segment_start, topology.segments)
             self.pair_marker = np.full(len(edges), -1, dtype=np.int64)
             self.pair_mark = 0
             """``segment_pairs``' seen-marks (entries below pair_mark), kept between calls"""
@@ -163,7 +166,7 @@ class FrameContacts(PairSearch):
         self.pair_strayed = np.zeros(model.particle_count, dtype=np.uint8)
         self.moving_flags = np.zeros(model.particle_count, dtype=np.uint8)
         """Flags of the particles that left their rope-rope prediction"""
-        self.every_particle = _constants(model)[2]
+        self.every_particle = topology.every_particle
         self.x_from = np.empty_like(x)
         """Where the particles began the substep under way [m] (rows ``_measure`` set)"""
         self.path_velocity = np.empty_like(x)
@@ -187,26 +190,26 @@ class FrameContacts(PairSearch):
         self.resumed_pairs = False
         """Whether the frame went on with the last one's rope-rope pairs (diagnostics)"""
         if self.self_collision:
-            carry = self.model.__dict__.pop("_pair_carry", None)
+            carry, workspace.pair_carry = workspace.pair_carry, None  # the frame changes it
             if carry is None or not self._resume_pairs(x, carry):
                 self._find_pairs(x, 0.0)
 
-    def _carried(self, x: np.ndarray) -> tuple | None:
+    def _carried(self, x: np.ndarray) -> ColliderCaches | None:
         """The collider candidates the last frame of this model ended with, if this frame
         starts where it ended, among the same static colliders (``finish``); else None.
         Taken once: the frame changes them."""
-        carry = self.model.__dict__.pop("_collider_carry", None)
+        carry, self.workspace.collider_carry = self.workspace.collider_carry, None
         if carry is None or self.scene is None or self.scene.moving:
             return None
-        scene, settings, x_end, particles, kept = carry
         model = self.model
-        if (scene is not self.scene or settings != (self.collider_margin, self.beyond)
-                or not np.array_equal(x_end, x)
-                or not np.array_equal(particles[0], model.particle_radius)
-                or not np.array_equal(particles[1], model.particle_inv_mass)):
+        if (carry.scene is not self.scene
+                or carry.settings != (self.collider_margin, self.beyond)
+                or not np.array_equal(carry.x_end, x)
+                or not np.array_equal(carry.radius, model.particle_radius)
+                or not np.array_equal(carry.inv_mass, model.particle_inv_mass)):
             return None
-        self.verified_end = x_end  # (the rope-rope carry holds the same copy)
-        return kept
+        self.verified_end = carry.x_end  # (the rope-rope carry holds the same copy)
+        return carry.caches
 
     def finish(self, x: np.ndarray) -> None:
         """Keep the candidates for the model's next frame: the rope-rope pairs, and the
@@ -219,20 +222,20 @@ class FrameContacts(PairSearch):
         state, is the same as one played in order."""
         end = x.copy()  # one copy for both carries (``_carried`` compares it once)
         if self.self_collision:
-            self.model.__dict__["_pair_carry"] = (
-                end, self.self_slack,
-                (self.pairs, self.pair_grid, self.prediction, self.pair_from,
-                 self.shared_motion, self.moved_box, self.extra_lo, self.extra_hi,
-                 self.extra_segments, self.extra_count, self.dt))
+            self.workspace.pair_carry = PairCarry(
+                end, self.self_slack, self.pairs, self.pair_grid, self.prediction,
+                self.pair_from, self.shared_motion, self.moved_box, self.extra_lo,
+                self.extra_hi, self.extra_segments, self.extra_count, self.dt)
         if self.scene is None or self.scene.moving:
             return
         model = self.model
-        model.__dict__["_collider_carry"] = (
+        self.workspace.collider_carry = ColliderCarry(
             self.scene, (self.collider_margin, self.beyond), end,
-            (model.particle_radius.copy(), model.particle_inv_mass.copy()),
-            (self.lists, self.triangle_chord, self.triangle_reach, self.cache_triangle,
-             self.cache_point, self.cache_room, self.cache_time, self.cache_second,
-             self.cache_room_second, self.cache_near, self.geometry))
+            model.particle_radius.copy(), model.particle_inv_mass.copy(),
+            ColliderCaches(self.lists, self.triangle_chord, self.triangle_reach,
+                           self.cache_triangle, self.cache_point, self.cache_room,
+                           self.cache_time, self.cache_second, self.cache_room_second,
+                           self.cache_near, self.geometry))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -357,18 +360,18 @@ class FrameContacts(PairSearch):
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0
         if scene is not None and self.lists.live:
-            params = self.__dict__.get("_frictionless")
+            params = self.frictionless
             if params is None:
                 params = scene.params.copy()
                 params[:, 1:3] = 0.0
-                self._frictionless = params
+                self.frictionless = params
             self._colliders(x, v, s1, params, self.moved, only, True, extra)
         if len(self.plane_rows):
-            rows = self.__dict__.get("_frictionless_planes")
+            rows = self.frictionless_planes
             if rows is None:
                 rows = self.plane_rows.copy()
                 rows[:, 7:9] = 0.0
-                self._frictionless_planes = rows
+                self.frictionless_planes = rows
             k.plane_contacts(x, v, w, radius, self.velocity_scale, rows, self.push_max,
                              self.moved, only, True, extra)
         return self.moved
@@ -487,9 +490,9 @@ class FrameContacts(PairSearch):
             self.candidates_seen = self.lists.candidates
         if self.pairs is not self.pairs_seen or woke:
             found = self.found_pairs
-            if (not woke and found is not None and found[0] is self.pairs_seen
-                    and found[1] is self.pairs and not sleep.links_asleep_to_awake(
-                        found[2], edges, self.particle_rope, self.awake_ropes)):
+            if (not woke and found is not None and found.before is self.pairs_seen
+                    and found.after is self.pairs and not sleep.links_asleep_to_awake(
+                        found.found, edges, self.particle_rope, self.awake_ropes)):
                 # one partial search since, whose new pairs link no sleeping rope to an
                 # awake one: the wake pass over all pairs (O(K)) has nothing to do
                 linked = 0
@@ -519,31 +522,6 @@ class FrameContacts(PairSearch):
         np.copyto(self.held, self.moved)
 
 
-def _constants(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(every segment's id, an unbounded bound per segment, every particle's id), made once
-    per model (never written)."""
-    cached = model.__dict__.get("_contact_constants")
-    if cached is None:
-        cached = (np.arange(model.edge_count), np.full(model.edge_count, np.inf),
-                  np.arange(model.particle_count))
-        model.__dict__["_contact_constants"] = cached
-    return cached
-
-
-def particle_segments(model: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(start (N + 1,), segments): particle i's segments are segments[start[i]:start[i + 1]]
-    (increasing); kept on the model, derived from its edges."""
-    cached = model.__dict__.get("_particle_segments")
-    if cached is None:
-        ends = model.edge_index.reshape(-1)
-        order = np.argsort(ends, kind="stable")
-        start = np.zeros(model.particle_count + 1, dtype=np.int64)
-        np.cumsum(np.bincount(ends, minlength=model.particle_count), out=start[1:])
-        cached = (start, (order // 2).astype(np.int64))
-        model.__dict__["_particle_segments"] = cached
-    return cached
-
-
 SPARSE_AWAKE = 4
 """With ropes asleep, the collider contacts skip the sleeping particles one by one (the scalar
 kernel) when fewer than 1 in SPARSE_AWAKE are awake, else compute all and keep the awake
@@ -559,7 +537,3 @@ sit at most that deep in a collider until the next substep's contacts."""
 
 DEPTH_REACH = 0.5
 """``FrameContacts.beyond`` as a fraction of the collider margin."""
-
-MIN_MARGIN = 1e-4
-"""Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
-contact held a particle)."""

@@ -31,6 +31,7 @@ from .topology import (
     EDGE_REST,
     EDGE_STRIDE,
     LANES,
+    PARTICLE_ACCELERATION,
     PARTICLE_STRIDE,
     PARTICLE_V,
     PARTICLE_W,
@@ -47,6 +48,7 @@ _X = np.uint64(PARTICLE_X * LANES)
 _V = np.uint64(PARTICLE_V * LANES)
 _XP = np.uint64(PARTICLE_X_PREV * LANES)
 _W = np.uint64(PARTICLE_W * LANES)
+_A = np.uint64(PARTICLE_ACCELERATION * LANES)
 _REST = np.uint64(EDGE_REST * LANES)
 _ALPHA = np.uint64(EDGE_COMPLIANCE * LANES)
 _ACTIVE = np.uint64(EDGE_ACTIVE * LANES)
@@ -78,15 +80,17 @@ def distance_correction(x0, y0, z0, x1, y1, z1, w0, w1, rest_length, alpha_tilde
 
 
 @kernel
-def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, h, substeps,
-                   iterations, velocity_scale, x_prev, lagrange):
+def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, acceleration,
+                   h, substeps, iterations, velocity_scale, x_prev, lagrange):
     """All ``substeps`` of one frame for any graph, constraints swept in ``edges`` order.
 
     x, v (N, 3) [m], [m/s] are updated in place; w (N,) [1/kg]; particles: the ids to integrate;
     edges (M, 2) oriented, in sweep order, with rest_length [m] and compliance alpha [m/N];
-    h the substep [s]; ``iterations`` Gauss-Seidel sweeps per substep, lambda reset at the
-    start of each substep; velocity_scale = exp(-damping h) / h [1/s]; x_prev (N, 3) and
-    lagrange (M,) scratch. With one iteration this is the plain sequential sweep, the
+    gravity (3,) [m/s^2] and acceleration (N, 3) [m/s^2], each particle's external
+    acceleration besides it (zeros: none; g + 0.0 is g exactly); h the substep [s];
+    ``iterations`` Gauss-Seidel sweeps per substep, lambda reset at the start of each
+    substep; velocity_scale = exp(-damping h) / h [1/s]; x_prev (N, 3) and lagrange (M,)
+    scratch. With one iteration this is the plain sequential sweep, the
     reference the lane kernel must match bit for bit.
     """
     inverse_h2 = 1.0 / (h * h)
@@ -97,7 +101,7 @@ def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, 
             for c in range(3):
                 x_prev[i, c] = x[i, c]
                 if free:
-                    v[i, c] = v[i, c] + h * gravity[c]
+                    v[i, c] = v[i, c] + h * (gravity[c] + acceleration[i, c])
                 x[i, c] = x[i, c] + h * v[i, c]
         lagrange[:] = 0.0
         for _ in range(iterations):
@@ -147,9 +151,9 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
             buffer[i + _XP + _L] = buffer[i + _X + _L]
             buffer[i + _XP + _L + _L] = buffer[i + _X + _L + _L]
             if free:
-                buffer[i + _V] += h * g0
-                buffer[i + _V + _L] += h * g1
-                buffer[i + _V + _L + _L] += h * g2
+                buffer[i + _V] += h * (g0 + buffer[i + _A])
+                buffer[i + _V + _L] += h * (g1 + buffer[i + _A + _L])
+                buffer[i + _V + _L + _L] += h * (g2 + buffer[i + _A + _L + _L])
             buffer[i + _X] += h * buffer[i + _V]
             buffer[i + _X + _L] += h * buffer[i + _V + _L]
             buffer[i + _X + _L + _L] += h * buffer[i + _V + _L + _L]
@@ -169,9 +173,9 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
                 buffer[b + _XP + _L] = buffer[b + _X + _L]
                 buffer[b + _XP + _L + _L] = buffer[b + _X + _L + _L]
                 if wb > 0.0:
-                    buffer[b + _V] += h * g0
-                    buffer[b + _V + _L] += h * g1
-                    buffer[b + _V + _L + _L] += h * g2
+                    buffer[b + _V] += h * (g0 + buffer[b + _A])
+                    buffer[b + _V + _L] += h * (g1 + buffer[b + _A + _L])
+                    buffer[b + _V + _L + _L] += h * (g2 + buffer[b + _A + _L + _L])
                 buffer[b + _X] += h * buffer[b + _V]
                 buffer[b + _X + _L] += h * buffer[b + _V + _L]
                 buffer[b + _X + _L + _L] += h * buffer[b + _V + _L + _L]

@@ -23,6 +23,7 @@ from .kernels_bending import _bend_factor, _bend_solve
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
 from .kernels_lanes import (
     _ESTRIDE,
+    _FA,
     _FALPHA,
     _FLAMBDA,
     _FREST,
@@ -60,7 +61,8 @@ def _update_velocity(buffer, i, velocity_scale, lanes):
 @kernel
 def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
     """With ``settle``, first the last substep's velocity (``_update_velocity``); then
-    x_prev <- x; v <- v + h g (free only); x <- x + h v, also kept as the prediction x_pred
+    x_prev <- x; v <- v + h (g + a) (free only, a the particle's external acceleration
+    ``PARTICLE_ACCELERATION``); x <- x + h v, also kept as the prediction x_pred
     (``kernels_chain``). Selects, no conditional stores: a masked store followed by a load of
     the same place stalls the vector loop (measured)."""
     L = np.uint64(lanes)
@@ -81,9 +83,11 @@ def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
         u = (x - buffer[i + XP]) * velocity_scale if free else u
         v = (y - buffer[i + XP + L]) * velocity_scale if free else v
         w = (z - buffer[i + XP + L2]) * velocity_scale if free else w
-    u = u + h * g0 if free else u
-    v = v + h * g1 if free else v
-    w = w + h * g2 if free else w
+    A = _FA * L
+    # g + 0.0 is g exactly: without external accelerations the bits are gravity's alone
+    u = u + h * (g0 + buffer[i + A]) if free else u
+    v = v + h * (g1 + buffer[i + A + L]) if free else v
+    w = w + h * (g2 + buffer[i + A + L2]) if free else w
     buffer[i + XP] = x
     buffer[i + XP + L] = y
     buffer[i + XP + L2] = z
@@ -109,6 +113,8 @@ def _predict_second(buffer, i, g0, g1, g2, h, settle_scale, start, lanes):
 
         base = (4 x_n - x_{n-1}) / 3,   x_pred = base + h' (4 v_n - v_{n-1}) / 3 + h'^2 g
 
+    (g: gravity plus the particle's external acceleration ``PARTICLE_ACCELERATION``)
+
     with h' = 2 h / 3; x_prev <- base, so that the velocity update (x - base) / h' is
     BDF2's. Pins keep moving in a straight line at their velocity."""
     L = np.uint64(lanes)
@@ -119,10 +125,11 @@ def _predict_second(buffer, i, g0, g1, g2, h, settle_scale, start, lanes):
     XO = _FXO * L
     VO = _FVO * L
     W = _FW * L
+    A = _FA * L
     reduced = h * (2.0 / 3.0)
     free = buffer[i + W] > 0.0
     for c in (_ZERO, L, L + L):
-        gravity = g0 if c == _ZERO else (g1 if c == L else g2)
+        gravity = (g0 if c == _ZERO else (g1 if c == L else g2)) + buffer[i + A + c]
         x = buffer[i + X + c]
         before = buffer[i + XP + c]
         v = (x - before) * settle_scale if free else buffer[i + V + c]

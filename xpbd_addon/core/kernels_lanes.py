@@ -22,6 +22,7 @@ from .topology import (
     EDGE_REST,
     EDGE_STRIDE,
     EDGE_TENSION,
+    PARTICLE_ACCELERATION,
     PARTICLE_BEND_COMPLIANCE,
     PARTICLE_BEND_D_INVERSE,
     PARTICLE_BEND_L1,
@@ -43,6 +44,7 @@ from .topology import (
 )
 
 _FX = np.uint64(PARTICLE_X)
+_FA = np.uint64(PARTICLE_ACCELERATION)
 _FV = np.uint64(PARTICLE_V)
 _FXP = np.uint64(PARTICLE_X_PREV)
 _FW = np.uint64(PARTICLE_W)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import topology
+from .contact_pairs import SELF_MARGIN, SELF_SKIP
+from .contact_scene import MIN_MARGIN, segment_topology
 from .validation import as_float_array, as_index_pairs, as_nonnegative_float, as_substeps
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 LANE_MIN_CHAINS = 8
 """Chains below which the lane kernel is not used: a few short ropes waste most of the 16
@@ -19,27 +24,39 @@ DIRECT_MIN_LANE_CHAINS = 4
 """Chains from which the direct solve interleaves 16 per block; fewer get a block each."""
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
-    """What changes from frame to frame. Arrays are owned by the state and updated in place."""
+    """Where the particles are and how they move: what changes from frame to frame. Arrays are
+    owned by the state and updated in place by ``step``."""
 
     x: np.ndarray
     """Particle positions [m], shape [particle_count, 3], float64"""
     v: np.ndarray
     """Particle velocities [m/s], shape [particle_count, 3], float64"""
+    workspace: Workspace | None = field(default=None, repr=False, compare=False)
+    """The solver's scratch and what it carries from frame to frame for this state
+    (``workspace.Workspace``): made by the first ``step`` for its Model and made again when
+    the state is stepped with another Model. None until then; never part of a copy."""
 
     def copy(self) -> State:
+        """The same positions and velocities (copied), without the workspace."""
         return State(self.x.copy(), self.v.copy())
 
 
-@dataclass
-class _LaneBuffers:
-    """Scratch of the lane kernel, owned by a Model (so stepping one model from two threads
-    at once is not supported)."""
+@dataclass(frozen=True, slots=True)
+class LanePlan:
+    """The static layout of the lane kernels (chains interleaved in blocks): where each chain
+    particle and edge sits in the lane buffers, and their initial contents. The buffers a
+    step writes are the workspace's copies (``Workspace.lane_particles``/``lane_edges``)."""
 
     layout: topology.LaneLayout
-    particles: np.ndarray
-    edges: np.ndarray
+    particle_rows: np.ndarray
+    """float64 (layout.particle_buffer_size,), read-only: the particle lane buffer as a step
+    starts it (inverse masses, bending compliance, tether sides; positions and velocities
+    are copied in by the kernels)"""
+    edge_rows: np.ndarray
+    """float64 (layout.edge_buffer_size,), read-only: the edge lane buffer (rest lengths [m],
+    compliances [m/N], active flags, inverse rest lengths [1/m])"""
     block_leading: np.ndarray
     """bool (B,): some chain of the block has free particles before its first pin"""
     block_bending: np.ndarray
@@ -61,26 +78,57 @@ class _LaneBuffers:
     """int64 (R,): the block of each rope"""
 
 
-@dataclass(eq=False)
-class _Plan:
-    """How ``step`` runs this model: which particles and edges go to which kernel."""
+@dataclass(frozen=True, slots=True, eq=False)
+class SolvePlan:
+    """How ``step`` runs a model: which particles and edges go to which kernel. Static (made
+    with the Model, never written)."""
 
-    lanes: _LaneBuffers | None
+    lanes: LanePlan | None
+    """The chains in the lane kernels, or None: everything is swept"""
     lane_solver: str
+    """"direct" or "sweep": how the lanes are solved"""
     sweep_particles: np.ndarray
+    """int64: the particles the sequential sweep moves"""
     sweep_edges: np.ndarray
+    """int64 (K, 2): the edges it sweeps, in sweep order"""
     sweep_rest_length: np.ndarray
+    """(K,) [m] their rest lengths"""
     sweep_compliance: np.ndarray
-    all_particles: np.ndarray = field(repr=False)
+    """(K,) [m/N] their compliances"""
     pinned: np.ndarray = field(repr=False)
     """int64: the pinned (inverse mass 0) particles, indices for ``step``'s per-call pin
     copies (a boolean mask costs a pass over all N particles each time)"""
     self_contacts: bool = False
     """self-collision is on and some particle has a radius: every frame runs the contacts"""
-    sweep_scratch: np.ndarray = field(repr=False, default_factory=lambda: np.empty((0, 3)))
-    """(N, 3) x_prev scratch of ``kernels.sweep_substeps``, kept between frames"""
-    sweep_multipliers: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
-    """(len(sweep_edges),) lambda scratch of ``kernels.sweep_substeps``"""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ContactTopology:
+    """What the contacts derive from the edges and radii alone (static)."""
+
+    segment_start: np.ndarray
+    """int64 (N + 1,): particle i's segments are ``segments[segment_start[i]:
+    segment_start[i + 1]]`` (increasing)"""
+    segments: np.ndarray
+    """int64 (2 M,): the segments at each particle"""
+    every_segment: np.ndarray
+    """int64 (M,): 0 .. M - 1"""
+    no_bound: np.ndarray
+    """(M,) +inf: an unbounded quick-test bound per segment"""
+    every_particle: np.ndarray
+    """int64 (N,): 0 .. N - 1"""
+    edge_chain: np.ndarray | None
+    """int64 (M,): the chain (rope) of each segment, -1 outside chains; None without
+    self-collision"""
+    edge_arc: np.ndarray | None
+    """(M, 2) [m]: rest arc length of each segment's two ends along its chain"""
+    self_slack: np.ndarray | None
+    """(N,) [m]: how far a particle may stray from its rope-rope prediction
+    (``contact_pairs.SELF_MARGIN`` r, at least ``contacts.MIN_MARGIN``)"""
+    segment_reach: np.ndarray | None
+    """(M,) [m]: the larger radius + slack of each segment's two ends"""
+    segment_skip: np.ndarray | None
+    """(M,) [m]: ``contact_pairs.SELF_SKIP`` times the larger radius of its ends"""
 
 
 class Model:
@@ -151,6 +199,15 @@ class Model:
     compliances, rest lengths or damping, and edge indices out of range.
     """
 
+    # Every attribute is declared here and set in ``__init__`` only: a Model is what the
+    # rope is, never a cache (what ``step`` writes lives in the state's workspace).
+    __slots__ = ("particle_rest_x", "particle_count", "edge_index", "edge_count",
+                 "particle_inv_mass", "edge_compliance", "edge_rest_length", "damping",
+                 "solver", "iterations", "strain_limit", "particle_bend_compliance",
+                 "particle_radius", "self_collision", "self_friction", "contact_push_speed",
+                 "contact_margin", "integrator", "sleep_speed", "decomposition",
+                 "reference_plan", "plan", "contact_topology")
+
     def __init__(
         self,
         positions: Any,
@@ -171,7 +228,9 @@ class Model:
         contact_margin: float = 0.005,
         sleep_speed: float = 1e-5,
         integrator: str = "euler",
+        _decomposition: topology.Decomposition | None = None,
     ) -> None:
+        # (``_decomposition``: the one of these same edges, from ``with_changes``)
         self.particle_rest_x = as_float_array(positions, "positions", (None, 3))
         """Rest positions [m], shape [particle_count, 3]"""
         self.particle_count = len(self.particle_rest_x)
@@ -249,9 +308,13 @@ class Model:
         """Time integration of the direct solve: "euler" (implicit) or "bdf2" (second order)"""
         self.sleep_speed = as_nonnegative_float(sleep_speed, "sleep_speed")
         """Ropes at rest slower than this [m/s] sleep for the rest of a frame; 0 = never"""
-        self.decomposition = topology.decompose(self.particle_count, self.edge_index)
+        self.decomposition = (_decomposition if _decomposition is not None
+                              else topology.decompose(self.particle_count, self.edge_index))
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
-        self._plan = self._make_plan()
+        self.reference_plan, self.plan = self._make_plans()
+        """How ``step_sequential`` (everything swept) and ``step`` run this model"""
+        self.contact_topology = self._contact_topology()
+        """What the contacts derive from the edges and radii"""
 
     @property
     def pinned(self) -> np.ndarray:
@@ -262,29 +325,97 @@ class Model:
         """A new state at the rest positions, at rest."""
         return State(self.particle_rest_x.copy(), np.zeros_like(self.particle_rest_x))
 
-    def _make_plan(self) -> _Plan:
+    def with_changes(self, *, removed_edges: Any = None, rest_length: Any = None,
+                     compliance: Any = None) -> Model:
+        """The same rope changed between two frames: a new Model of the same particles (same
+        rest positions, masses, radii and settings), whose constraints differ.
+
+        A Model never changes; a rope that is cut, winched or stiffened while it plays is a
+        new Model each time, and its State goes on: ``step(new_model, state, ...)`` continues
+        from the state's positions and velocities (its workspace is made again for the new
+        Model, ``workspace``), with no reset.
+
+        Args:
+            removed_edges: the constraints to drop (a cut, a tear): indices into the current
+                edges, or a boolean mask of shape (edge_count,).
+            rest_length: new rest lengths [m] of the current edges, a scalar or
+                (edge_count,) (a winch shortens them over frames), >= 0.
+            compliance: new compliances alpha [m/N] of the current edges, a scalar or
+                (edge_count,), >= 0.
+
+        Edge order is kept (minus the removed). Raises ValueError naming the argument.
+        """
+        keep = np.ones(self.edge_count, dtype=np.bool_)
+        if removed_edges is not None:
+            removed = np.asarray(removed_edges)
+            if removed.dtype == np.bool_:
+                if removed.shape != (self.edge_count,):
+                    raise ValueError(f"removed_edges: a mask must have shape "
+                                     f"({self.edge_count},), got {removed.shape}")
+                keep &= ~removed
+            else:
+                if removed.size and (removed.dtype.kind not in "iu" or removed.ndim != 1
+                                     or removed.min() < 0 or removed.max() >= self.edge_count):
+                    raise ValueError(f"removed_edges: expected edge indices in 0 .. "
+                                     f"{self.edge_count - 1} or a boolean mask")
+                keep[removed.astype(np.int64)] = False
+        rest = self.edge_rest_length if rest_length is None else _per_edge(
+            rest_length, "rest_length", self.edge_count)
+        alpha = self.edge_compliance if compliance is None else _per_edge(
+            compliance, "compliance", self.edge_count)
+        same_edges = bool(keep.all())
+        return Model(
+            self.particle_rest_x, self.edge_index[keep], self.particle_inv_mass, alpha[keep],
+            rest_length=rest[keep], damping=self.damping, solver=self.solver,
+            iterations=self.iterations, strain_limit=self.strain_limit,
+            bending_compliance=self.particle_bend_compliance, radius=self.particle_radius,
+            self_collision=self.self_collision, self_friction=self.self_friction,
+            contact_push_speed=self.contact_push_speed, contact_margin=self.contact_margin,
+            sleep_speed=self.sleep_speed, integrator=self.integrator,
+            _decomposition=self.decomposition if same_edges else None)
+
+    def _contact_topology(self) -> ContactTopology:
+        ends = self.edge_index.reshape(-1)
+        order = np.argsort(ends, kind="stable")
+        start = np.zeros(self.particle_count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ends, minlength=self.particle_count), out=start[1:])
+        edge_chain = edge_arc = slack = reach = skip = None
+        radius = self.particle_radius
+        if self.self_collision and self.edge_count and radius.max() > 0.0:
+            d = self.decomposition
+            edge_chain, edge_arc = segment_topology(d.chains, d.chain_edges, self.edge_count,
+                                                    self.edge_rest_length)
+            edges = self.edge_index
+            slack = np.maximum(SELF_MARGIN * radius, MIN_MARGIN)
+            # per segment: the larger radius + slack and skip radius of its ends
+            larger = np.maximum(radius[edges[:, 0]], radius[edges[:, 1]])
+            reach = larger + np.maximum(slack[edges[:, 0]], slack[edges[:, 1]])
+            skip = SELF_SKIP * larger
+        return ContactTopology(start, (order // 2).astype(np.int64),
+                               np.arange(self.edge_count), np.full(self.edge_count, np.inf),
+                               np.arange(self.particle_count), edge_chain, edge_arc, slack,
+                               reach, skip)
+
+    def _make_plans(self) -> tuple[SolvePlan, SolvePlan]:
+        """(the reference plan: everything swept, the plan ``step`` runs)."""
         d = self.decomposition
         all_particles = np.arange(self.particle_count, dtype=np.int64)
         ids = d.sweep_edge_ids
         pinned = np.flatnonzero(self.particle_inv_mass == 0.0).astype(np.int64)
         self_contacts = bool(self.self_collision
                              and self.particle_radius.max(initial=0.0) > 0.0)
-        reference = _Plan(
+        reference = SolvePlan(
             lanes=None,
             lane_solver="sweep",
             sweep_particles=all_particles,
             sweep_edges=d.sweep_edges,
             sweep_rest_length=self.edge_rest_length[ids].copy(),
             sweep_compliance=self.edge_compliance[ids].copy(),
-            all_particles=all_particles,
             pinned=pinned,
             self_contacts=self_contacts,
-            sweep_scratch=np.empty((self.particle_count, 3)),
-            sweep_multipliers=np.empty(len(d.sweep_edges)),
         )
-        self._reference_plan = reference
         if not d.chains or (self.solver == "sweep" and len(d.chains) < LANE_MIN_CHAINS):
-            return reference
+            return reference, reference
         # 16 ropes interleaved per block pay from about 4 ropes on (measured); below that one
         # rope per block (a lane count of 1) wastes no work on padding lanes. The sweep keeps
         # 16 lanes: it uses its sequential kernel for so few ropes.
@@ -336,21 +467,30 @@ class Model:
         particle_rope[np.concatenate(d.chains)] = np.repeat(
             np.arange(len(d.chains)), [len(chain) for chain in d.chains])
         rope_block = particle_block[[int(chain[0]) for chain in d.chains]].astype(np.int64)
-        return _Plan(
-            lanes=_LaneBuffers(layout, particles, edges, leading, bending, order_base,
-                               order_particles, block_start.astype(np.int64), particle_block,
-                               particle_rope, rope_block),
+        particles.flags.writeable = False  # static: each workspace writes its own copy
+        edges.flags.writeable = False
+        return reference, SolvePlan(
+            lanes=LanePlan(layout, particles, edges, leading, bending, order_base,
+                           order_particles, block_start.astype(np.int64), particle_block,
+                           particle_rope, rope_block),
             lane_solver=self.solver,
             sweep_particles=d.general_particles,
             sweep_edges=self.edge_index[general_ids].copy(),
             sweep_rest_length=self.edge_rest_length[general_ids].copy(),
             sweep_compliance=self.edge_compliance[general_ids].copy(),
-            all_particles=all_particles,
             pinned=pinned,
             self_contacts=self_contacts,
-            sweep_scratch=np.empty((self.particle_count, 3)),
-            sweep_multipliers=np.empty(len(general_ids)),
         )
+
+
+def _per_edge(value: Any, name: str, edge_count: int) -> np.ndarray:
+    """A scalar or (edge_count,) array of finite values >= 0, as (edge_count,) float64."""
+    array = as_float_array(value, name, np.shape(value), nonnegative=True)
+    if array.ndim == 0:
+        return np.full(edge_count, float(array))
+    if array.shape != (edge_count,):
+        raise ValueError(f"{name}: expected a scalar or shape ({edge_count},), got {array.shape}")
+    return array
 
 
 def _tether_sides(chains, inv_mass, layout) -> np.ndarray:

@@ -3,12 +3,12 @@
 The first ``step`` of a kind of model compiles the numba kernels its path uses: seconds the
 first time ever (nothing in numba's cache), a few tenths of a second in a new process with
 the cache filled. ``warm(model, substeps)`` pays that cost ahead of time by running the same
-path once on a copy of the model, so a caller with a user interface can do it on a thread
-while the interface stays responsive:
+path once on the model with a state of its own, so a caller with a user interface can do it
+on a thread while the interface stays responsive:
 
     thread = threading.Thread(target=warm, args=(model, 10), daemon=True)
 
-Why this is safe on a thread: it touches only its own copy of the model and a fresh state;
+Why this is safe on a thread: the model is static, and it writes only its own fresh state;
 numba serialises compiles with its own lock, so a ``step`` on another thread that needs a
 kernel being compiled waits for it rather than compiling it twice; the kernels release the
 GIL (``jit.kernel``), so a waiting thread's Python keeps running.
@@ -20,7 +20,6 @@ for big scenes, bending, contacts) are the ones compiled, whatever the kernel mo
 
 from __future__ import annotations
 
-import copy
 import sys
 
 import numpy as np
@@ -38,26 +37,26 @@ CONTACT_FRAMES = 8
 
 def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False) -> None:
     """Compile (or load from the cache) the kernels that ``step(model, state, dt, substeps,
-    colliders=...)`` runs, by stepping a copy of ``model`` from its rest positions.
+    colliders=...)`` runs, by stepping a state of ``model`` from its rest positions.
 
     ``meshes`` / ``ground``: the real steps will have triangle-mesh colliders / a ground
-    plane; a small triangle and a tilted plane touching the copy's lowest free particle are
-    added, and the copy thrown at them, so that the contact kernels run too, over
+    plane; a small triangle and a tilted plane touching the state's lowest free particle are
+    added, and the state thrown at them, so that the contact kernels run too, over
     ``CONTACT_FRAMES`` frames (some run only once contacts are kept from a frame before).
-    Self-collision comes with the model. ``model`` itself is never changed (what ``step``
-    keeps on a model is kept on the copy). Raises what ``step`` raises for input it refuses.
+    Self-collision comes with the model. ``model`` is static (``step`` writes only into the
+    warm-up state and its workspace), so it is stepped itself. Raises what ``step`` raises
+    for input it refuses.
     """
-    twin = copy.deepcopy(model)
-    state = twin.state()
+    state = model.state()
     colliders: list[Collider | Plane] = []
     if meshes or ground:
         # Touching the lowest free particle (or the lowest particle), so that contacts are
         # found and their kernels run, not only the broad phase.
-        free = np.flatnonzero(twin.particle_inv_mass > 0.0)
-        rows = free if len(free) else np.arange(twin.particle_count)
+        free = np.flatnonzero(model.particle_inv_mass > 0.0)
+        rows = free if len(free) else np.arange(model.particle_count)
         if len(rows):
             low = state.x[rows[np.argmin(state.x[rows, 2])]]
-            reach = max(float(twin.particle_radius.max(initial=0.0)), 1e-3)
+            reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
             z = low[2] - 0.5 * reach
             if meshes:
                 size = 10.0 * reach
@@ -72,8 +71,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             state.v[rows] = (0.0, 0.0, -3.0)
     # With contacts, some kernels run only from the second frame on (particles resting on a
     # face, candidates kept from the last frame): a few frames reach them.
-    for _frame in range(CONTACT_FRAMES if colliders or twin.self_collision else 1):
-        step(twin, state, WARM_DT, substeps, colliders=colliders)
+    for _frame in range(CONTACT_FRAMES if colliders or model.self_collision else 1):
+        step(model, state, WARM_DT, substeps, colliders=colliders)
 
 
 def compiled_kernel_count(prefix: str | None = None) -> int:

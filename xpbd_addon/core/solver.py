@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from . import collision, contacts
-from .model import Model, State, _Plan
+from . import collision, contacts, topology
+from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
+from .workspace import Workspace
 
 PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
@@ -127,6 +128,22 @@ def _resolve_kernel(k_resolve: ModuleType, lanes: int, threads: bool) -> Any:
     return k_resolve.direct_resolve_parallel if threads else k_resolve.direct_resolve
 
 
+def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
+                            accelerations: np.ndarray | None) -> None:
+    """Write each chain particle's external acceleration [m/s^2] ((N, 3), None: zero) into
+    the workspace's lane buffer (``topology.PARTICLE_ACCELERATION``), where the lane kernels'
+    predict adds it to gravity."""
+    lanes = plan.lanes
+    if lanes is None:
+        return
+    layout = lanes.layout
+    rows = layout.particle_base + topology.PARTICLE_ACCELERATION * layout.lanes
+    for c in range(3):
+        workspace.lane_particles[rows + c * layout.lanes] = (
+            0.0 if accelerations is None else accelerations[layout.particles, c])
+    workspace.lane_accelerations = accelerations is not None
+
+
 def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
     for name in ("x", "v"):
         array = getattr(state, name, None)
@@ -176,12 +193,17 @@ def step(
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
     colliders: Any = (),
+    accelerations: Any = None,
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
     Each substep of h = dt / substeps predicts x + h v + h^2 g for the free particles, projects
     every distance constraint once (Gauss-Seidel, lambda reset, see ``kernels``), and sets
     v = (x - x_prev) / h, scaled by exp(-damping h). ``gravity`` [m/s^2] is a 3-vector.
+    ``accelerations`` (N, 3) [m/s^2], optional: each particle's external acceleration
+    besides gravity (wind, force fields: a force F on a particle of mass m is F / m), added
+    to gravity in the predict of every substep, x + h v + h^2 (g + a_i); rows of pinned
+    particles are ignored. Without it the frame is gravity's alone, bit for bit.
     ``pin_targets`` (N, 3) [m], optional: where the pinned particles are at the end of the
     frame; they move there in a straight line over the substeps (rows of free particles are
     ignored). Without it the pinned particles stay put.
@@ -199,7 +221,8 @@ def step(
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere, or
     arrays of the wrong shape; ``state`` is left untouched then.
     """
-    _advance(model, state, dt, substeps, gravity, pin_targets, model._plan, colliders=colliders)
+    _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
+             accelerations=accelerations)
 
 
 def step_sequential(
@@ -211,22 +234,33 @@ def step_sequential(
     gravity: Any = (0.0, 0.0, -9.81),
     pin_targets: Any = None,
     colliders: Any = (),
+    accelerations: Any = None,
 ) -> None:
     """``step`` done by the plain sequential sweep alone (no lanes, no threads): the reference
     that the fast path matches bit for bit, kept for tests and benchmarks."""
-    _advance(model, state, dt, substeps, gravity, pin_targets, model._reference_plan,
-             colliders=colliders)
+    _advance(model, state, dt, substeps, gravity, pin_targets, model.reference_plan,
+             colliders=colliders, accelerations=accelerations)
 
 
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
-             pin_targets: Any, plan: _Plan, *, parallel: bool | None = None,
-             colliders: Any = ()) -> None:
+             pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
+             colliders: Any = (), accelerations: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     gravity_vector = _as_gravity(gravity)
     k, k_direct = kernels()
     from . import kernels_frame as k_frame
     _check_state(model, state, k_frame)
+    workspace = state.workspace
+    if workspace is None or workspace.model is not model:
+        workspace = state.workspace = Workspace.for_model(model)
+    if accelerations is None:
+        extra = workspace.no_accelerations
+        if workspace.lane_accelerations:
+            _put_lane_accelerations(plan, workspace, None)
+    else:
+        extra = as_float_array(accelerations, "accelerations", (model.particle_count, 3))
+        _put_lane_accelerations(plan, workspace, extra)
     meshes, planes = collision.as_colliders(colliders)
     pinned = plan.pinned
     if pin_targets is None:
@@ -239,8 +273,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     pin_velocity = np.empty((len(pinned), 3))
     k_frame.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     if meshes or planes or plan.self_contacts:
-        _advance_with_contacts(model, state, dt, substeps, gravity_vector, targets, plan,
-                               parallel, meshes, planes, velocity_scale)
+        _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
+                               targets, plan, parallel, meshes, planes, velocity_scale)
         k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
 
@@ -256,28 +290,32 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                 run_direct = k_frame.direct_frame_single
             else:
                 run_direct = k_frame.direct_frame_parallel if use_threads else k_frame.direct_frame
-            run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
-                       layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                       lanes.block_bending, gravity_vector, h, substeps,
+            run_direct(workspace.lane_particles, workspace.lane_edges,
+                       layout.block_particle_offset, layout.block_edge_offset,
+                       layout.block_length, lanes.block_leading, lanes.block_bending,
+                       gravity_vector, h, substeps,
                        model.integrator == "bdf2", model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
                        velocity_scale, *io)
         else:
             run = k_frame.sweep_frame_parallel if use_threads else k_frame.sweep_frame
-            run(lanes.particles, lanes.edges, layout.block_particle_offset,
+            run(workspace.lane_particles, workspace.lane_edges, layout.block_particle_offset,
                 layout.block_edge_offset, layout.block_length, gravity_vector, h, substeps,
                 velocity_scale, *io)
     if len(plan.sweep_particles):
         k.sweep_substeps(state.x, state.v, model.particle_inv_mass, plan.sweep_particles,
                          plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                         gravity_vector, h, substeps, model.iterations, velocity_scale,
-                         plan.sweep_scratch, plan.sweep_multipliers)
+                         gravity_vector, extra, h, substeps, model.iterations, velocity_scale,
+                         workspace.sweep_scratch,
+                         workspace.sweep_multipliers[:len(plan.sweep_edges)])
     # The straight-line pin path lands on the target up to rounding; make it exact.
     k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
-def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
-                           gravity: np.ndarray, targets: np.ndarray, plan: _Plan,
+def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
+                           substeps: int, gravity: np.ndarray, extra: np.ndarray,
+                           targets: np.ndarray,
+                           plan: SolvePlan,
                            parallel: bool | None, meshes: list, planes: list,
                            velocity_scale: float) -> None:
     """The frame with contacts: the rope kernels run one substep per call (the contacts need
@@ -292,10 +330,11 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     from . import kernels_sleep as k_sleep
     h = dt / substeps
     x, v = state.x, state.v
+    buffer_particles, buffer_edges = workspace.lane_particles, workspace.lane_edges
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
-    frame = contacts.FrameContacts(model, x, v, pin_end, dt, substeps, gravity, meshes,
-                                  planes, velocity_scale, k_contact, k_broad)
+    frame = contacts.FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity,
+                                   meshes, planes, velocity_scale, k_contact, k_broad)
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
@@ -307,8 +346,9 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         # the direct solve on one thread copies x, v in and out block by block itself
         fused = plan.lane_solver == "direct" and not use_threads
         if not fused:
-            k.lane_gather(lanes.particles, lane_base, lane_particles, x, v, layout.lanes)
-    scratch, multipliers = plan.sweep_scratch, plan.sweep_multipliers
+            k.lane_gather(buffer_particles, lane_base, lane_particles, x, v, layout.lanes)
+    scratch = workspace.sweep_scratch
+    multipliers = workspace.sweep_multipliers[:len(plan.sweep_edges)]
     resolve_moves = np.empty(len(x))
     before_contacts = np.empty_like(x)
     if lanes is not None:
@@ -321,13 +361,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
     # ropes (chains, in the lanes) at rest sleep after the first substep (``kernels_sleep``)
     sleep = lanes is not None and substeps > 1 and model.sleep_speed > 0.0
     x_start = x.copy() if sleep else x
-    incident_start, incident = contacts.particle_segments(model)
+    incident_start = model.contact_topology.segment_start
+    incident = model.contact_topology.segments
     for substep in range(substeps):
         if lanes is not None and fused:
             # the particles the last substep's contacts moved go in (all of them at first)
             run_io = (k_direct_io.direct_substep_io_single if layout.lanes == 1
                       else k_direct_io.direct_substep_io)
-            run_io(lanes.particles, lanes.edges, layout.block_particle_offset,
+            run_io(buffer_particles, buffer_edges, layout.block_particle_offset,
                    layout.block_edge_offset, layout.block_length, lanes.block_leading,
                    lanes.block_bending, gravity, h, model.iterations, strain_limit,
                    velocity_scale, lane_base, lane_particles, block_start, x, v, frame.moved,
@@ -337,27 +378,27 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             if plan.lane_solver == "direct" and use_threads and layout.lanes > 1:
                 # (the blocks whose ropes all sleep are skipped)
                 k_sleep.direct_substep_awake_parallel(
-                    lanes.particles, lanes.edges, layout.block_particle_offset,
+                    buffer_particles, buffer_edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, lanes.block_leading,
                     lanes.block_bending, gravity, h, substep == 0, model.iterations,
                     strain_limit, velocity_scale, awake_blocks)
             elif plan.lane_solver == "direct":
                 run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
-                run_direct(lanes.particles, lanes.edges, layout.block_particle_offset,
+                run_direct(buffer_particles, buffer_edges, layout.block_particle_offset,
                            layout.block_edge_offset, layout.block_length, lanes.block_leading,
                            lanes.block_bending, gravity, h, 1, substep == 0, False,
                            model.iterations, strain_limit, velocity_scale)
             else:
                 run = k.lane_substeps_parallel if use_threads else k.lane_substeps
-                run(lanes.particles, lanes.edges, layout.block_particle_offset,
+                run(buffer_particles, buffer_edges, layout.block_particle_offset,
                     layout.block_edge_offset, layout.block_length, gravity, h, 1,
                     velocity_scale)
-            k_sleep.lane_scatter_awake(lanes.particles, lane_base, lane_particles, x, v,
+            k_sleep.lane_scatter_awake(buffer_particles, lane_base, lane_particles, x, v,
                                        layout.lanes, awake)
         if len(plan.sweep_particles):
             k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
                              plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                             gravity, h, 1, model.iterations, velocity_scale, scratch,
+                             gravity, extra, h, 1, model.iterations, velocity_scale, scratch,
                              multipliers)
         resolve = lanes is not None and plan.lane_solver == "direct"
         if resolve:
@@ -371,14 +412,14 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
             # The rope's stretch constraints once more on the contact-corrected positions
             # (friction cannot drag a rope beyond its length), for the ropes the contacts
             # moved, then the colliders again without friction. See ``kernels_resolve``.
-            k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
+            k_contact.gather_moved(buffer_particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)
             moved[:] = 0
             run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
-            run_resolve(lanes.particles, lanes.edges, layout.block_particle_offset,
+            run_resolve(buffer_particles, buffer_edges, layout.block_particle_offset,
                         layout.block_edge_offset, layout.block_length, lanes.block_leading,
                         h, model.iterations, strain_limit, velocity_scale, active_blocks)
-            k_resolve.scatter_ropes(lanes.particles, lane_base, lane_particles, block_start,
+            k_resolve.scatter_ropes(buffer_particles, lane_base, lane_particles, block_start,
                                     active_blocks, particle_rope, active_ropes, layout.lanes,
                                     x, v, resolve_moves, awake)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
@@ -393,7 +434,7 @@ def _advance_with_contacts(model: Model, state: State, dt: float, substeps: int,
         if lanes is not None and fused:
             continue  # the next substep's solve copies the moved particles in
         if lanes is not None:
-            k_contact.gather_moved(lanes.particles, lane_base, lane_particles, moved, x, v,
+            k_contact.gather_moved(buffer_particles, lane_base, lane_particles, moved, x, v,
                                    layout.lanes)
         moved[:] = 0
     frame.finish(x)

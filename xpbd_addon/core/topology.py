@@ -156,7 +156,9 @@ PARTICLE_U = 30  # x, y, z: u_i / den_i of the elimination
 PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (scratch)
 PARTICLE_X_OLD = 34  # x, y, z: the position a substep before [m] (second-order integrator)
 PARTICLE_V_OLD = 37  # x, y, z: the velocity a substep before [m/s] (second-order integrator)
-PARTICLE_STRIDE = 40
+PARTICLE_ACCELERATION = 40  # x, y, z: external acceleration besides gravity [m/s^2] (wind,
+#   force fields: ``step``'s ``accelerations``), 0 without; added to gravity in the predict
+PARTICLE_STRIDE = 43
 # Fields of one edge slot (the edge from particle slot p to p + 1).
 EDGE_REST = 0  # rest length [m]
 EDGE_COMPLIANCE = 1  # alpha [m/N]
