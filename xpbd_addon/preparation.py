@@ -165,6 +165,8 @@ def wait(requests: list[Request], timeout: float | None) -> bool:
     with _worker.lock:
         while not (not _busy_locked() and _worker.io_ready
                    and all(r.model in _worker.prepared for r in requests)):
+            if not _busy_locked() and _worker.io_ready:
+                return True  # the thread ended without them (it failed): the step compiles
             left = None if deadline is None else deadline - time.perf_counter()
             if left is not None and left <= 0.0:
                 return False
@@ -233,7 +235,10 @@ def _run() -> None:
     except BaseException:
         with _worker.lock:  # never leave the handler waiting on a dead thread: its step
             for left in [*_worker.queue, *([item] if item else [])]:  # compiles what it
-                _worker.prepared.add(left.model)  # needs, or reports the problem
+                try:  # needs, or reports the problem
+                    _worker.prepared.add(left.model)
+                except TypeError:  # not weakly referable: the waiter sees the dead thread
+                    pass
             _worker.queue.clear()
             _worker.io_ready = True
             _worker.thread = None

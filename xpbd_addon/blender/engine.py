@@ -243,7 +243,10 @@ class Run:
                   ) -> list[np.ndarray]:
         """Each member's segment tensions [N] at the end of the frame just stepped, per
         segment of its layout (0 for torn ones)."""
-        joint = core.edge_tension(self.model, state)
+        joint = core.edge_tension(self.model, state, self.dt, self.substeps)
+        if np.isnan(joint).any():
+            raise RopeError("Tear Force and attachments' Break Force need the Direct solver "
+                            "(the Gauss-Seidel sweep keeps no segment tension)")
         out = []
         start = 0
         for rope, gone in zip(self.ropes, torn, strict=True):

@@ -206,7 +206,9 @@ class Model:
                  "solver", "iterations", "strain_limit", "particle_bend_compliance",
                  "particle_radius", "self_collision", "self_friction", "contact_push_speed",
                  "contact_margin", "integrator", "sleep_speed", "decomposition",
-                 "reference_plan", "plan", "contact_topology")
+                 "reference_plan", "plan", "contact_topology",
+                 # the add-on keeps track of prepared Models without keeping them alive
+                 "__weakref__")
 
     def __init__(
         self,
