@@ -17,7 +17,7 @@ from numba import njit
 from xpbd_addon.core import Model, step
 from xpbd_addon.core import contacts as contacts_module
 from xpbd_addon.core.collision import Collider, Plane
-from xpbd_addon.core.kernels_geometry import closest_on_segments, closest_on_triangle
+from xpbd_addon.core.contacts.kernels_geometry import closest_on_segments, closest_on_triangle
 
 R = 0.01
 

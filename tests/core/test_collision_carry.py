@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from xpbd_addon.core import contacts as contacts_module
-from xpbd_addon.core import kernels_contact, step
+from xpbd_addon.core import step
 from xpbd_addon.core.collision import Collider, Plane
+from xpbd_addon.core.contacts import kernels_contact
 
 from .colliders import icosphere
 from .test_collision_broadphase import bumpy_ground, heap
@@ -201,7 +202,8 @@ def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):
     (and their blocks of the solver's 16 lanes): 16 ropes swinging high above the ground
     while 16 others land on it and are re-solved move bit for bit as the 16 do without the
     others and without any collider (the frame-at-once path)."""
-    from xpbd_addon.core import Model, kernels_resolve
+    from xpbd_addon.core import Model
+    from xpbd_addon.core.solve import kernels_resolve
 
     def ropes(count, height):
         x = np.zeros((count, 20, 3))

@@ -286,7 +286,7 @@ def test_ropes_sleep_alike_on_one_thread_and_on_many(solver):
 def test_the_wake_reaches_every_rope_linked_to_an_awake_one_through_any_chain_of_pairs():
     """``kernels_sleep.wake_linked`` against a breadth-first search over the ropes the pairs
     link, on random pair lists (some particles outside any rope: always awake)."""
-    from xpbd_addon.core import kernels_sleep
+    from xpbd_addon.core.solve import kernels_sleep
 
     rng = np.random.default_rng(7)
     for _ in range(200):

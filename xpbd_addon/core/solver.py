@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import collision, contacts, topology
+from . import collision, contacts
+from .layout import topology
 from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
@@ -36,21 +37,21 @@ def kernels() -> tuple[ModuleType, ModuleType]:
     so that importing the core, or registering the add-on, stays cheap."""
     global _kernels
     if _kernels is None:
-        from . import kernels as sweep
-        from . import kernels_bending as bending
-        from . import kernels_broadphase as broad
-        from . import kernels_chain as chain
-        from . import kernels_collider as collider
-        from . import kernels_contact as contact
-        from . import kernels_direct as direct
-        from . import kernels_direct_io as direct_io
-        from . import kernels_frame as frame
-        from . import kernels_geometry as geometry
-        from . import kernels_pairs as pairs
-        from . import kernels_resolve as resolve
-        from . import kernels_resting as resting
-        from . import kernels_segments as segments
-        from . import kernels_sleep as sleep
+        from .contacts import kernels_broadphase as broad
+        from .contacts import kernels_collider as collider
+        from .contacts import kernels_contact as contact
+        from .contacts import kernels_geometry as geometry
+        from .contacts import kernels_pairs as pairs
+        from .contacts import kernels_resting as resting
+        from .contacts import kernels_segments as segments
+        from .solve import kernels as sweep
+        from .solve import kernels_bending as bending
+        from .solve import kernels_chain as chain
+        from .solve import kernels_direct as direct
+        from .solve import kernels_direct_io as direct_io
+        from .solve import kernels_frame as frame
+        from .solve import kernels_resolve as resolve
+        from .solve import kernels_sleep as sleep
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
@@ -65,8 +66,8 @@ def contact_kernels() -> tuple[ModuleType, ModuleType]:
     global _contact_kernels
     if _contact_kernels is None:
         kernels()
-        from . import kernels_broadphase as broad
-        from . import kernels_contact as contact
+        from .contacts import kernels_broadphase as broad
+        from .contacts import kernels_contact as contact
 
         _contact_kernels = (contact, broad)
     return _contact_kernels
@@ -105,12 +106,15 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
-                   "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
-                   "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
-                   "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
-                   "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py",
-                   "kernels_chain.py", "kernels_frame.py")
+_KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kernels.py",
+                   "solve/kernels_direct.py", "solve/kernels_bending.py",
+                   "contacts/kernels_geometry.py", "contacts/kernels_collider.py",
+                   "contacts/kernels_resting.py", "contacts/kernels_contact.py",
+                   "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
+                   "contacts/kernels_pairs.py", "contacts/kernels_segments.py",
+                   "solve/kernels_direct_io.py", "solve/kernels_sleep.py",
+                   "solve/kernels_chain.py", "solve/kernels_frame.py")
+"""The kernel sources (paths from this folder) whose hash stamps numba's cache folders."""
 
 
 def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
@@ -249,7 +253,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     substeps = as_substeps(substeps)
     gravity_vector = _as_gravity(gravity)
     k, k_direct = kernels()
-    from . import kernels_frame as k_frame
+    from .solve import kernels_frame as k_frame
     _check_state(model, state, k_frame)
     workspace = state.workspace
     if workspace is None or workspace.model is not model:
@@ -325,9 +329,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     frame-at-once path (each kernel call continues exactly where the last one stopped)."""
     k, k_direct = kernels()
     k_contact, k_broad = contact_kernels()
-    from . import kernels_direct_io as k_direct_io
-    from . import kernels_resolve as k_resolve
-    from . import kernels_sleep as k_sleep
+    from .solve import kernels_direct_io as k_direct_io
+    from .solve import kernels_resolve as k_resolve
+    from .solve import kernels_sleep as k_sleep
     h = dt / substeps
     x, v = state.x, state.v
     buffer_particles, buffer_edges = workspace.lane_particles, workspace.lane_edges

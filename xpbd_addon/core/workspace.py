@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from .contact_scene import CandidateLists, MeshScene
+    from .contacts.scene import CandidateLists, MeshScene
     from .model import Model
 
 

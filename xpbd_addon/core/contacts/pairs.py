@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .contact_scene import MAX_BOX_CELLS
-from .workspace import PairCarry, PairGrid, PairPrediction
+from ..workspace import PairCarry, PairGrid, PairPrediction
+from .scene import MAX_BOX_CELLS
 
 
 class FoundPairs(NamedTuple):

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .collision import Collider, Plane
+from ..collision import Collider, Plane
 
 MAX_BOX_CELLS = 512
 """A particle or segment box covering more grid cells than this (a very fast particle) is

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .collision import Collider, Plane
-from .contact_pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read from here)
+from ..collision import Collider, Plane
+from ..workspace import ColliderCaches, ColliderCarry, PairCarry, Workspace
+from .pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read from here)
     HORIZON_REACH,
     PARTIAL_SEARCH,
     SELF_MARGIN,
@@ -25,8 +26,7 @@ from .contact_pairs import (  # noqa: F401 (SELF_SKIP, HORIZON_REACH: also read 
     FoundPairs,
     PairSearch,
 )
-from .contact_scene import MIN_MARGIN, CandidateLists, mesh_scene, plane_table
-from .workspace import ColliderCaches, ColliderCarry, PairCarry, Workspace
+from .scene import MIN_MARGIN, CandidateLists, mesh_scene, plane_table
 
 
 class FrameContacts(PairSearch):
@@ -458,7 +458,7 @@ class FrameContacts(PairSearch):
         awake; ``awake`` (N,) and ``awake_blocks`` (B,), the solver's flags of the particles
         and blocks awake, are set from it here, and again whenever a rope wakes
         (``_contact_pairs``)."""
-        from . import kernels_sleep
+        from ..solve import kernels_sleep
 
         self.sleep_kernels = kernels_sleep
         self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
