@@ -216,7 +216,7 @@ def test_a_pair_found_within_a_frame_wakes_the_ropes_it_links():
     before = frame._contact_pairs()
     assert not np.isin(before, [asleep_edge]).any()
     frame.moved[:] = 0
-    frame.pairs = np.vstack([frame.pairs, [[asleep_edge, falling_edge]]])
+    frame.ropes.pairs = np.vstack([frame.pairs, [[asleep_edge, falling_edge]]])
     pairs = frame._contact_pairs()
     assert frame.woken == 1
     assert [asleep_edge, falling_edge] in pairs.tolist()

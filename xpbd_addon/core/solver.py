@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import collision, contacts
+from . import collision
 from .layout import topology
 from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
@@ -24,7 +24,6 @@ RESOLVE_CONTACT_PASSES = 2
 """Frictionless passes over all contacts after the rope's re-solve in a substep."""
 
 _kernels: tuple[ModuleType, ModuleType] | None = None
-_contact_kernels: tuple[ModuleType, ModuleType] | None = None
 
 
 def kernels() -> tuple[ModuleType, ModuleType]:
@@ -53,19 +52,6 @@ def kernels() -> tuple[ModuleType, ModuleType]:
                            resolve, segments, pairs, direct_io, sleep, chain, frame))
         _kernels = (sweep, direct)
     return _kernels
-
-
-def contact_kernels() -> tuple[ModuleType, ModuleType]:
-    """The contact kernels (narrow phase, broad phase), compiled or loaded from the cache on
-    the first step with colliders or self-collision only."""
-    global _contact_kernels
-    if _contact_kernels is None:
-        kernels()
-        from .contacts import kernels_broadphase as broad
-        from .contacts import kernels_contact as contact
-
-        _contact_kernels = (contact, broad)
-    return _contact_kernels
 
 
 def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
@@ -309,15 +295,15 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     contact this is bit-identical to the frame-at-once path (each kernel call continues
     exactly where the last one stopped)."""
     kernels()
-    k_contact, k_broad = contact_kernels()
+    from .contacts.frame import FrameContacts
     from .solve.kernels_sleep import still_ropes
     from .solve.substeps import RopeSubsteps
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
-    frame = contacts.FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity,
-                                   meshes, planes, velocity_scale, k_contact, k_broad)
+    frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
+                          planes, velocity_scale)
     lanes = plan.lanes
     # one substep per call: a parallel region's start-up is paid every substep
     threads = lanes is not None and (parallel if parallel is not None

@@ -15,7 +15,7 @@ bits with or without it (tests/core/test_collision_carry.py). A state without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -98,8 +98,8 @@ class PairGrid(NamedTuple):
     """Segments per cell"""
     oversize: np.ndarray
     """Segments with boxes too big for the grid"""
-    mask: np.ndarray
-    """Hash mask of the cells"""
+    mask: Any
+    """Hash mask of the cells (an int64 scalar)"""
     cell: float
     """Cell size [m]"""
 

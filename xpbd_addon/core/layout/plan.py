@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..contacts.pairs import SELF_MARGIN, SELF_SKIP
-from ..contacts.scene import MIN_MARGIN, segment_topology
+from ..contacts.constants import MIN_MARGIN, SELF_MARGIN, SELF_SKIP
 from . import topology
 
 if TYPE_CHECKING:
@@ -135,6 +134,23 @@ def contact_topology(model: Model) -> ContactTopology:
                            np.arange(model.edge_count), np.full(model.edge_count, np.inf),
                            np.arange(model.particle_count), edge_chain, edge_arc, slack,
                            reach, skip)
+
+
+def segment_topology(chains: list[np.ndarray], chain_edges: list[np.ndarray],
+                     edge_count: int, rest_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per edge: the chain (rope) it belongs to, or -1, and the rest arc length [m] of its two
+    ends along that chain (low, high), so that self-collision can skip the pairs that are
+    neighbours along a rope."""
+    edge_chain = np.full(edge_count, -1, dtype=np.int64)
+    edge_arc = np.zeros((edge_count, 2))
+    for index, ids in enumerate(chain_edges):
+        if len(ids) == 0:
+            continue
+        arc = np.concatenate([[0.0], np.cumsum(rest_length[ids])])
+        edge_chain[ids] = index
+        edge_arc[ids, 0] = arc[:-1]
+        edge_arc[ids, 1] = arc[1:]
+    return edge_chain, edge_arc
 
 
 def solve_plans(model: Model) -> tuple[SolvePlan, SolvePlan]:
