@@ -111,7 +111,8 @@ class Model:
                  "solver", "iterations", "strain_limit", "particle_bend_compliance",
                  "particle_radius", "self_collision", "self_friction", "contact_push_speed",
                  "contact_margin", "integrator", "sleep_speed", "decomposition",
-                 "reference_plan", "plan", "contact_topology")
+                 "reference_plan", "plan", "contact_topology",
+                 "__weakref__")  # (the Blender side keeps weak sets of models)
 
     def __init__(
         self,
