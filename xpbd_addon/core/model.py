@@ -39,6 +39,11 @@ class State:
 class Model:
     """Static arrays of a rope (or any particle graph) held together by distance constraints.
 
+    What the rope is, never written once made: what ``step`` writes lives in the stepped
+    State's ``workspace``, so one Model can be shared by any number of States (and threads).
+    A rope that changes while it plays (cut, winched, stiffened) is a new Model,
+    ``with_changes``, that its State goes on with.
+
     Args:
         positions: rest positions [m], shape (N, 3); the state starts here.
         edges: particle index pairs (M, 2), one distance constraint each.
