@@ -137,7 +137,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
             last = getattr(spy, "last", None)
             if contacts and last is not None:
                 refreshes.append(last.refreshes)
-                candidates.append(last.lists.live if last.scene else 0)
+                candidates.append(last.colliders.lists.live if last.colliders.scene else 0)
                 pairs.append(len(last.pairs))
                 asleep.append(last.sleeping - last.woken)
     finally:

@@ -17,7 +17,7 @@ from numba import njit
 from xpbd_addon.core import Model, step
 from xpbd_addon.core import contacts as contacts_module
 from xpbd_addon.core.collision import Collider, Plane
-from xpbd_addon.core.kernels_geometry import closest_on_segments, closest_on_triangle
+from xpbd_addon.core.contacts.kernels_geometry import closest_on_segments, closest_on_triangle
 
 R = 0.01
 
@@ -94,14 +94,15 @@ def contacts_missed(frame, x, model):
     """Pairs in contact now that are not candidates: (rope-rope, particle-triangle) counts."""
     skip = contacts_module.SELF_SKIP * R * 2
     candidates = {tuple(p) for p in frame.pairs}
-    touching = _touching_pairs(x, model.edge_index, frame.edge_chain, frame.edge_arc, skip,
-                               2 * R)
+    ropes = frame.ropes
+    touching = _touching_pairs(x, model.edge_index, ropes.edge_chain, ropes.edge_arc, skip, 2 * R)
     missed_pairs = sum(1 for pair in touching if pair not in candidates)
-    scene = frame.scene
+    scene = frame.colliders.scene
     free = model.particle_inv_mass > 0
     missed_triangles = 0
     for i, t in _touching_triangles(x, free, scene.corners, R):
-        if t not in frame.lists.candidates[frame.lists.spans[i, 0]:frame.lists.spans[i, 1]]:
+        lists = frame.colliders.lists
+        if t not in lists.candidates[lists.spans[i, 0]:lists.spans[i, 1]]:
             missed_triangles += 1
     return missed_pairs, missed_triangles, len(touching)
 
@@ -119,7 +120,7 @@ def test_no_contact_is_ever_missed_by_the_broad_phases(carried):
     missed = []
     original_project = contacts_module.FrameContacts.project
     original_refresh = contacts_module.FrameContacts.refresh
-    original_update = contacts_module.FrameContacts._update_pairs
+    original_update = contacts_module.RopeContacts._update_pairs
 
     def project(self, x, v, substep):
         checked["substeps"] += 1
@@ -131,7 +132,7 @@ def test_no_contact_is_ever_missed_by_the_broad_phases(carried):
         original_refresh(self, x, v, substep)
         missed.append(contacts_missed(self, x, model))
         checked["pairs"] += len(self.pairs)
-        checked["triangles"] += self.lists.live
+        checked["triangles"] += self.colliders.lists.live
 
     def update(self, *args):
         done = original_update(self, *args)
@@ -140,7 +141,7 @@ def test_no_contact_is_ever_missed_by_the_broad_phases(carried):
 
     contacts_module.FrameContacts.project = project
     contacts_module.FrameContacts.refresh = refresh
-    contacts_module.FrameContacts._update_pairs = update
+    contacts_module.RopeContacts._update_pairs = update
     try:
         for frame in range(30):
             # whip the pinned end around from frame 15 on: predictions fail there
@@ -153,7 +154,7 @@ def test_no_contact_is_ever_missed_by_the_broad_phases(carried):
     finally:
         contacts_module.FrameContacts.project = original_project
         contacts_module.FrameContacts.refresh = original_refresh
-        contacts_module.FrameContacts._update_pairs = original_update
+        contacts_module.RopeContacts._update_pairs = original_update
     missed = np.array(missed)
     assert checked["substeps"] == 30 * 8
     assert missed[:, 2].sum() > 100 and checked["triangles"] > 0  # ropes touched, and landed

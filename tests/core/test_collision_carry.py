@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from xpbd_addon.core import contacts as contacts_module
-from xpbd_addon.core import kernels_contact, step
+from xpbd_addon.core import step
 from xpbd_addon.core.collision import Collider, Plane
+from xpbd_addon.core.contacts import colliders as colliders_module
+from xpbd_addon.core.contacts import kernels_contact
 
 from .colliders import icosphere
 from .test_collision_broadphase import bumpy_ground, heap
@@ -148,8 +150,8 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch, scene
         two.append(before - left)
         return left
 
-    monkeypatch.setattr(kernels_contact, "resting_static", count)
-    monkeypatch.setattr(kernels_contact, "resting_two_faces", count_two)
+    monkeypatch.setattr(colliders_module, "resting_static", count)
+    monkeypatch.setattr(colliders_module, "resting_two_faces", count_two)
     play(heap(), 24, scene_of())
     assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])  # it did most of the work
     assert sum(two) > 0  # and some particles rested on two faces
@@ -159,8 +161,8 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch, scene
         rest[:] = only if selective else 1
         return len(rest)
 
-    monkeypatch.setattr(kernels_contact, "resting_static", hand_over)
-    monkeypatch.setattr(kernels_contact, "resting_two_faces", pass_on)
+    monkeypatch.setattr(colliders_module, "resting_static", hand_over)
+    monkeypatch.setattr(colliders_module, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, scene_of())
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
@@ -179,7 +181,7 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
         taken.append(len(args[0]) - left)
         return left
 
-    monkeypatch.setattr(kernels_contact, "resting_contacts", count)
+    monkeypatch.setattr(colliders_module, "resting_contacts", count)
     play(heap(), 24, moving)
     assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])
 
@@ -188,8 +190,8 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
         rest[:] = only if selective else 1
         return len(rest)
 
-    monkeypatch.setattr(kernels_contact, "resting_contacts", hand_over)
-    monkeypatch.setattr(kernels_contact, "resting_two_faces", pass_on)
+    monkeypatch.setattr(colliders_module, "resting_contacts", hand_over)
+    monkeypatch.setattr(colliders_module, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, moving)
     for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
         np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
@@ -201,7 +203,8 @@ def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):
     (and their blocks of the solver's 16 lanes): 16 ropes swinging high above the ground
     while 16 others land on it and are re-solved move bit for bit as the 16 do without the
     others and without any collider (the frame-at-once path)."""
-    from xpbd_addon.core import Model, kernels_resolve
+    from xpbd_addon.core import Model
+    from xpbd_addon.core.solve import kernels_resolve
 
     def ropes(count, height):
         x = np.zeros((count, 20, 3))

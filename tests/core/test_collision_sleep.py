@@ -216,7 +216,7 @@ def test_a_pair_found_within_a_frame_wakes_the_ropes_it_links():
     before = frame._contact_pairs()
     assert not np.isin(before, [asleep_edge]).any()
     frame.moved[:] = 0
-    frame.pairs = np.vstack([frame.pairs, [[asleep_edge, falling_edge]]])
+    frame.ropes.pairs = np.vstack([frame.pairs, [[asleep_edge, falling_edge]]])
     pairs = frame._contact_pairs()
     assert frame.woken == 1
     assert [asleep_edge, falling_edge] in pairs.tolist()
@@ -286,7 +286,7 @@ def test_ropes_sleep_alike_on_one_thread_and_on_many(solver):
 def test_the_wake_reaches_every_rope_linked_to_an_awake_one_through_any_chain_of_pairs():
     """``kernels_sleep.wake_linked`` against a breadth-first search over the ropes the pairs
     link, on random pair lists (some particles outside any rope: always awake)."""
-    from xpbd_addon.core import kernels_sleep
+    from xpbd_addon.core.solve import kernels_sleep
 
     rng = np.random.default_rng(7)
     for _ in range(200):

@@ -6,6 +6,8 @@ freely (its centre of mass accelerates at g) while the upper piece hangs on; a r
 rest lengths are halved over a second shortens to half without thrashing or gaining energy.
 """
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -149,6 +151,18 @@ def test_one_model_is_shared_by_several_states():
         step(other, b_alone, DT, 10, colliders=ground)
     assert np.array_equal(a.x, a_alone.x) and np.array_equal(b.x, b_alone.x)
     assert a.workspace is not b.workspace
+
+
+def test_a_model_holds_only_its_declared_attributes():
+    """No cache can hide on a Model (``__slots__``); the Blender side keeps weak sets of
+    them (the preparation thread's models)."""
+    model = hanging()
+    with pytest.raises(AttributeError):
+        model.cache = 1  # type: ignore[attr-defined]
+    assert weakref.ref(model)() is model
+    state = model.state()
+    with pytest.raises(AttributeError):
+        state.cache = 1  # type: ignore[attr-defined]
 
 
 def test_a_copied_state_has_no_workspace_and_computes_the_same_frames():

@@ -4,7 +4,34 @@
                   radius=0.0, self_collision=False)
     state = model.state()
     step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None,
-         colliders=(Collider(vertices, triangles, vertices_end=None), Plane(point, normal)))
+         colliders=(Collider(vertices, triangles, vertices_end=None), Plane(point, normal)),
+         accelerations=None)
+    model = model.with_changes(removed_edges=[k])   # a cut: a new Model, the state goes on
+
+Map of the core (each part imports only from those above it):
+
+    validation.py    checks of the public inputs (ValueError naming the argument)
+    jit.py           how every kernel is compiled (numba: cached, GIL released)
+    layout/          how a particle graph is laid out for the kernels
+      topology.py      chains (ropes) and the rest of the graph; the 16-lane buffer layout
+      lanes.py         the lane buffers' fields as the kernels index them
+      plan.py          SolvePlan (which kernel runs what), ContactTopology: static, per Model
+    collision.py     Collider (triangle meshes), Plane: the colliders of a frame
+    contacts/        the contacts of a frame: FrameContacts (frame.py), the collider soup
+                     (scene.py), the rope-rope broad phase (pairs.py) and their kernels
+    solve/           the rope solve kernels: predict (gravity + external accelerations),
+                     project the constraints (sweep or direct Newton), update velocities
+    model.py         Model (static: what the rope is), State (x, v: where it is)
+    workspace.py     Workspace (State.workspace): scratch and what step carries between
+                     frames (lane buffers, the contacts' candidates), declared field by field
+    solver.py        step / step_sequential: one frame of substeps, the stages in order
+    tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
+    prepare.py       warm: compile a model's kernels ahead (e.g. on a thread)
+    material.py, bone_frames.py   rope materials to model parameters; bone frames for bakes
+
+A Model never changes after it is made; a State owns its Workspace, so one Model can be
+stepped with any number of States. A new force is a new source of ``accelerations``; a
+changed rope (cut, winched, stiffened) is ``Model.with_changes``.
 
 numba is imported on the first ``step``. To put its cache somewhere else (Blender does, into
 the extension's user folder), call ``configure_numba(cache_dir)`` before that.

@@ -67,7 +67,7 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             if ground:  # tilted, so that it catches one end first (see below)
                 colliders.append(Plane((low[0], low[1], z), (0.3, 0.0, 1.0)))
             # Thrown at them: contacts that change segment lengths run the rope's re-solve
-            # (``solver.RESOLVE_STRAIN``), whose kernels a gentle touch would leave out.
+            # (``solve.substeps.RESOLVE_STRAIN``), whose kernels a gentle touch would leave out.
             state.v[rows] = (0.0, 0.0, -3.0)
     # With contacts, some kernels run only from the second frame on (particles resting on a
     # face, candidates kept from the last frame): a few frames reach them.

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import collision, contacts, topology
+from . import collision
+from .layout import topology
 from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
@@ -19,16 +20,10 @@ PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
 
-RESOLVE_STRAIN = 0.01
-"""The rope's re-solve after the contacts runs in a substep only for the ropes in which the
-contacts changed some segment's length by more than this fraction of its rest length (a
-resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
-
 RESOLVE_CONTACT_PASSES = 2
 """Frictionless passes over all contacts after the rope's re-solve in a substep."""
 
 _kernels: tuple[ModuleType, ModuleType] | None = None
-_contact_kernels: tuple[ModuleType, ModuleType] | None = None
 
 
 def kernels() -> tuple[ModuleType, ModuleType]:
@@ -36,40 +31,27 @@ def kernels() -> tuple[ModuleType, ModuleType]:
     so that importing the core, or registering the add-on, stays cheap."""
     global _kernels
     if _kernels is None:
-        from . import kernels as sweep
-        from . import kernels_bending as bending
-        from . import kernels_broadphase as broad
-        from . import kernels_chain as chain
-        from . import kernels_collider as collider
-        from . import kernels_contact as contact
-        from . import kernels_direct as direct
-        from . import kernels_direct_io as direct_io
-        from . import kernels_frame as frame
-        from . import kernels_geometry as geometry
-        from . import kernels_pairs as pairs
-        from . import kernels_resolve as resolve
-        from . import kernels_resting as resting
-        from . import kernels_segments as segments
-        from . import kernels_sleep as sleep
+        from .contacts import kernels_broadphase as broad
+        from .contacts import kernels_collider as collider
+        from .contacts import kernels_contact as contact
+        from .contacts import kernels_geometry as geometry
+        from .contacts import kernels_pairs as pairs
+        from .contacts import kernels_resting as resting
+        from .contacts import kernels_segments as segments
+        from .solve import kernels as sweep
+        from .solve import kernels_bending as bending
+        from .solve import kernels_chain as chain
+        from .solve import kernels_direct as direct
+        from .solve import kernels_direct_io as direct_io
+        from .solve import kernels_frame as frame
+        from .solve import kernels_resolve as resolve
+        from .solve import kernels_sleep as sleep
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
                            resolve, segments, pairs, direct_io, sleep, chain, frame))
         _kernels = (sweep, direct)
     return _kernels
-
-
-def contact_kernels() -> tuple[ModuleType, ModuleType]:
-    """The contact kernels (narrow phase, broad phase), compiled or loaded from the cache on
-    the first step with colliders or self-collision only."""
-    global _contact_kernels
-    if _contact_kernels is None:
-        kernels()
-        from . import kernels_broadphase as broad
-        from . import kernels_contact as contact
-
-        _contact_kernels = (contact, broad)
-    return _contact_kernels
 
 
 def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
@@ -105,27 +87,15 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 
 _STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("jit.py", "topology.py", "kernels_lanes.py", "kernels.py",
-                   "kernels_direct.py", "kernels_bending.py", "kernels_geometry.py",
-                   "kernels_collider.py", "kernels_resting.py", "kernels_contact.py",
-                   "kernels_broadphase.py", "kernels_resolve.py", "kernels_pairs.py",
-                   "kernels_segments.py", "kernels_direct_io.py", "kernels_sleep.py",
-                   "kernels_chain.py", "kernels_frame.py")
-
-
-def _direct_kernel(k_direct: ModuleType, lanes: int, threads: bool) -> Any:
-    """The direct-solve entry point for a lane layout: 16 lanes (on threads for big scenes) or
-    one rope per block."""
-    if lanes == 1:
-        return k_direct.direct_substeps_single
-    return k_direct.direct_substeps_parallel if threads else k_direct.direct_substeps
-
-
-def _resolve_kernel(k_resolve: ModuleType, lanes: int, threads: bool) -> Any:
-    """The entry point of the stretch re-solve after the contacts, as ``_direct_kernel``."""
-    if lanes == 1:
-        return k_resolve.direct_resolve_single
-    return k_resolve.direct_resolve_parallel if threads else k_resolve.direct_resolve
+_KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kernels.py",
+                   "solve/kernels_direct.py", "solve/kernels_bending.py",
+                   "contacts/kernels_geometry.py", "contacts/kernels_collider.py",
+                   "contacts/kernels_resting.py", "contacts/kernels_contact.py",
+                   "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
+                   "contacts/kernels_pairs.py", "contacts/kernels_segments.py",
+                   "solve/kernels_direct_io.py", "solve/kernels_sleep.py",
+                   "solve/kernels_chain.py", "solve/kernels_frame.py")
+"""The kernel sources (paths from this folder) whose hash stamps numba's cache folders."""
 
 
 def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
@@ -249,7 +219,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     substeps = as_substeps(substeps)
     gravity_vector = _as_gravity(gravity)
     k, k_direct = kernels()
-    from . import kernels_frame as k_frame
+    from .solve import kernels_frame as k_frame
     _check_state(model, state, k_frame)
     workspace = state.workspace
     if workspace is None or workspace.model is not model:
@@ -307,134 +277,59 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                          plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
                          gravity_vector, extra, h, substeps, model.iterations, velocity_scale,
                          workspace.sweep_scratch,
-                         workspace.sweep_multipliers[:len(plan.sweep_edges)])
+                         workspace.sweep_multipliers if plan is model.plan
+                         else workspace.reference_multipliers)
     # The straight-line pin path lands on the target up to rounding; make it exact.
     k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
-                           targets: np.ndarray,
-                           plan: SolvePlan,
-                           parallel: bool | None, meshes: list, planes: list,
-                           velocity_scale: float) -> None:
-    """The frame with contacts: the rope kernels run one substep per call (the contacts need
-    the positions at every substep end), then ``contacts.FrameContacts.project`` moves the
-    particles (x += dx, v += dx velocity_scale, see ``kernels_contact``), and only the moved
-    particles go back to the lane buffer. Without any contact this is bit-identical to the
-    frame-at-once path (each kernel call continues exactly where the last one stopped)."""
-    k, k_direct = kernels()
-    k_contact, k_broad = contact_kernels()
-    from . import kernels_direct_io as k_direct_io
-    from . import kernels_resolve as k_resolve
-    from . import kernels_sleep as k_sleep
+                           targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
+                           meshes: list, planes: list, velocity_scale: float) -> None:
+    """The frame with contacts, a pipeline of stages per substep (``solve.substeps``): the
+    ropes' kernels run one substep per call (the contacts need the positions at every
+    substep end), then ``contacts.FrameContacts.project`` moves the particles (x += dx,
+    v += dx velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are
+    solved again, and only the moved particles go back to the lane buffer. Without any
+    contact this is bit-identical to the frame-at-once path (each kernel call continues
+    exactly where the last one stopped)."""
+    kernels()
+    from .contacts.frame import FrameContacts
+    from .solve.kernels_sleep import still_ropes
+    from .solve.substeps import RopeSubsteps
     h = dt / substeps
     x, v = state.x, state.v
-    buffer_particles, buffer_edges = workspace.lane_particles, workspace.lane_edges
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
-    frame = contacts.FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity,
-                                   meshes, planes, velocity_scale, k_contact, k_broad)
+    frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
+                          planes, velocity_scale)
     lanes = plan.lanes
-    if lanes is not None:
-        layout = lanes.layout
-        lane_base, lane_particles = lanes.order_base, lanes.order_particles
-        # one substep per call: a parallel region's start-up is paid every substep
-        use_threads = (parallel if parallel is not None
-                       else len(layout.particles) >= PARALLEL_MIN_WORK)
-        strain_limit = -1.0 if model.strain_limit is None else model.strain_limit
-        # the direct solve on one thread copies x, v in and out block by block itself
-        fused = plan.lane_solver == "direct" and not use_threads
-        if not fused:
-            k.lane_gather(buffer_particles, lane_base, lane_particles, x, v, layout.lanes)
-    scratch = workspace.sweep_scratch
-    multipliers = workspace.sweep_multipliers[:len(plan.sweep_edges)]
-    resolve_moves = np.empty(len(x))
-    before_contacts = np.empty_like(x)
-    if lanes is not None:
-        block_start = lanes.block_start
-        particle_rope, rope_block = lanes.particle_rope, lanes.rope_block
-        active_blocks = np.zeros(len(layout.block_length), dtype=np.uint8)
-        active_ropes = np.zeros(len(rope_block), dtype=np.uint8)
-        awake_blocks = np.ones(len(layout.block_length), dtype=np.uint8)
-        awake = np.ones(len(x), dtype=np.uint8)
+    # one substep per call: a parallel region's start-up is paid every substep
+    threads = lanes is not None and (parallel if parallel is not None
+                                     else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
+    ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
+                         threads)
     # ropes (chains, in the lanes) at rest sleep after the first substep (``kernels_sleep``)
     sleep = lanes is not None and substeps > 1 and model.sleep_speed > 0.0
     x_start = x.copy() if sleep else x
-    incident_start = model.contact_topology.segment_start
-    incident = model.contact_topology.segments
     for substep in range(substeps):
-        if lanes is not None and fused:
-            # the particles the last substep's contacts moved go in (all of them at first)
-            run_io = (k_direct_io.direct_substep_io_single if layout.lanes == 1
-                      else k_direct_io.direct_substep_io)
-            run_io(buffer_particles, buffer_edges, layout.block_particle_offset,
-                   layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                   lanes.block_bending, gravity, h, model.iterations, strain_limit,
-                   velocity_scale, lane_base, lane_particles, block_start, x, v, frame.moved,
-                   substep == 0, awake_blocks, awake)
-            frame.moved[:] = 0
-        elif lanes is not None:
-            if plan.lane_solver == "direct" and use_threads and layout.lanes > 1:
-                # (the blocks whose ropes all sleep are skipped)
-                k_sleep.direct_substep_awake_parallel(
-                    buffer_particles, buffer_edges, layout.block_particle_offset,
-                    layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                    lanes.block_bending, gravity, h, substep == 0, model.iterations,
-                    strain_limit, velocity_scale, awake_blocks)
-            elif plan.lane_solver == "direct":
-                run_direct = _direct_kernel(k_direct, layout.lanes, use_threads)
-                run_direct(buffer_particles, buffer_edges, layout.block_particle_offset,
-                           layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                           lanes.block_bending, gravity, h, 1, substep == 0, False,
-                           model.iterations, strain_limit, velocity_scale)
-            else:
-                run = k.lane_substeps_parallel if use_threads else k.lane_substeps
-                run(buffer_particles, buffer_edges, layout.block_particle_offset,
-                    layout.block_edge_offset, layout.block_length, gravity, h, 1,
-                    velocity_scale)
-            k_sleep.lane_scatter_awake(buffer_particles, lane_base, lane_particles, x, v,
-                                       layout.lanes, awake)
-        if len(plan.sweep_particles):
-            k.sweep_substeps(x, v, model.particle_inv_mass, plan.sweep_particles,
-                             plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                             gravity, extra, h, 1, model.iterations, velocity_scale, scratch,
-                             multipliers)
-        resolve = lanes is not None and plan.lane_solver == "direct"
-        if resolve:
-            np.copyto(before_contacts, x)
+        ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
-        if (resolve and lanes is not None
-                and k_resolve.ropes_stretched_beyond(
-                    x, before_contacts, moved, RESOLVE_STRAIN, incident_start, incident,
-                    model.edge_index, model.edge_rest_length, particle_rope, rope_block,
-                    active_ropes, active_blocks)):
-            # The rope's stretch constraints once more on the contact-corrected positions
-            # (friction cannot drag a rope beyond its length), for the ropes the contacts
-            # moved, then the colliders again without friction. See ``kernels_resolve``.
-            k_contact.gather_moved(buffer_particles, lane_base, lane_particles, moved, x, v,
-                                   layout.lanes)
-            moved[:] = 0
-            run_resolve = _resolve_kernel(k_resolve, layout.lanes, use_threads)
-            run_resolve(buffer_particles, buffer_edges, layout.block_particle_offset,
-                        layout.block_edge_offset, layout.block_length, lanes.block_leading,
-                        h, model.iterations, strain_limit, velocity_scale, active_blocks)
-            k_resolve.scatter_ropes(buffer_particles, lane_base, lane_particles, block_start,
-                                    active_blocks, particle_rope, active_ropes, layout.lanes,
-                                    x, v, resolve_moves, awake)
+        if ropes.stretched(moved):
+            # the ropes the contacts stretched, solved again, then the colliders again
+            # without friction. See ``kernels_resolve``.
+            resolve_moves = ropes.resolve(moved, threads)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
         if sleep and substep == 0:
-            awake_ropes = np.empty(len(rope_block), dtype=np.uint8)
-            if k_sleep.still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
-                                   particle_rope, awake_ropes):
-                frame.fall_asleep(awake_ropes, particle_rope, rope_block, awake, awake_blocks)
-        if lanes is not None and fused:
-            continue  # the next substep's solve copies the moved particles in
-        if lanes is not None:
-            k_contact.gather_moved(buffer_particles, lane_base, lane_particles, moved, x, v,
-                                   layout.lanes)
-        moved[:] = 0
+            assert lanes is not None
+            awake_ropes = np.empty(len(lanes.rope_block), dtype=np.uint8)
+            if still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
+                           lanes.particle_rope, awake_ropes):
+                frame.fall_asleep(awake_ropes, lanes.particle_rope, lanes.rope_block,
+                                  ropes.awake, ropes.awake_blocks)
+        ropes.take_moved(moved)
     frame.finish(x)

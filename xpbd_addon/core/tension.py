@@ -6,7 +6,7 @@ times the substep: the force is T = -lambda / h^2 [N] (Macklin, Mueller & Chenta
 a stretched constraint, C > 0, has lambda < 0 and pulls with T > 0).
 
 Which multiplier is read depends on the kernel that solved the edge:
-- chains with the direct solve (``kernels_chain``): ``EDGE_TENSION`` of the lane buffer, the
+- chains with the direct solve (``solve/kernels_chain``): ``EDGE_TENSION`` of the lane buffer, the
   converged lambda of the frame's last substep (a re-solve after contacts does not change it);
 - edges of the sequential sweep (closed loops, trees, nets): the workspace's
   ``sweep_multipliers``, the last substep's accumulated lambda;
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .topology import EDGE_TENSION
+from .layout.topology import EDGE_TENSION
 
 if TYPE_CHECKING:
     from .model import Model, State

@@ -15,12 +15,12 @@ bits with or without it (tests/core/test_collision_carry.py). A state without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from .contact_scene import CandidateLists, MeshScene
+    from .contacts.scene import CandidateLists, MeshScene
     from .model import Model
 
 
@@ -98,8 +98,8 @@ class PairGrid(NamedTuple):
     """Segments per cell"""
     oversize: np.ndarray
     """Segments with boxes too big for the grid"""
-    mask: np.ndarray
-    """Hash mask of the cells"""
+    mask: Any
+    """Hash mask of the cells (an int64 scalar)"""
     cell: float
     """Cell size [m]"""
 
@@ -154,7 +154,11 @@ class Workspace:
     sweep_scratch: np.ndarray
     """(N, 3) [m] the sequential sweep's substep start positions x_prev"""
     sweep_multipliers: np.ndarray
-    """(M,) [N s^2] the sequential sweep's multipliers lambda (reset every substep)"""
+    """(K,) [kg m] the sequential sweep's multipliers lambda over ``model.plan``'s K swept
+    edges (reset every substep)"""
+    reference_multipliers: np.ndarray
+    """(M,) [kg m] the same for ``model.reference_plan`` (``step_sequential``; the same
+    array when the two plans are one)"""
     no_accelerations: np.ndarray
     """(N, 3) [m/s^2] zeros, read-only: the sequential sweep's external accelerations in a
     frame without any"""
@@ -177,5 +181,8 @@ class Workspace:
             particles, edges = lanes.particle_rows.copy(), lanes.edge_rows.copy()
         no_accelerations = np.zeros((model.particle_count, 3))
         no_accelerations.flags.writeable = False
-        return cls(model, particles, edges, np.empty((model.particle_count, 3)),
-                   np.empty(model.edge_count), no_accelerations)
+        multipliers = np.empty(len(model.plan.sweep_edges))
+        reference = (multipliers if model.reference_plan is model.plan
+                     else np.empty(len(model.reference_plan.sweep_edges)))
+        return cls(model, particles, edges, np.empty((model.particle_count, 3)), multipliers,
+                   reference, no_accelerations)

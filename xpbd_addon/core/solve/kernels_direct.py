@@ -18,10 +18,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .jit import kernel, parallel_kernel
-from .kernels_bending import _bend_factor, _bend_solve
-from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
-from .kernels_lanes import (
+from ..jit import kernel, parallel_kernel
+from ..layout.lanes import (
     _ESTRIDE,
     _FA,
     _FALPHA,
@@ -41,6 +39,8 @@ from .kernels_lanes import (
     _TWO,
     _ZERO,
 )
+from .kernels_bending import _bend_factor, _bend_solve
+from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
 
 
 @kernel

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from ..jit import kernel
 from .kernels_geometry import closest_on_triangle
 
 

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from ..jit import kernel
 from .kernels_collider import (
     _ROOM_SAFETY,
     _TINY,

@@ -20,10 +20,10 @@ import math
 
 from numba import prange
 
-from .jit import kernel, parallel_kernel
+from ..jit import kernel, parallel_kernel
+from ..layout.topology import LANES, PARTICLE_V, PARTICLE_X
 from .kernels import _lane_block
 from .kernels_direct import _direct_block
-from .topology import LANES, PARTICLE_V, PARTICLE_X
 
 
 @kernel

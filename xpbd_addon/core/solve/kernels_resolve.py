@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .jit import kernel, parallel_kernel
+from ..jit import kernel, parallel_kernel
+from ..layout.lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
+from ..layout.topology import PARTICLE_V as _V
+from ..layout.topology import PARTICLE_X as _X
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, newton
 from .kernels_direct import _limit_chain
-from .kernels_lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
-from .topology import PARTICLE_V as _V
-from .topology import PARTICLE_X as _X
 
 
 @kernel

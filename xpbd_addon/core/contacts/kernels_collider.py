@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from ..jit import kernel
 from .kernels_geometry import _cross, _segment_crosses, closest_on_triangle
 
 __all__ = ["collider_contacts", "face_normals", "friction_correction", "CACHE_UNKNOWN",

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from ..jit import kernel
 from .kernels_pairs import _predict_ends, segment_grid, segment_pairs
 
 __all__ = ["clear_flags", "flagged", "mark_moved", "predicted_end", "measure_motion", "merge_pairs",

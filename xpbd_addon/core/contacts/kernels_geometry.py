@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .jit import kernel
+from ..jit import kernel
 
 _TINY = 1e-12
 

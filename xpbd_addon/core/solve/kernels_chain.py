@@ -58,8 +58,8 @@ import math
 
 import numpy as np
 
-from .jit import inline_kernel, kernel
-from .kernels_lanes import (
+from ..jit import inline_kernel, kernel
+from ..layout.lanes import (
     _ESTRIDE,
     _FACTIVE,
     _FALPHA,

@@ -1,61 +1,35 @@
-"""The collider side of a frame's contacts: all triangle colliders joined into one soup
-(``MeshScene``, kept across frames while they do not move), the rope segments' topology for
-self-collision, and the plane table. ``contacts.FrameContacts`` uses them each frame.
+"""The colliders of a frame as the contacts see them: all triangle colliders joined into one
+soup (``MeshScene``, kept across frames while they do not move, with its broad-phase grid)
+and the plane table. ``colliders.ColliderContacts`` uses them each frame.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from .collision import Collider, Plane
-
-MAX_BOX_CELLS = 512
-"""A particle or segment box covering more grid cells than this (a very fast particle) is
-tested against everything by brute force instead of being listed in each cell."""
-
-MARK_LIMIT = 1 << 62
-"""``MeshScene.mark`` starts again from 0 (the marker cleared) before it reaches this."""
-
-MIN_MARGIN = 1e-4
-"""Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
-contact held a particle)."""
-
-def segment_topology(chains: list[np.ndarray], chain_edges: list[np.ndarray],
-                     edge_count: int, rest_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per edge: the chain (rope) it belongs to, or -1, and the rest arc length [m] of its two
-    ends along that chain (low, high), so that self-collision can skip the pairs that are
-    neighbours along a rope."""
-    edge_chain = np.full(edge_count, -1, dtype=np.int64)
-    edge_arc = np.zeros((edge_count, 2))
-    for index, ids in enumerate(chain_edges):
-        if len(ids) == 0:
-            continue
-        arc = np.concatenate([[0.0], np.cumsum(rest_length[ids])])
-        edge_chain[ids] = index
-        edge_arc[ids, 0] = arc[:-1]
-        edge_arc[ids, 1] = arc[1:]
-    return edge_chain, edge_arc
+from ..collision import Collider, Plane
+from .constants import MARK_LIMIT, MAX_BOX_CELLS
+from .kernels_broadphase import append_lists, collider_candidates, triangle_grid
+from .kernels_contact import face_normals, mesh_normals
 
 
-def _normals(collider: Collider, vertices: np.ndarray,
-             kernels: Any) -> tuple[np.ndarray, np.ndarray]:
+def _normals(collider: Collider, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     vertex_normal = np.zeros_like(vertices)
     edge_normal = np.zeros((collider._topology.edge_count, 3))
-    kernels.mesh_normals(vertices, collider.triangles, collider._topology.triangle_edges,
-                         vertex_normal, edge_normal)
+    mesh_normals(vertices, collider.triangles, collider._topology.triangle_edges,
+                 vertex_normal, edge_normal)
     return vertex_normal, edge_normal
 
 
-def _cached_normals(collider: Collider, end: bool, kernels: Any):
+def _cached_normals(collider: Collider, end: bool) -> tuple[np.ndarray, np.ndarray]:
     """Pseudo-normals at the start (or end) of the frame, kept on the collider: a static
     collider passed again every frame pays for them once."""
     derived = collider._derived
     cached = derived.normals_end if end else derived.normals_start
     if cached is None:
-        cached = _normals(collider, collider.vertices_end if end else collider.vertices, kernels)
+        cached = _normals(collider, collider.vertices_end if end else collider.vertices)
         if end:
             derived.normals_end = cached
         else:
@@ -66,7 +40,7 @@ def _cached_normals(collider: Collider, end: bool, kernels: Any):
 class MeshScene:
     """All triangle colliders of one frame joined into one soup, with their broad phase."""
 
-    def __init__(self, meshes: list[Collider], kernels: Any) -> None:
+    def __init__(self, meshes: list[Collider]) -> None:
         vertex_offset = np.cumsum([0] + [len(m.vertices) for m in meshes])
         edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
         self.vertices = np.concatenate([m.vertices for m in meshes])
@@ -77,8 +51,8 @@ class MeshScene:
             [m._topology.triangle_edges + o for m, o in zip(meshes, edge_offset, strict=False)])
         self.triangle_collider = np.concatenate(
             [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
-        start = [_cached_normals(m, False, kernels) for m in meshes]
-        end = [_cached_normals(m, True, kernels) if m.moving else s
+        start = [_cached_normals(m, False) for m in meshes]
+        end = [_cached_normals(m, True) if m.moving else s
                for m, s in zip(meshes, start, strict=True)]
         self.vertex_normal = np.concatenate([s[0] for s in start])
         self.edge_normal = np.concatenate([s[1] for s in start])
@@ -98,10 +72,9 @@ class MeshScene:
             np.uint8)
         """(T,) 1 where a triangle moves within the frame (ropes near it do not sleep)"""
         """Triangle corners at the end of the current substep [m], (T, 9)"""
-        self._kernels = kernels
         self.face_normal = np.empty((count, 3))
         """Their unit normals (zero where collapsed), (T, 3)"""
-        kernels.face_normals(self.corners, self.face_normal)
+        face_normals(self.corners, self.face_normal)
         extent = np.ptp(self.corners_start.reshape(count, 3, 3), axis=1).max(axis=1)
         self.triangle_size = float(np.median(extent)) if count else 0.0
         """Typical triangle extent [m], the smallest sensible grid cell"""
@@ -124,14 +97,14 @@ class MeshScene:
             np.subtract(self.corners_end, self.corners_start, out=self.corners)
             self.corners *= fraction
             self.corners += self.corners_start
-            self._kernels.face_normals(self.corners, self.face_normal)
+            face_normals(self.corners, self.face_normal)
         if self.triangle_motion is self.frame_motion:
             self.triangle_motion = self.frame_motion / substeps
             # vertices, not centroids: a triangle spinning about its centre moves too
             self.max_motion = self.vertex_motion / substeps
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
-                        kernels: Any, lists: CandidateLists,
+                        lists: CandidateLists,
                         only: np.ndarray | None = None) -> None:
         """Candidate triangles into ``lists``, of every particle, or only of the particles
         ``only`` (sorted ids; the others keep theirs), along the chords x -> x_end grown by
@@ -151,12 +124,12 @@ class MeshScene:
         # a power of two, so that the grid of the triangles is reused by the refreshes of the
         # frame, and by later frames while the colliders do not move
         cell = 2.0 ** math.ceil(math.log2(cell))
-        grid = self._grid(cell, kernels)
+        grid = self._grid(cell)
         particles = np.arange(len(x)) if only is None else only
         if self.mark + len(particles) >= MARK_LIMIT:
             self.marker[:] = -1
             self.mark = 0
-        offsets, candidates = kernels.collider_candidates(
+        offsets, candidates = collider_candidates(
             particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(particles)
@@ -165,13 +138,13 @@ class MeshScene:
             lists.candidates = candidates
             lists.used = lists.live = len(candidates)
         else:
-            lists.candidates, lists.used, change = kernels.append_lists(
+            lists.candidates, lists.used, change = append_lists(
                 only, offsets, candidates, lists.spans, lists.candidates, lists.used)
             lists.live += change
         if len(lists.distance) < len(lists.candidates):
             lists.distance = np.empty(max(len(lists.candidates), 2 * len(lists.distance)))
 
-    def _grid(self, cell: float, kernels: Any) -> tuple:
+    def _grid(self, cell: float) -> tuple:
         """``kernels_broadphase.triangle_grid`` for this cell size, built once per frame, or
         kept on the first collider across frames while no collider moves."""
         key = (cell, tuple(self.meshes))
@@ -185,7 +158,7 @@ class MeshScene:
                                                                  strict=True)):
                 self.grid = cached
                 return cached[1]
-        grid = kernels.triangle_grid(self.vertices, self.vertices_end, self.triangles,
+        grid = triangle_grid(self.vertices, self.vertices_end, self.triangles,
                                      self.params[self.triangle_collider, 0], cell,
                                      float(MAX_BOX_CELLS))
         self.grid = (key, grid)
@@ -209,7 +182,7 @@ class CandidateLists:
         """Scratch of the narrow phase, one entry per candidate"""
 
 
-def mesh_scene(meshes: list[Collider], kernels: Any) -> MeshScene:
+def mesh_scene(meshes: list[Collider]) -> MeshScene:
     """The ``MeshScene`` of these colliders, kept on the first one while none of them moves:
     a static scene passed again every frame (the same Collider objects) pays for joining the
     soup, its normals and its grid once (4.7 ms per frame for 10k triangles otherwise)."""
@@ -220,7 +193,7 @@ def mesh_scene(meshes: list[Collider], kernels: Any) -> MeshScene:
                 a is b for a, b in zip(cached.meshes, meshes, strict=True)):
             cached.triangle_motion = cached.frame_motion  # ``at`` divides it by the substeps
             return cached
-    scene = MeshScene(meshes, kernels)
+    scene = MeshScene(meshes)
     if static:
         meshes[0]._derived.mesh_scene = scene
     return scene

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import math
 
-from .jit import kernel
+from ..jit import kernel
+from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_collider import (
     CACHE_NOTHING,
     CACHE_UNKNOWN,
@@ -54,7 +55,6 @@ from .kernels_resting import (
     resting_static,
     resting_two_faces,
 )
-from .topology import PARTICLE_V, PARTICLE_X
 
 __all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "GEOMETRY_ROWS", "collider_contacts", "face_normals",
            "fill_resting", "gather_moved", "mesh_normals", "plane_contacts", "resting_contacts",

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from ..jit import kernel
 from .kernels_broadphase import _hash, _span, build_grid
 from .kernels_geometry import closest_on_segments
 

@@ -11,9 +11,9 @@ bits.
 
 from __future__ import annotations
 
-from .jit import kernel
+from ..jit import kernel
+from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_direct import _direct_block
-from .topology import PARTICLE_V, PARTICLE_X
 
 
 @kernel

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import kernel
-from .kernels_lanes import (
+from ..jit import kernel
+from ..layout.lanes import (
     _ESTRIDE,
     _FBA,
     _FBD,

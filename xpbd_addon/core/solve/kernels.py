@@ -24,8 +24,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .jit import kernel, parallel_kernel
-from .topology import (
+from ..jit import kernel, parallel_kernel
+from ..layout.topology import (
     EDGE_ACTIVE,
     EDGE_COMPLIANCE,
     EDGE_REST,

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .jit import kernel, parallel_kernel
+from ..jit import kernel, parallel_kernel
+from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_direct import _direct_block
-from .topology import PARTICLE_V, PARTICLE_X
 
 
 @kernel

@@ -1,0 +1,65 @@
+"""The contacts' tuning constants (no kernels here: the static layout reads some of them
+when a Model is made, before numba is imported)."""
+
+SELF_SKIP = 1.5
+"""Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
+rope would touch itself there, and only a kink sharper than a rope can bend brings them
+together (the pairs i, i + 2 of a rope sampled every 2 r, which at rest cost as much as all
+real contacts)."""
+
+HORIZON_REACH = 8.0
+"""A full rope-rope search looks ahead until the particles' motion relative to each other
+reaches this many radii (at most the rest of the frame): longer, and boxes and candidate
+pairs grow with the motion."""
+
+SELF_MARGIN = 0.5
+"""Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
+from its predicted path before the rope-rope broad phase is redone."""
+
+PARTIAL_PAIR_TESTS = 600_000
+"""Most box tests of a partial rope-rope search (segments searched now x segments searched
+since the last full search) before a full search is cheaper: about 3.5 ns a test, against
+3-6 ms for a full search of 10k segments (with 200k, a landing heap did 8 full searches a
+frame)."""
+
+EXTRA_GRID = 128
+"""A partial rope-rope search puts the segments searched again since the last full search
+in a grid of their own once they are more than this many (brute force below)."""
+
+PARTIAL_EXTRA = 2
+"""A partial rope-rope search is declined once more than 1 in PARTIAL_EXTRA segments were
+searched again since the last full search (the grid's boxes are then mostly stale)."""
+
+STILL = 1e-9
+"""A particle predicted to move less than this [m] over a frame is predicted still."""
+
+PARTIAL_SEARCH = 4
+"""A broad phase is redone for the strayed particles only while they are fewer than 1 in
+PARTIAL_SEARCH of all (more, and one search for everything costs less)."""
+
+MAX_BOX_CELLS = 512
+"""A particle or segment box covering more grid cells than this (a very fast particle) is
+tested against everything by brute force instead of being listed in each cell."""
+
+MARK_LIMIT = 1 << 62
+"""``MeshScene.mark`` starts again from 0 (the marker cleared) before it reaches this."""
+
+MIN_MARGIN = 1e-4
+"""Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
+contact held a particle)."""
+
+SPARSE_AWAKE = 4
+"""With ropes asleep, the collider contacts skip the sleeping particles one by one (the scalar
+kernel) when fewer than 1 in SPARSE_AWAKE are awake, else compute all and keep the awake
+ones' (the vectorised kernel, 8 at a time)."""
+
+CONTACT_PASSES = 2
+"""Passes over all contacts per substep when rope-rope contacts are on."""
+
+AGAIN_TOLERANCE = 0.01
+"""The pass after the rope's re-solve looks at the particles the re-solve moved by more
+than this fraction of their radius (and those the ropes pushed): a particle moved less can
+sit at most that deep in a collider until the next substep's contacts."""
+
+DEPTH_REACH = 0.5
+"""``FrameContacts.beyond`` as a fraction of the collider margin."""

@@ -1,0 +1,285 @@
+"""The contacts of one frame: the collider contacts and the rope-rope contacts, their
+broad phases following one motion prediction, and the substep projection.
+
+``solver`` creates a ``FrameContacts`` for each frame with colliders or self-collision and
+calls ``project`` at the end of every substep. The parts: ``prediction.MotionPrediction``
+(the motion both broad phases predict), ``colliders.ColliderContacts`` (meshes and planes),
+``ropes.RopeContacts`` (segment pairs); the maths is in ``kernels_contact`` (narrow phase and
+projection), ``kernels_broadphase`` and ``kernels_segments``. What the contacts carry to the
+next frame (candidates) lives in the state's workspace and changes no bit, so the particle
+state x, v is all a cache or bake needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..collision import Collider, Plane
+from ..solve.kernels_sleep import (
+    awake_pairs,
+    awake_particles,
+    links_asleep_to_awake,
+    wake_linked,
+    wake_near_moving,
+)
+from ..workspace import Workspace
+from .colliders import ColliderContacts
+from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
+from .kernels_contact import segment_contacts
+from .prediction import MotionPrediction
+from .ropes import RopeContacts
+
+
+class FrameContacts:
+    """The contacts of one frame: broad phase from the state at its start, then ``project``
+    at the end of every substep.
+
+    Both broad phases follow a prediction of each particle's motion (``MotionPrediction``).
+    Collider candidates are found along the predicted path over the rest of the frame plus
+    a margin; rope-rope candidates for the pairs whose predicted paths come within their
+    radii plus a slack (``SELF_MARGIN`` r), in a frame moving with the shared motion. A rope
+    pushed by a collider, caught on something or whipped leaves its prediction: after every
+    substep ``refresh`` redoes a broad phase from the current state when some particle
+    strayed farther than the margin from its path's chord (colliders), or than its slack
+    from where it was predicted to be (rope-rope). The candidates thus always hold every
+    contact that can happen, and the search is redone only where the prediction failed.
+
+    Ropes at rest sleep after the frame's first substep (``fall_asleep``): the contacts are
+    then for the awake particles only, and a rope wakes when a pair links it to an awake one
+    or a moving triangle becomes its candidate (``_contact_pairs``)."""
+
+    __slots__ = ("model", "workspace", "substeps", "dt", "h", "velocity_scale", "push_max",
+                 "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
+                 "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
+                 "awake_blocks", "pairs_seen", "candidates_seen", "awake_pairs", "sleeping",
+                 "woken")
+
+    def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
+                 pin_end: np.ndarray, dt: float, substeps: int, gravity: np.ndarray,
+                 meshes: list[Collider], planes: list[Plane], velocity_scale: float) -> None:
+        count = model.particle_count
+        self.model, self.workspace = model, workspace
+        """The rope; the state's workspace (where the carried candidates come and go)"""
+        self.substeps, self.dt, self.h = substeps, dt, dt / substeps
+        """Substeps, frame [s], substep [s]"""
+        self.velocity_scale = velocity_scale
+        """exp(-damping h) / h [1/s]: a contact's dx adds dx velocity_scale to v"""
+        self.push_max = model.contact_push_speed * self.h
+        """The most a contact pushes out per substep beyond the approach [m]"""
+        self.motion = MotionPrediction(model, x, v, pin_end, dt, substeps, gravity,
+                                       velocity_scale)
+        """The motion the broad phases predict"""
+        self.colliders = ColliderContacts(model, workspace, self.motion, x, meshes, planes)
+        """The meshes and planes"""
+        radius = model.particle_radius
+        self_collision = bool(model.self_collision and model.edge_count and radius.max() > 0.0)
+        self.ropes = (RopeContacts(model, workspace, self.motion, x,
+                                   self.colliders.verified_end) if self_collision else None)
+        """The rope-rope pairs, or None without self-collision"""
+        self.no_pairs = np.zeros((0, 2), dtype=np.int64)
+        """The pairs without self-collision"""
+        self.moved = np.zeros(count, dtype=np.uint8)
+        """(N,) flags of the particles the contacts moved this substep"""
+        self.touched = np.zeros(count, dtype=np.uint8)
+        """(N,) scratch flags of the particles the rope-rope contacts moved in a pass"""
+        self.collided = np.zeros(count, dtype=np.uint8)
+        """(N,) scratch flags of the particles a pass moved"""
+        self.awake: np.ndarray | None = None
+        """(N,) uint8 flags of the particles awake, once some ropes sleep (``fall_asleep``);
+        None: all awake"""
+        self.awake_count = count
+        """How many particles are awake"""
+        self.awake_ropes = self.particle_rope = self.rope_block = self.no_pairs
+        """(R,) flags of the ropes awake; (N,) each particle's rope; (R,) each rope's block
+        (set by ``fall_asleep``)"""
+        self.awake_blocks = self.no_pairs
+        """(B,) the solver's flags of the blocks awake (set by ``fall_asleep``)"""
+        self.pairs_seen: np.ndarray | None = None
+        """The pairs the sleeping ropes were last woken for"""
+        self.candidates_seen: np.ndarray | None = None
+        """The collider candidates they were last woken for"""
+        self.awake_pairs = self.no_pairs
+        """The pairs between awake segments"""
+        self.sleeping = 0
+        """How many ropes fell asleep after the frame's first substep (diagnostics)"""
+        self.woken = 0
+        """How many of them woke later in the frame (a new pair or moving candidate)"""
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """int64 (K, 2) the rope-rope candidate pairs"""
+        return self.ropes.pairs if self.ropes is not None else self.no_pairs
+
+    @property
+    def resumed(self) -> bool:
+        """Whether the frame went on with the last one's collider candidates (diagnostics)"""
+        return self.colliders.resumed
+
+    @property
+    def resumed_pairs(self) -> bool:
+        """Whether the frame went on with the last one's rope-rope pairs (diagnostics)"""
+        return self.ropes is not None and self.ropes.resumed_pairs
+
+    @property
+    def refreshes(self) -> int:
+        """How often a broad phase was redone within the frame (diagnostics)"""
+        return self.colliders.refreshes + (self.ropes.refreshes if self.ropes else 0)
+
+    def finish(self, x: np.ndarray) -> None:
+        """Keep the candidates for the state's next frame: the rope-rope pairs, and the
+        collider candidates when the colliders are static. A frame that starts where this
+        one ends goes on with them (and with the nearest-triangle cache), searching again
+        only where a particle leaves its prediction. The contacts give the same bits for
+        any candidates that hold every contact within reach (sorted lists and pairs, a
+        cut-off at ``beyond``), so this changes nothing but the cost: a frame computed after
+        a jump, from a cached state, is the same as one played in order."""
+        end = x.copy()  # one copy for both carries (the next frame compares it once)
+        if self.ropes is not None:
+            self.workspace.pair_carry = self.ropes.carry(end)
+        carry = self.colliders.carry(end)
+        if carry is not None:
+            self.workspace.collider_carry = carry
+
+    def project(self, x: np.ndarray, v: np.ndarray, substep: int) -> np.ndarray:
+        """Contacts at the end of ``substep`` (0-based), in place on x, v (N, 3), after the
+        broad-phase check (``refresh``); returns the (N,) uint8 flags of the particles moved
+        (the caller clears them)."""
+        self.refresh(x, v, substep)
+        pairs = self._contact_pairs()
+        model, colliders = self.model, self.colliders
+        w, radius = model.particle_inv_mass, model.particle_radius
+        s1 = (substep + 1) / self.substeps
+        if colliders.scene is not None:
+            colliders.scene.at(s1, self.substeps)
+        # Gauss-Seidel over the kinds of contact. Rope-rope contacts push particles into the
+        # colliders and the colliders push them back (a heap on the ground), so with them
+        # a second pass follows, the colliders in it only for what the ropes moved again.
+        touched, collided = self.touched, self.collided
+        awake = self.awake
+        passes = CONTACT_PASSES if len(pairs) else 1
+        for index in range(passes):
+            # the second pass: all rope pairs again, then the colliders for what the ropes
+            # moved (a second pass at the pairs the colliders moved alone lets a rope lying
+            # on another slide off it); the first, with ropes asleep, for the awake ones
+            selective = index > 0 or awake is not None
+            only = touched if index > 0 or awake is None else awake
+            acted = 0
+            if len(pairs):
+                acted = segment_contacts(x, v, w, radius, self.velocity_scale,
+                                         model.edge_index, pairs, self.push_max,
+                                         model.self_friction, touched, collided, False)
+            if index > 0 and not acted:
+                break  # the ropes moved nothing: the selective colliders have nothing to do
+            if colliders.live:
+                colliders.meshes(x, v, s1, collided, only, selective, colliders.no_extra,
+                                 dense=index == 0 and self._mostly_awake())
+            colliders.planes(x, v, collided, only, selective, colliders.no_extra)
+            if len(pairs):
+                np.bitwise_or(self.moved, touched, out=self.moved)
+                touched[:] = 0
+        np.bitwise_or(self.moved, collided, out=self.moved)
+        collided[:] = 0
+        return self.moved
+
+    def project_again(self, x: np.ndarray, v: np.ndarray, substep: int,
+                      extra: np.ndarray) -> np.ndarray:
+        """All contacts once more after the rope's re-solve (``kernels_resolve``), one
+        pass, without friction: what the rope's constraints undid of the friction stays
+        undone. ``extra`` (N,) [m], how far the re-solve moved each particle, counts as
+        approach for the colliders (undone in full, with velocity, not at the gentle
+        push-out speed). Returns the moved flags, as ``project``."""
+        model, colliders = self.model, self.colliders
+        w, radius = model.particle_inv_mass, model.particle_radius
+        s1 = (substep + 1) / self.substeps
+        touched = self.touched
+        # only what the re-solve moved by more than a sliver of the radius, or the ropes then
+        # pushed, can have come into a contact (the rest left the first pass clear of them)
+        only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
+        pairs = self._contact_pairs()
+        if len(pairs):
+            segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
+                             self.push_max, 0.0, touched, only, True)
+            np.bitwise_or(only, touched, out=only)
+            np.bitwise_or(self.moved, touched, out=self.moved)
+            touched[:] = 0
+        if colliders.live:
+            colliders.meshes(x, v, s1, self.moved, only, True, extra, frictionless=True)
+        colliders.planes(x, v, self.moved, only, True, extra, frictionless=True)
+        return self.moved
+
+    def refresh(self, x: np.ndarray, v: np.ndarray, substep: int) -> None:
+        """The broad-phase check right before contacts at the end of ``substep``: redo a
+        broad phase where a particle left its predicted path (see the class). Checked
+        here, the candidates hold every contact of the positions they are used at; a search
+        redone here covers the substep's own path too (from where it began, x - v / s),
+        which the contacts follow for crossings."""
+        now = self.dt * (substep + 1) / self.substeps
+        self.colliders.refresh(x, v, now)
+        if self.ropes is not None:
+            self.ropes.refresh(x, v, now, now - self.h)
+
+    def fall_asleep(self, awake_ropes: np.ndarray, particle_rope: np.ndarray,
+                    rope_block: np.ndarray, awake: np.ndarray, awake_blocks: np.ndarray) -> None:
+        """Some ropes are still after the first substep (``kernels_sleep``): from now on the
+        contacts are for the awake particles only. ``awake_ropes`` (R,) flags the ropes
+        awake; ``awake`` (N,) and ``awake_blocks`` (B,), the solver's flags of the particles
+        and blocks awake, are set from it here, and again whenever a rope wakes
+        (``_contact_pairs``)."""
+        self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
+                                                                rope_block)
+        self.awake, self.awake_blocks = awake, awake_blocks
+        self.pairs_seen = None
+        self.candidates_seen = None
+        self._contact_pairs()
+        self.sleeping = int(len(awake_ropes) - np.count_nonzero(awake_ropes))
+
+    def _contact_pairs(self) -> np.ndarray:
+        """The rope-rope candidate pairs the contacts test: all, or the awake ones while
+        some ropes sleep. New collider candidates (a search for every particle since the
+        last call, moving colliders) first wake the ropes near a moving triangle, new pairs
+        the ropes they link to awake ones."""
+        pairs = self.pairs
+        if self.awake is None:
+            return pairs
+        edges = self.model.edge_index
+        scene, lists = self.colliders.scene, self.colliders.lists
+        woke = 0
+        if scene is not None and scene.moving and lists.candidates is not self.candidates_seen:
+            # (a search for every particle since: a sleeping one may have new candidates)
+            woke = wake_near_moving(lists.spans, lists.candidates, scene.triangle_moves,
+                                    self.particle_rope, self.awake_ropes)
+            if self.candidates_seen is not None:
+                self.woken += woke
+            self.candidates_seen = lists.candidates
+        if pairs is not self.pairs_seen or woke:
+            found = self.ropes.found_pairs if self.ropes is not None else None
+            if (not woke and found is not None and found.before is self.pairs_seen
+                    and found.after is pairs and not links_asleep_to_awake(
+                        found.found, edges, self.particle_rope, self.awake_ropes)):
+                # one partial search since, whose new pairs link no sleeping rope to an
+                # awake one: the wake pass over all pairs (O(K)) has nothing to do
+                linked = 0
+            else:
+                linked = wake_linked(pairs, edges, self.particle_rope, self.awake_ropes)
+            if self.pairs_seen is not None:
+                self.woken += linked
+            if woke or linked or self.pairs_seen is None:
+                self.awake_count = awake_particles(
+                    self.particle_rope, self.awake_ropes, self.rope_block, self.awake,
+                    self.moved, self.awake_blocks)
+            self.pairs_seen = pairs
+            if self.awake_count == len(self.awake):  # everything woke
+                self.awake = None
+                return pairs
+            self.awake_pairs = awake_pairs(pairs, edges, self.awake)
+        return self.awake_pairs
+
+    def _mostly_awake(self) -> bool:
+        return self.awake is None or self.awake_count * SPARSE_AWAKE >= len(self.awake)
+
+    def end_substep(self, v: np.ndarray) -> None:
+        """The substep's contacts are done: its end velocities and the particles they moved
+        are what the next one's prediction is measured against."""
+        self.motion.end_substep(v, self.moved)
