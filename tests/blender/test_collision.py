@@ -92,10 +92,6 @@ def test_rope_drapes_over_a_box_collider(scene, substeps):
     assert points[0, 2] < 0.8 and points[-1, 2] < 0.8
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the core keeps the carried candidates on the stepped State's workspace "
-    "(State.workspace); the frame engine still makes a new State each frame, so nothing "
-    "is carried until it steps one State per rope or group (issue 15's frame engine)"))
 def test_playback_keeps_a_static_colliders_candidates_from_frame_to_frame(scene):
     """Played in order, each frame goes on with the last one's collider candidates: the
     add-on hands the core the same, unmoved Collider objects, and each frame starts where

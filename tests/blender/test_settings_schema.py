@@ -61,8 +61,10 @@ def _signature(value, depth=0):
         return tuple((k, _signature(v, depth + 1)) for k, v in sorted(value.items()))
     if isinstance(value, (tuple, list)):
         return tuple(_signature(v, depth + 1) for v in value)
-    return tuple((k, _signature(v, depth + 1)) for k, v in sorted(vars(value).items())
-                 if not k.startswith("_"))
+    names = (sorted(vars(value)) if hasattr(value, "__dict__")
+             else [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ())])
+    return tuple((k, _signature(getattr(value, k), depth + 1)) for k in names
+                 if not k.startswith("_") and hasattr(value, k))
 
 
 # --- the properties are the ones they were ------------------------------------------------

@@ -112,6 +112,9 @@ class Run:
         (the core ignores the others), so one buffer serves every frame"""
         self.colliders: colliders.Snapshot | None = None
         """The colliders at the newest cached frame (the next step's start)"""
+        self.state: core.State | None = None
+        """The State the run steps (``_state_from``): its workspace lives from frame to
+        frame; the frames themselves are copies of it"""
         self.what = ("The simulation" if len(ropes) == 1
                      else "The simulation of the ropes colliding with each other")
         """How error messages name this simulation"""
@@ -196,11 +199,7 @@ class Run:
             self.model = _joint_model(self.ropes)
             self.member_models = [rope.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
-        if len(previous) == 1:
-            state = core.State(previous[0].x.copy(), previous[0].v.copy())
-        else:
-            state = core.State(np.concatenate([f.x for f in previous]),
-                               np.concatenate([f.v for f in previous]))
+        state = self._state_from(previous)
         still = True
         for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
             self.pin_targets[o + i.pinned_ids] = i.targets
@@ -217,12 +216,9 @@ class Run:
         sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
                          self.pin_targets, contacts, self.what, start_energy=start_energy,
                          margin=self.margin)
-        if len(previous) == 1:
-            x, v = [state.x], [state.v]
-        else:
-            o = self.offsets
-            x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
-            v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+        o = self.offsets
+        x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+        v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
             tensions = self._tensions(state, [f.torn for f in previous])
@@ -238,6 +234,21 @@ class Run:
                                               rope.layout.edges, tensions[k])
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t)
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
+
+    def _state_from(self, previous: list[sim.Frame]) -> core.State:
+        """The run's State holding ``previous`` (the members' frames side by side). One
+        State is stepped frame after frame, so its workspace (the solver's buffers, the
+        collider candidates a frame ended with) is made once and carried; the core uses
+        what is carried only when a frame starts where the last one ended."""
+        state = self.state
+        if state is None or len(state.x) != self.offsets[-1]:
+            state = self.state = core.State(np.empty((self.offsets[-1], 3)),
+                                            np.empty((self.offsets[-1], 3)))
+        o = self.offsets
+        for k, frame in enumerate(previous):
+            state.x[o[k]:o[k + 1]] = frame.x
+            state.v[o[k]:o[k + 1]] = frame.v
+        return state
 
     def _tensions(self, state: core.State, torn: list[np.ndarray | None]
                   ) -> list[np.ndarray]:
