@@ -6,7 +6,7 @@ import hashlib
 import math
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,12 +23,26 @@ Below it a parallel region's start-up (about 1 ms here) costs more than it saves
 RESOLVE_CONTACT_PASSES = 2
 """Frictionless passes over all contacts after the rope's re-solve in a substep."""
 
-_kernels: tuple[ModuleType, ModuleType] | None = None
+class StepKernels(NamedTuple):
+    """The kernels ``step`` calls itself, by name (``kernels``)."""
+
+    first_nonfinite: Any
+    """``kernels_frame.first_nonfinite``: the first NaN or inf of a flat array, or -1"""
+    pin_start: Any
+    """``kernels_frame.pin_start``: pinned particles' velocity to their targets"""
+    pin_finish: Any
+    """``kernels_frame.pin_finish``: pinned particles exactly on their targets"""
+    solve_frame: Any
+    """``solve.frame.solve_frame``: a frame without contacts"""
 
 
-def kernels() -> tuple[ModuleType, ModuleType]:
-    """The numba kernels (sweep, direct), imported (compiled or loaded from cache) on first use,
-    so that importing the core, or registering the add-on, stays cheap."""
+_kernels: StepKernels | None = None
+
+
+def kernels() -> StepKernels:
+    """The kernels ``step`` calls, imported on first use (importing them loads numba; they
+    compile or load from the cache when first called), so that importing the core, or
+    registering the add-on, stays cheap. Flushes stale cached kernels first."""
     global _kernels
     if _kernels is None:
         from .contacts import kernels_broadphase as broad
@@ -50,7 +64,10 @@ def kernels() -> tuple[ModuleType, ModuleType]:
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
                            resolve, segments, pairs, direct_io, sleep, chain, frame))
-        _kernels = (sweep, direct)
+        from .solve.frame import solve_frame
+
+        _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
+                               solve_frame)
     return _kernels
 
 
@@ -114,7 +131,7 @@ def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
     workspace.lane_accelerations = accelerations is not None
 
 
-def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
+def _check_state(model: Model, state: Any, first_nonfinite: Any) -> None:
     for name in ("x", "v"):
         array = getattr(state, name, None)
         if not isinstance(array, np.ndarray) or array.shape != (model.particle_count, 3) or (
@@ -125,7 +142,7 @@ def _check_state(model: Model, state: Any, k_frame: ModuleType) -> None:
             )
         if not array.flags.c_contiguous or not array.flags.writeable:
             raise ValueError(f"state.{name}: must be a writeable C-contiguous array")
-        if k_frame.first_nonfinite(array.reshape(-1)) >= 0:
+        if first_nonfinite(array.reshape(-1)) >= 0:
             raise ValueError(f"state.{name}: contains NaN or inf")
 
 
@@ -140,14 +157,14 @@ def _as_gravity(gravity: Any) -> np.ndarray:
 
 
 def _pin_targets(pin_targets: Any, model: Model, pinned: np.ndarray,
-                 k_frame: ModuleType) -> np.ndarray:
+                 first_nonfinite: Any) -> np.ndarray:
     """The pinned rows of ``pin_targets`` (N, 3), checked as ``as_float_array`` checks them
     (NaN or inf in any row is an error), without its copy of all N rows when the argument is
     already a float64 (N, 3) C-contiguous array (what the Blender side passes each frame)."""
     shape = (model.particle_count, 3)
     if (isinstance(pin_targets, np.ndarray) and pin_targets.dtype == np.float64
             and pin_targets.shape == shape and pin_targets.flags.c_contiguous):
-        bad = k_frame.first_nonfinite(pin_targets.reshape(-1))
+        bad = first_nonfinite(pin_targets.reshape(-1))
         if bad >= 0:
             raise ValueError(f"pin_targets: contains NaN or inf (first at flat index {bad})")
         return pin_targets[pinned]
@@ -218,9 +235,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     gravity_vector = _as_gravity(gravity)
-    k, k_direct = kernels()
-    from .solve import kernels_frame as k_frame
-    _check_state(model, state, k_frame)
+    k = kernels()
+    _check_state(model, state, k.first_nonfinite)
     workspace = state.workspace
     if workspace is None or workspace.model is not model:
         workspace = state.workspace = Workspace.for_model(model)
@@ -236,51 +252,25 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if pin_targets is None:
         targets = state.x[pinned]
     else:
-        targets = _pin_targets(pin_targets, model, pinned, k_frame)
+        targets = _pin_targets(pin_targets, model, pinned, k.first_nonfinite)
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
     pin_velocity = np.empty((len(pinned), 3))
-    k_frame.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
+    k.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     if meshes or planes or plan.self_contacts:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale)
-        k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
+        k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
-
-    if plan.lanes is not None:
-        # each block copies x, v in, solves and copies them out (``kernels_frame``)
-        lanes = plan.lanes
-        layout = lanes.layout
-        work = len(layout.particles) * substeps
-        use_threads = parallel if parallel is not None else work >= PARALLEL_MIN_WORK
-        io = (lanes.order_base, lanes.order_particles, lanes.block_start, state.x, state.v)
-        if plan.lane_solver == "direct":
-            if layout.lanes == 1:
-                run_direct = k_frame.direct_frame_single
-            else:
-                run_direct = k_frame.direct_frame_parallel if use_threads else k_frame.direct_frame
-            run_direct(workspace.lane_particles, workspace.lane_edges,
-                       layout.block_particle_offset, layout.block_edge_offset,
-                       layout.block_length, lanes.block_leading, lanes.block_bending,
-                       gravity_vector, h, substeps,
-                       model.integrator == "bdf2", model.iterations,
-                       -1.0 if model.strain_limit is None else model.strain_limit,
-                       velocity_scale, *io)
-        else:
-            run = k_frame.sweep_frame_parallel if use_threads else k_frame.sweep_frame
-            run(workspace.lane_particles, workspace.lane_edges, layout.block_particle_offset,
-                layout.block_edge_offset, layout.block_length, gravity_vector, h, substeps,
-                velocity_scale, *io)
-    if len(plan.sweep_particles):
-        k.sweep_substeps(state.x, state.v, model.particle_inv_mass, plan.sweep_particles,
-                         plan.sweep_edges, plan.sweep_rest_length, plan.sweep_compliance,
-                         gravity_vector, extra, h, substeps, model.iterations, velocity_scale,
-                         workspace.sweep_scratch,
-                         workspace.sweep_multipliers if plan is model.plan
-                         else workspace.reference_multipliers)
+    lanes = plan.lanes
+    threads = lanes is not None and (
+        parallel if parallel is not None
+        else len(lanes.layout.particles) * substeps >= PARALLEL_MIN_WORK)
+    k.solve_frame(model, plan, workspace, state.x, state.v, gravity_vector, extra, h, substeps,
+                  velocity_scale, threads)
     # The straight-line pin path lands on the target up to rounding; make it exact.
-    k_frame.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
+    k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
