@@ -187,3 +187,18 @@ def test_the_bake_plays_what_a_changing_rope_played(scene, mesh):
         scene.frame_set(frame)
         np.testing.assert_allclose(_evaluated_world(obj), played[frame][obj.name],
                                    atol=1e-5, err_msg=f"frame {frame}")
+
+
+def test_the_bone_bake_follows_a_changing_rope(scene):
+    curve = _changing_rope(scene)
+    played = ropes.played_points(scene, [curve], 1, 40)
+    bpy.context.view_layer.objects.active = curve
+    assert bpy.ops.xpbd.bake(target="BONES") == {"FINISHED"}
+    rig = curve.xpbd.bake.rig
+    matrix = np.array(rig.matrix_world)
+    for frame in (5, 15, 30, 40):  # grabbed, winched, let go
+        scene.frame_set(frame)
+        heads = np.array([matrix[:3, :3] @ np.array(b.head) + matrix[:3, 3]
+                          for b in rig.pose.bones])  # a bone on every point
+        np.testing.assert_allclose(heads, played[frame][curve.name], atol=1e-5,
+                                   err_msg=f"frame {frame}")
