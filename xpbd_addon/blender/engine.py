@@ -114,7 +114,7 @@ class Run:
         """The colliders at the newest cached frame (the next step's start)"""
         self.state: core.State | None = None
         """The State the run steps (``_state_from``): its workspace lives from frame to
-        frame; the frames themselves are copies of it"""
+        frame, its x and v are each frame's own"""
         self.what = ("The simulation" if len(ropes) == 1
                      else "The simulation of the ropes colliding with each other")
         """How error messages name this simulation"""
@@ -216,9 +216,12 @@ class Run:
         sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
                          self.pin_targets, contacts, self.what, start_energy=start_energy,
                          margin=self.margin)
-        o = self.offsets
-        x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
-        v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+        if len(previous) == 1:
+            x, v = [state.x], [state.v]
+        else:
+            o = self.offsets
+            x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+            v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
             tensions = self._tensions(state, [f.torn for f in previous])
@@ -236,19 +239,21 @@ class Run:
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _state_from(self, previous: list[sim.Frame]) -> core.State:
-        """The run's State holding ``previous`` (the members' frames side by side). One
-        State is stepped frame after frame, so its workspace (the solver's buffers, the
-        collider candidates a frame ended with) is made once and carried; the core uses
-        what is carried only when a frame starts where the last one ended."""
-        state = self.state
-        if state is None or len(state.x) != self.offsets[-1]:
-            state = self.state = core.State(np.empty((self.offsets[-1], 3)),
-                                            np.empty((self.offsets[-1], 3)))
-        o = self.offsets
-        for k, frame in enumerate(previous):
-            state.x[o[k]:o[k + 1]] = frame.x
-            state.v[o[k]:o[k + 1]] = frame.v
-        return state
+        """The run's State holding copies of ``previous`` (the members' frames side by
+        side). One State is stepped frame after frame, so its workspace (the solver's
+        buffers, the collider candidates a frame ended with) is made once and carried; the
+        core uses what is carried only when a frame starts where the last one ended. Its x
+        and v are new arrays every frame: a single rope's new frame keeps them."""
+        if len(previous) == 1:
+            x, v = previous[0].x.copy(), previous[0].v.copy()
+        else:
+            x = np.concatenate([f.x for f in previous])
+            v = np.concatenate([f.v for f in previous])
+        if self.state is None:
+            self.state = core.State(x, v)
+        else:
+            self.state.x, self.state.v = x, v
+        return self.state
 
     def _tensions(self, state: core.State, torn: list[np.ndarray | None]
                   ) -> list[np.ndarray]:
