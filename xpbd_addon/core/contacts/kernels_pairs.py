@@ -11,12 +11,31 @@ give the same bits for any pair list holding the pairs within reach.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from ..jit import kernel
 from .kernels_broadphase import _hash, _span, build_grid
 from .kernels_geometry import closest_on_segments
+
+
+class LazyPrediction(NamedTuple):
+    """The motion a partial search predicts the ends of the segments it tests from (a
+    numba record: read by name in the kernels)."""
+
+    x0: np.ndarray
+    """(N, 3) [m] where each particle's prediction starts"""
+    v0: np.ndarray
+    """(N, 3) [m/s] its velocity then"""
+    since: np.ndarray
+    """(N,) [s] when it starts, from the frame's start"""
+    stamp: np.ndarray
+    """(N,) int64: ``mark`` where position and velocity already hold the prediction"""
+    now: float
+    """[s] the time the ends are predicted at"""
+    mark: int
+    """This search's stamp"""
 
 
 @kernel
@@ -137,8 +156,9 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
                 and extra_lo[f, 2] <= query_hi[index, 2]):
             continue
         if lazy:  # a partial search predicts the particles it tests, when it tests them
-            _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
-                          prediction[4], prediction[3], prediction[5], position, velocity)
+            _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+                          prediction.since, prediction.now, prediction.stamp,
+                          prediction.mark, position, velocity)
         if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                       position, velocity, acceleration, horizon):
             pairs = _stored(pairs, count, e, f)
@@ -186,8 +206,9 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                     and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
             if lazy:  # a partial search predicts the particles it tests, when it tests them
-                _predict_ends(f, edges, prediction[0], prediction[1], acceleration, prediction[2],
-                              prediction[4], prediction[3], prediction[5], position, velocity)
+                _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+                              prediction.since, prediction.now, prediction.stamp,
+                              prediction.mark, position, velocity)
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                           position, velocity, acceleration, horizon):
                 pairs = _stored(pairs, count, e, f)
@@ -215,8 +236,8 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
     ``build_grid``, ids into ``extra``, the same cell), or by brute force if x_start is
     empty.
 
-    ``lazy``: position and velocity hold the prediction only where ``prediction`` = (x0, v0,
-    since, stamp, now, mark) stamps it (the query's ends); the other ends are predicted
+    ``lazy``: position and velocity hold the prediction only where ``prediction`` (a
+    ``LazyPrediction``) stamps it (the query's ends); the other ends are predicted
     (``_predict_ends``, with a0 = ``acceleration``) when a pair test needs them.
 
     ``marker`` (M,) int64, kept by the caller with entries below ``mark``: which segments
@@ -264,8 +285,9 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                         segment_skip[e] + segment_skip[f]):
                     continue
                 if lazy:  # a partial search predicts the particles it tests, when it tests them
-                    _predict_ends(f, edges, prediction[0], prediction[1], acceleration,
-                                  prediction[2], prediction[4], prediction[3], prediction[5],
+                    _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+                                  prediction.since, prediction.now, prediction.stamp,
+                                  prediction.mark,
                                   position, velocity)
                 if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                               bound, position, velocity, acceleration, horizon):

@@ -22,6 +22,7 @@ from .constants import (
     PARTIAL_PAIR_TESTS,
     PARTIAL_SEARCH,
 )
+from .kernels_pairs import LazyPrediction
 from .kernels_segments import (
     clear_flags,
     flagged,
@@ -196,7 +197,8 @@ class RopeContacts:
             self.no_segments, self.extra_lo, self.extra_hi, *self.no_grid, self.moved_box, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
             velocity, acceleration, horizon, False,
-            (x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0), *self._marks(len(every)))
+            LazyPrediction(x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0),
+            *self._marks(len(every)))
         self.pair_from = elapsed
         self.pair_until = elapsed + horizon
         self.shared_motion = (shared_v, shared_a)
@@ -255,7 +257,8 @@ class RopeContacts:
             self.moved_box, extra, self.extra_lo, self.extra_hi, *extra_grid, current, edges,
             self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
             position, velocity, a0, horizon, True,
-            (x0, v0, since, self.predicted_stamp, now, mark), *self._marks(len(query)))
+            LazyPrediction(x0, v0, since, self.predicted_stamp, now, mark),
+            *self._marks(len(query)))
         merged_into = self.pairs
         self.pairs = merge_pairs(self.pairs, current, found)
         self.found_pairs = FoundPairs(merged_into, self.pairs, found)
