@@ -137,3 +137,31 @@ def test_bad_attachments_stop_the_rope_with_a_message(scene):
     assert sim.status(obj) is None
     assert bpy.ops.xpbd.attachment_remove() == {"FINISHED"}
     assert len(obj.xpbd.attachments) == 0
+
+
+def test_a_springy_attachment_holds_with_its_compliance(scene):
+    """Compliance > 0: the held point hangs below its target by compliance * load, and a
+    grip that moves carries the rope on its spring; frames in any order equal playback."""
+    scene.frame_start, scene.frame_end = 1, 60
+    anchor = bpy.data.objects.new("anchor", None)
+    scene.collection.objects.link(anchor)
+    obj = ropes.curve_rope(scene, "POLY", n=12, length=1.0, axis=2)  # hanging down from 0
+    obj.xpbd.pin_first = False
+    obj.xpbd.damping = 3.0
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.xpbd.attachment_add()
+    item = obj.xpbd.attachments[0]
+    item.target, item.point, item.compliance = anchor, 0, 2e-3
+    played = ropes.played_points(scene, [obj], 1, 60)
+    assert sim.status(obj) is None
+    load = 12 * obj.xpbd.vertex_mass * 9.81  # [N] the whole rope hangs from the spring
+    sag = -played[60][obj.name][0, 2]
+    assert abs(sag / (item.compliance * load) - 1.0) < 0.05, sag
+    order = list(range(1, 61))
+    import random
+
+    random.Random(2).shuffle(order)
+    sim.clear()
+    for frame in order:
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(ropes.world_points(obj), played[frame][obj.name])

@@ -2,10 +2,11 @@
 state from frame to frame (``Object.xpbd.attachments``; the UI is ../attachments.py).
 
 While an attachment is on, its points are pinned (kinematic) for the frame and move to
-``target(frame) @ offset``: ``offset`` is where the points were, in the target's space, at
-the frame the attachment turned on (their positions of the frame before, seen from the
-target at this frame), so a hand grabs the rope where it is and the points do not jump. When
-it turns off they are free again and keep the velocity they had (the rope is thrown).
+``target(frame) @ offset``, or, with a compliance, are pulled there by springs
+(``core.soft_pins``). ``offset`` is where the points were, in the target's space, at the
+frame the attachment turned on (their positions of the frame before, seen from the target
+at this frame), so a hand grabs the rope where it is and the points do not jump. When it
+turns off they are free again and keep the velocity they had (the rope is thrown).
 
 The state of every attachment (on, its offsets, broken) is part of each cached frame
 (``Hold``), so a frame reached in any order equals playback.
@@ -36,6 +37,8 @@ class Spec:
     """Bone name of an armature target, or ""."""
     break_force: float
     """Force [N] above which it lets go for the rest of the run; 0 = never"""
+    compliance: float = 0.0
+    """The springs' compliance [m/N]; 0 = the points are pinned"""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class Hold:
     """The held points in the target's space [m], shape [k, 3]; None = not holding"""
     broken: bool = False
     """It broke (force above ``break_force``) and holds nothing for the rest of the run"""
+    targets: np.ndarray | None = None
+    """Springs: where the held points' targets were at this frame [m] (world), the start of
+    the next frame's target motion"""
 
 
 FREE = Hold(None)
@@ -74,13 +80,12 @@ def _curve_particle(layout: Layout, spline: int, point: int, number: int) -> int
 
 def specs(obj: Any, layout: Layout) -> tuple[Spec, ...]:
     """The attachments of ``obj`` with their particles; RopeError naming the attachment if
-    its vertex group, spline or point does not exist, or its compliance is not 0 (springs
-    are not simulated yet)."""
+    its vertex group, spline or point does not exist, or a number is not one."""
     found = []
     for number, item in enumerate(obj.xpbd.attachments, start=1):
-        if item.compliance != 0.0:
-            raise RopeError(f"Attachment {number}: only rigid attachments (compliance 0) are "
-                            "simulated so far")
+        if not np.isfinite(item.compliance) or item.compliance < 0.0:
+            raise RopeError(f"Attachment {number}: Compliance must be a number >= 0 m/N (got "
+                            f"{item.compliance})")
         if not np.isfinite(item.break_force) or item.break_force < 0.0:
             raise RopeError(f"Attachment {number}: Break Force must be a number >= 0 N (got "
                             f"{item.break_force})")
@@ -93,7 +98,7 @@ def specs(obj: Any, layout: Layout) -> tuple[Spec, ...]:
             particles = np.array([_curve_particle(layout, item.spline, item.point, number)])
         found.append(Spec(number - 1, particles.astype(np.int64),
                           item.target.name if item.target is not None else "",
-                          item.subtarget, float(item.break_force)))
+                          item.subtarget, float(item.break_force), float(item.compliance)))
     return tuple(found)
 
 
@@ -134,16 +139,33 @@ def step_holds(found: tuple[Spec, ...], previous: tuple[Hold, ...], enabled: lis
 
 def held(found: tuple[Spec, ...], holds: tuple[Hold, ...],
          matrices: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
-    """The particles the attachments hold at this frame and their targets [m] (world),
+    """The particles the rigid attachments hold at this frame and their targets [m] (world),
     shapes [P] and [P, 3]."""
     ids, targets = [], []
     for spec, hold, matrix in zip(found, holds, matrices, strict=True):
-        if hold.offsets is not None and matrix is not None:
+        if hold.offsets is not None and matrix is not None and spec.compliance == 0.0:
             ids.append(spec.particles)
             targets.append(pins.transform(matrix, hold.offsets))
     if not ids:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
     return np.concatenate(ids), np.concatenate(targets)
+
+
+def springs(found: tuple[Spec, ...], holds: tuple[Hold, ...],
+            matrices: list[np.ndarray | None]) -> tuple[tuple[Hold, ...], list[tuple]]:
+    """The spring attachments at this frame: ``holds`` with their targets set, and for each
+    spring attachment holding (particles, start targets, end targets [m], compliance)."""
+    out: list[Hold] = []
+    pulls: list[tuple] = []
+    for spec, hold, matrix in zip(found, holds, matrices, strict=True):
+        if hold.offsets is None or matrix is None or spec.compliance == 0.0:
+            out.append(hold)
+            continue
+        end = pins.transform(matrix, hold.offsets)
+        start = end if hold.targets is None else hold.targets
+        pulls.append((spec.particles, start, end, spec.compliance))
+        out.append(Hold(hold.offsets, hold.broken, end))
+    return tuple(out), pulls
 
 
 def forces(x: np.ndarray, edges: np.ndarray, tension: np.ndarray,
@@ -166,11 +188,18 @@ def forces(x: np.ndarray, edges: np.ndarray, tension: np.ndarray,
 
 def break_holds(found: tuple[Spec, ...], holds: tuple[Hold, ...], x: np.ndarray,
                 edges: np.ndarray, tension: np.ndarray) -> tuple[Hold, ...]:
-    """``holds`` with the attachments whose force passed their ``break_force`` broken."""
+    """``holds`` with the attachments whose force passed their ``break_force`` broken: the
+    pull of the rope on rigidly held points, the springs' pull on softly held ones."""
     out = []
     for spec, hold in zip(found, holds, strict=True):
-        if (hold.offsets is not None and spec.break_force > 0.0
-                and forces(x, edges, tension, spec.particles) > spec.break_force):
+        if hold.offsets is not None and spec.compliance > 0.0 and hold.targets is not None:
+            pull = float(np.linalg.norm((hold.targets - x[spec.particles]).sum(axis=0))
+                         / spec.compliance)
+        elif hold.offsets is not None:
+            pull = forces(x, edges, tension, spec.particles)
+        else:
+            pull = 0.0
+        if spec.break_force > 0.0 and pull > spec.break_force:
             out.append(Hold(None, broken=True))
         else:
             out.append(hold)

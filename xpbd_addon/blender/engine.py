@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
+from ..core.soft_pins import SoftPins
 from . import animated, attach, colliders, group, sim
 from .changes import Inputs
 from .checks import energy_margin
@@ -200,7 +201,16 @@ class Run:
             self.member_models = [rope.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous)
-        still = True
+        springs = []  # attachments with a compliance: soft pins of the joint Model
+        for k, (o, rope, i) in enumerate(zip(self.offsets, self.ropes, inputs, strict=False)):
+            holds[k], pulls = attach.springs(rope.changes.attachments, holds[k], i.matrices)
+            springs += [(o + ids, begin, end, np.full(len(ids), alpha))
+                        for ids, begin, end, alpha in pulls]
+        soft = None if not springs else SoftPins(
+            np.concatenate([p[0] for p in springs]), np.concatenate([p[2] for p in springs]),
+            np.concatenate([p[3] for p in springs]),
+            start=np.concatenate([p[1] for p in springs]))
+        still = soft is None
         for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
             self.pin_targets[o + i.pinned_ids] = i.targets
             held_ids, held_targets = attach.held(rope.changes.attachments, h, i.matrices)
@@ -213,9 +223,10 @@ class Run:
                                and np.array_equal(i.targets, rope.start_targets))
         contacts = colliders.for_step(start, snapshot, *part)
         start_energy = sum(rope.start_energy or 0.0 for rope in self.ropes) if still else None
-        sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
-                         self.pin_targets, contacts, self.what, start_energy=start_energy,
-                         margin=self.margin)
+        stepped = sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
+                                   self.pin_targets, contacts, self.what,
+                                   start_energy=start_energy, margin=self.margin,
+                                   soft_pins=soft)
         if len(previous) == 1:
             x, v = [state.x], [state.v]
         else:
@@ -224,7 +235,7 @@ class Run:
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
-            tensions = self._tensions(state, [f.torn for f in previous])
+            tensions = self._tensions(stepped, state, [f.torn for f in previous])
             for k, rope in enumerate(self.ropes):
                 if not _loaded(rope):
                     continue
@@ -255,11 +266,11 @@ class Run:
             self.state.x, self.state.v = x, v
         return self.state
 
-    def _tensions(self, state: core.State, torn: list[np.ndarray | None]
-                  ) -> list[np.ndarray]:
+    def _tensions(self, stepped: core.Model, state: core.State,
+                  torn: list[np.ndarray | None]) -> list[np.ndarray]:
         """Each member's segment tensions [N] at the end of the frame just stepped, per
         segment of its layout (0 for torn ones)."""
-        joint = core.edge_tension(self.model, state, self.dt, self.substeps)
+        joint = core.edge_tension(stepped, state, self.dt, self.substeps)
         if np.isnan(joint).any():
             raise RopeError("Tear Force and attachments' Break Force need the Direct solver "
                             "(the Gauss-Seidel sweep keeps no segment tension)")

@@ -189,7 +189,7 @@ class RopeSim:
         the frame's settings, pins and segments (kept for the next frames while the same)."""
         pinned = self.pinned_at(inputs.values)
         held = [s.particles for s, h in zip(self.changes.attachments, holds, strict=True)
-                if h.offsets is not None]
+                if h.offsets is not None and s.compliance == 0.0]  # springs: soft pins
         if held:
             pinned = pinned.copy()
             pinned[np.concatenate(held)] = True
@@ -345,13 +345,24 @@ Kept so a broken object is not rebuilt every frame; a new key or Reset retries."
 
 def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
                  pin_targets: np.ndarray, contacts: list[Any], what: str, *,
-                 start_energy: float | None = None, margin: float | None = None) -> None:
-    """``core.step`` in place on ``state``, its refusals and any NaN it produced turned into
-    a RopeError (``what`` names the simulation in the message): nothing gets written then.
-    ``margin``: ``checks.energy_margin`` of ``model`` and ``gravity`` if known."""
+                 start_energy: float | None = None, margin: float | None = None,
+                 soft_pins: Any = None) -> Any:
+    """``core.step`` in place on ``state`` (``core.soft_pins.step_with_soft_pins`` with
+    ``soft_pins``), its refusals and any NaN it produced turned into a RopeError (``what``
+    names the simulation in the message): nothing gets written then. ``margin``:
+    ``checks.energy_margin`` of ``model`` and ``gravity`` if known. Returns the Model the
+    state was stepped with (``core.edge_tension`` reads the state with it)."""
+    stepped = model
     try:
-        core.step(model, state, dt, substeps, gravity=gravity, pin_targets=pin_targets,
-                  colliders=contacts)
+        if soft_pins is None:
+            core.step(model, state, dt, substeps, gravity=gravity, pin_targets=pin_targets,
+                      colliders=contacts)
+        else:
+            from ..core.soft_pins import step_with_soft_pins
+
+            stepped = step_with_soft_pins(model, state, dt, substeps, soft_pins,
+                                          gravity=gravity, pin_targets=pin_targets,
+                                          colliders=contacts)
     except ValueError as exc:
         raise RopeError(f"The solver refused the input: {exc}") from exc
     from . import io_kernels  # numba: loaded before any frame is simulated
@@ -360,6 +371,7 @@ def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
         raise RopeError(f"{what} produced NaN; nothing was written")
     check_energy(model, state.x, what, v=state.v, gravity=gravity,
                  start_energy=start_energy if not contacts else None, margin=margin)
+    return stepped
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:

@@ -26,6 +26,8 @@ Map of the core (each part imports only from those above it):
                      frames (lane buffers, the contacts' candidates), declared field by field
     solver.py        step / step_sequential: one frame of substeps, the stages in order
     tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
+    soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is
+                     the rope's own solve with a heavier particle and a shifted prediction)
     prepare.py       warm: compile a model's kernels ahead (e.g. on a thread)
     material.py, bone_frames.py   rope materials to model parameters; bone frames for bakes
 

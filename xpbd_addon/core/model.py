@@ -238,7 +238,7 @@ class Model:
         return State(self.particle_rest_x.copy(), np.zeros_like(self.particle_rest_x))
 
     def with_changes(self, *, removed_edges: Any = None, rest_length: Any = None,
-                     compliance: Any = None) -> Model:
+                     compliance: Any = None, inv_mass: Any = None) -> Model:
         """The same rope changed between two frames: a new Model of the same particles (same
         rest positions, masses, radii and settings), whose constraints differ.
 
@@ -254,6 +254,8 @@ class Model:
                 (edge_count,) (a winch shortens them over frames), >= 0.
             compliance: new compliances alpha [m/N] of the current edges, a scalar or
                 (edge_count,), >= 0.
+            inv_mass: new inverse masses [1/kg] (particle_count,), >= 0 (0 = pinned): a point
+                grabbed or let go, or a spring's share of a point (``soft_pins``).
 
         Edge order is kept (minus the removed). Raises ValueError naming the argument.
         """
@@ -276,8 +278,10 @@ class Model:
         alpha = self.edge_compliance if compliance is None else _per_edge(
             compliance, "compliance", self.edge_count)
         same_edges = bool(keep.all())
+        masses = self.particle_inv_mass if inv_mass is None else as_float_array(
+            inv_mass, "inv_mass", (self.particle_count,), nonnegative=True)
         return Model(
-            self.particle_rest_x, self.edge_index[keep], self.particle_inv_mass, alpha[keep],
+            self.particle_rest_x, self.edge_index[keep], masses, alpha[keep],
             rest_length=rest[keep], damping=self.damping, solver=self.solver,
             iterations=self.iterations, strain_limit=self.strain_limit,
             bending_compliance=self.particle_bend_compliance, radius=self.particle_radius,
