@@ -96,9 +96,10 @@ def settings_properties() -> dict[str, Any]:
 
 
 class XPBD_PG_settings(bpy.types.PropertyGroup):
-    """Rope settings of one object (``Object.xpbd``), built from ``blender.schema``."""
-
-    __annotations__ = settings_properties()
+    """Rope settings of one object (``Object.xpbd``), built from ``blender.schema``: the
+    properties are made afresh at each ``register`` and dropped at ``unregister``, as a class
+    body's annotations are (Blender 4.2 and 4.5 crash at exit while a property with an update
+    callback outlives its registration)."""
 
 
 CLASSES = (XPBD_PG_bake, XPBD_PG_attachment, XPBD_PG_settings)
@@ -106,6 +107,7 @@ CLASSES = (XPBD_PG_bake, XPBD_PG_attachment, XPBD_PG_settings)
 
 
 def register() -> None:
+    XPBD_PG_settings.__annotations__ = settings_properties()
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.Object.xpbd = PointerProperty(  # type: ignore[attr-defined,func-returns-value]
@@ -116,3 +118,4 @@ def unregister() -> None:
     del bpy.types.Object.xpbd  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)
+    XPBD_PG_settings.__annotations__ = {}
