@@ -201,15 +201,7 @@ class Run:
             self.member_models = [rope.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous)
-        springs = []  # attachments with a compliance: soft pins of the joint Model
-        for k, (o, rope, i) in enumerate(zip(self.offsets, self.ropes, inputs, strict=False)):
-            holds[k], pulls = attach.springs(rope.changes.attachments, holds[k], i.matrices)
-            springs += [(o + ids, begin, end, np.full(len(ids), alpha))
-                        for ids, begin, end, alpha in pulls]
-        soft = None if not springs else SoftPins(
-            np.concatenate([p[0] for p in springs]), np.concatenate([p[2] for p in springs]),
-            np.concatenate([p[3] for p in springs]),
-            start=np.concatenate([p[1] for p in springs]))
+        soft = self._springs(holds, inputs)
         still = soft is None
         for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
             self.pin_targets[o + i.pinned_ids] = i.targets
@@ -235,7 +227,7 @@ class Run:
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
-            tensions = self._tensions(stepped, state, [f.torn for f in previous])
+            tensions = self._tensions(stepped, state, list(torn))
             for k, rope in enumerate(self.ropes):
                 if not _loaded(rope):
                     continue
@@ -248,6 +240,21 @@ class Run:
                                               rope.layout.edges, tensions[k])
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t)
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
+
+    def _springs(self, holds: list[tuple[attach.Hold, ...]], inputs: list[Inputs]
+                 ) -> SoftPins | None:
+        """The members' attachments with a compliance as soft pins of the joint Model (their
+        ``holds`` get this frame's targets), or None if none is holding."""
+        springs = []
+        for k, (o, rope, i) in enumerate(zip(self.offsets, self.ropes, inputs, strict=False)):
+            holds[k], pulls = attach.springs(rope.changes.attachments, holds[k], i.matrices)
+            springs += [(o + ids, begin, end, np.full(len(ids), alpha))
+                        for ids, begin, end, alpha in pulls]
+        if not springs:
+            return None
+        particles, begins, ends, alphas = (np.concatenate(part) for part in zip(*springs,
+                                                                                strict=True))
+        return SoftPins(particles, ends, alphas, start=begins)
 
     def _state_from(self, previous: list[sim.Frame]) -> core.State:
         """The run's State holding copies of ``previous`` (the members' frames side by

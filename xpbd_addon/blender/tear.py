@@ -37,11 +37,15 @@ def tear_frames(cache: dict[int, Any], edge_count: int) -> np.ndarray:
     """The first cached frame at which each edge is torn (``Frame.torn``), NEVER otherwise
     [frame], float32 [edge_count]."""
     frames = np.full(edge_count, NEVER, dtype=np.float32)
+    last = None
     for frame in sorted(cache):
         torn = cache[frame].torn
-        if torn is not None:
+        # a frame without a new tear shares its mask with the frame before (engine.Run.step):
+        # only the frames where segments tore cost an array pass
+        if torn is not None and torn is not last:
             new = torn & (frames == NEVER)
             frames[new] = frame
+        last = torn
     return frames
 
 
