@@ -132,6 +132,7 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
         "moved": bool(np.any(points_now() != rest)),
         "numba_file": getattr(sys.modules.get("numba"), "__file__", None),
         "precompiled": preparation.precompiled_status(),
+        "compiled": _compiled_kernels(),
     }
     later = []
     for frame in range(scene.frame_start + 2, scene.frame_start + 12):
@@ -140,6 +141,22 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
         later.append(time.perf_counter() - tick)
     result["later_frame_s"] = statistics.median(later)
     return result
+
+
+def _compiled_kernels() -> list[str]:
+    """The add-on's kernels that numba compiled in this process (a miss of its cache), as
+    ``module.function``: none where the precompiled kernels cover the scene."""
+    from numba.core.registry import CPUDispatcher
+
+    compiled = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(MODULE + "."):
+            continue
+        for value in list(vars(module).values()):
+            if (isinstance(value, CPUDispatcher) and value.__module__ == name
+                    and sum(value.stats.cache_misses.values())):
+                compiled.append(f"{name[len(MODULE) + 1:]}.{value.__name__}")
+    return sorted(set(compiled))
 
 
 # --- parent side ---------------------------------------------------------------------------
@@ -201,6 +218,8 @@ def measure(repeat: int, points: int = 20) -> dict:
         "later_frame_s": statistics.median(w["later_frame_s"] for w in warm),
         "numba_file": warm[0]["numba_file"],
         "precompiled_cold": cold["precompiled"],
+        "compiled_cold": cold["compiled"],
+        "compiled_warm": sorted({k for w in warm + warm_paused for k in w["compiled"]}),
         "points": points,
         "repeat": repeat,
     }
@@ -239,7 +258,9 @@ def main(argv: list[str]) -> int:
           f"{HANDLER_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_block else 'OVER'}; cold "
           f"{figures['handler_block_cold_s'] * 1e3:.0f} ms")
     unused = figures["precompiled_cold"]
-    print(f"precompiled kernels (package): {'used' if unused is None else 'not used: ' + unused}")
+    print(f"precompiled kernels (package): {'used' if unused is None else 'not used: ' + unused}"
+          f"; compiled on the cold first frame: {len(figures['compiled_cold'])} kernels, "
+          f"on warm ones: {len(figures['compiled_warm'])}")
     print(f"later frames ({figures['points']} points)  {figures['later_frame_s'] * 1e3:7.2f} ms")
     print("JSON " + json.dumps(figures))
     ok = ok_register and ok_warm and ok_block and figures["all_moved"]

@@ -74,6 +74,14 @@ io_kernels.warm()
 """
 
 
+def cache_folder_name(source_folder: Path) -> str:
+    """numba's cache folder (under ``NUMBA_CACHE_DIR``) for the kernels of the Python files in
+    ``source_folder``: its last name and the sha1 of its absolute path (numba 0.68,
+    ``_UserProvidedCacheLocator.get_suitable_cache_subpath``)."""
+    path = os.path.abspath(source_folder)
+    return f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}"
+
+
 def host_can_build() -> str | None:
     """The Blender platform whose kernels this Python can compile, or None."""
     if sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64"):
@@ -129,10 +137,13 @@ def build(source: Path, package_id: str, numba_version: str,
         staging = precompiled_root / (key + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        # numba's folder for <add-on>/<sub> is "<sub>_<sha1 of its path>": keep "<sub>".
+        # numba's folder for the sources in <add-on>/<sub> (``core/solve``, ``blender``) is
+        # "<last folder name>_<sha1 of the folder's absolute path>": kept as "<sub>".
+        folders = {cache_folder_name(addon / sub.relative_to(addon)): sub.relative_to(addon)
+                   for sub in [addon, *addon.rglob("*")] if sub.is_dir()}
         for folder in sorted(cache.iterdir()):
-            sub = folder.name.rsplit("_", 1)[0]
-            if (addon / sub).is_dir():
+            sub = folders.get(folder.name)
+            if sub is not None:
                 shutil.copytree(folder, staging / sub)
         (staging / "precompiled.json").write_text(json.dumps({
             "module": module, "platform": target, "python": python,

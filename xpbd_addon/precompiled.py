@@ -92,11 +92,14 @@ def adopt(addon_root: Path, package: str, cache_dir: str) -> str | None:
     os.environ["NUMBA_CPU_NAME"] = precompiled["cpu_name"]
     os.environ["NUMBA_CPU_FEATURES"] = precompiled["cpu_features"]
     try:
-        for folder in sorted(p for p in folder_in_package.iterdir() if p.is_dir()):
-            # numba's cache folder for the sources in <add-on>/<sub>: "<sub>_<sha1 of path>"
-            source = os.path.abspath(addon_root / folder.name)
+        # One folder per source folder of the add-on that has kernels (``blender``,
+        # ``core/solve``, ...): the ones holding numba's index files.
+        for folder in sorted({index.parent for index in folder_in_package.rglob("*.nbi")}):
+            # numba's cache folder for the sources in <add-on>/<sub>: "<last name of sub>_<sha1
+            # of its absolute path>"
+            source = os.path.abspath(addon_root / folder.relative_to(folder_in_package))
             target = Path(cache_dir) / (
-                f"{folder.name}_{hashlib.sha1(source.encode()).hexdigest()}")
+                f"{os.path.basename(source)}_{hashlib.sha1(source.encode()).hexdigest()}")
             target.mkdir(parents=True, exist_ok=True)
             # A cache of other sources (an earlier version of the add-on) is replaced: the
             # core flushes a folder whose stamp differs, which would drop these too.

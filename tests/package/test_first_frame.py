@@ -76,3 +76,6 @@ def test_the_kernels_compiled_at_package_time_are_used(frames: dict) -> None:
         assert frames["cold"]["precompiled"] is not None
         pytest.skip(f"no precompiled kernels for Python {here} in this package ({built})")
     assert frames["cold"]["precompiled"] is None, frames["cold"]["precompiled"]
+    # ... and cover the first frame of a new rope: nothing is compiled for it, cold or warm
+    assert frames["cold"]["compiled"] == [], frames["cold"]["compiled"]
+    assert frames["warm"]["compiled"] == [], frames["warm"]["compiled"]
