@@ -18,7 +18,10 @@ process, because start-up and numba's cache are per-process effects:
   timer's call, plays it again when ready). Also: the longest frame handler call.
 - first frame, warm: the same in later processes (numba cache filled), play pressed at once
   and ``USER_PAUSE_S`` after adding the rope (the preparation starts with the rope).
-  Budget: 0.3 s for the latter; the handler's longest call: 0.3 s.
+- first frame of a new session: the preparation started by the launch timer, the rope added
+  ``SESSION_ADD_S`` after the start, play pressed at once; and how long after the start the
+  solver is ready. Budget: 0.3 s for this and the paused figure; the handler's longest
+  call: 0.3 s.
 
 ``--check`` exits 1 if a budget is exceeded.
 """
@@ -43,6 +46,9 @@ REGISTER_BUDGET_S = 0.050
 WARM_FRAME_BUDGET_S = 0.3
 HANDLER_BUDGET_S = 0.3
 """Longest a frame handler call may take while the kernels compile [s] (it waits 0.2 s)."""
+SESSION_ADD_S = 1.0
+"""Seconds from Blender's window being up to a rope added, in the 'new session' figure: the
+least a person takes to reach Add > Curve > XPBD Rope."""
 USER_PAUSE_S = 0.5
 """Seconds between adding a rope and pressing play in the 'warm, paused' figure: the least a
 person takes to move from the Add menu to the play button."""
@@ -87,6 +93,8 @@ def _child(mode: str, argument: str) -> dict:
     elif mode == "frame":
         points, _, pause = argument.partition(":")
         result.update(_first_frame(int(points), pause_s=float(pause or 0.0)))
+    elif mode == "session":
+        result.update(_session_first_frame(int(argument)))
     return result
 
 
@@ -143,6 +151,29 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
     return result
 
 
+def _session_first_frame(points: int) -> dict:
+    """A later session as in a window: the add-on's launch timer starts the preparation
+    (``preparation.start_at_launch``; timers do not run without a window, so it is called at
+    its time here), the user adds a rope ``SESSION_ADD_S`` after the start and presses play
+    at once. Also: how long after the start the solver is ready."""
+    import bpy
+
+    preparation = importlib.import_module(MODULE + ".preparation")
+    preparation.WAIT_IN_BACKGROUND = False
+    launched = time.perf_counter()
+    time.sleep(preparation.LAUNCH_DELAY_S)
+    preparation._start_after_launch()
+    while preparation.busy():
+        time.sleep(0.005)
+    ready_s = time.perf_counter() - launched
+    time.sleep(max(0.0, SESSION_ADD_S - (time.perf_counter() - launched)))
+    scene = bpy.context.scene
+    scene.frame_set(scene.frame_start)
+    result = _first_frame(points)
+    result["launch_ready_s"] = ready_s
+    return result
+
+
 def _compiled_kernels() -> list[str]:
     """The add-on's kernels that numba compiled in this process (a miss of its cache), as
     ``module.function``: none where the precompiled kernels cover the scene."""
@@ -193,13 +224,14 @@ def measure(repeat: int, points: int = 20) -> dict:
         cold = _run(user, "frame", str(points))  # the first process ever: empty cache
         warm = [_run(user, "frame", str(points)) for _ in range(repeat)]
         warm_paused = [_run(user, "frame", f"{points}:{USER_PAUSE_S}") for _ in range(repeat)]
+        sessions = [_run(user, "session", str(points)) for _ in range(repeat)]
         start_enabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
         registers = [_run(user, "register") for _ in range(repeat)]
         _run(user, "disable")  # Blender removes a disabled extension's wheels
         start_disabled = [_run(user, "start")["start_s"] for _ in range(repeat)]
     finally:
         shutil.rmtree(user, ignore_errors=True)
-    every = [cold, *warm, *warm_paused]
+    every = [cold, *warm, *warm_paused, *sessions]
     return {
         "package": package.name,
         "package_mib": package.stat().st_size / 2**20,
@@ -212,6 +244,8 @@ def measure(repeat: int, points: int = 20) -> dict:
         "first_frame_warm_s": statistics.median(w["first_frame_s"] for w in warm),
         "first_frame_warm_paused_s": statistics.median(w["first_frame_s"]
                                                        for w in warm_paused),
+        "first_frame_session_s": statistics.median(w["first_frame_s"] for w in sessions),
+        "launch_ready_s": statistics.median(w["launch_ready_s"] for w in sessions),
         "handler_block_max_s": max(r["handler_block_s"] for r in every),
         "handler_block_cold_s": cold["handler_block_s"],
         "all_moved": all(r["moved"] for r in every),
@@ -219,7 +253,8 @@ def measure(repeat: int, points: int = 20) -> dict:
         "numba_file": warm[0]["numba_file"],
         "precompiled_cold": cold["precompiled"],
         "compiled_cold": cold["compiled"],
-        "compiled_warm": sorted({k for w in warm + warm_paused for k in w["compiled"]}),
+        "compiled_warm": sorted({k for w in warm + warm_paused + sessions
+                                 for k in w["compiled"]}),
         "points": points,
         "repeat": repeat,
     }
@@ -239,7 +274,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     figures = measure(args.repeat)
     ok_register = figures["register_s"] < REGISTER_BUDGET_S
-    ok_warm = figures["first_frame_warm_paused_s"] < WARM_FRAME_BUDGET_S
+    ok_warm = max(figures["first_frame_warm_paused_s"],
+                  figures["first_frame_session_s"]) < WARM_FRAME_BUDGET_S
     ok_block = figures["handler_block_max_s"] < HANDLER_BUDGET_S
     print(f"package {figures['package']} ({figures['package_mib']:.1f} MiB), numba from "
           f"{figures['numba_file']}")
@@ -254,6 +290,10 @@ def main(argv: list[str]) -> int:
           "(play pressed right after adding the rope)")
     print(f"  play {USER_PAUSE_S} s after adding {figures['first_frame_warm_paused_s'] * 1e3:7.0f}"
           f" ms  (budget {WARM_FRAME_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_warm else 'OVER'}")
+    print(f"new session: rope added {SESSION_ADD_S} s after the start, play at once "
+          f"{figures['first_frame_session_s'] * 1e3:7.0f} ms  (budget "
+          f"{WARM_FRAME_BUDGET_S * 1e3:.0f} ms); solver ready "
+          f"{figures['launch_ready_s'] * 1e3:.0f} ms after the start")
     print(f"longest frame handler call {figures['handler_block_max_s'] * 1e3:7.0f} ms  (budget "
           f"{HANDLER_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_block else 'OVER'}; cold "
           f"{figures['handler_block_cold_s'] * 1e3:.0f} ms")

@@ -11,9 +11,10 @@ numba compiled. Now:
   thread (``core.prepare.warm``, which touches no Blender data), and a timer on the main
   thread shows the progress in the panel and the status bar ("Preparing the solver, first
   use only: 40 %"), then plays the frame again once the solver is ready;
-- preparation starts before the first frame where it can: when the add-on is enabled for the
-  first time after installing or updating (``start_if_new``), when a rope is added or a
-  file with ropes is opened (``start_default``);
+- preparation starts before the first frame where it can: a moment after Blender's start in
+  every session with a window (``start_at_launch``: the compile after installing or
+  updating, loading the cache later), when a rope is added or a file with ropes is opened
+  (``start_default``);
 - rendering and scripts in background mode (``blender -b``) wait for the solver without a
   limit (``WAIT_IN_BACKGROUND``): a rendered or scripted frame must be the simulated one.
 
@@ -22,8 +23,6 @@ Module state is the one declared ``_Worker`` below; nothing else is kept.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 import threading
@@ -36,16 +35,21 @@ from typing import Any
 
 from . import dependencies
 
-WAIT_S = 0.2
-"""Longest the frame handler waits for the solver to be ready [s]. A warm start (kernels
-loaded from numba's cache, about 0.1-0.4 s in all, mostly done while the rope was being
-added) fits; a cold compile does not, and the frame shows the rope as it is instead."""
+WAIT_S = 0.1
+"""Longest the frame handler waits for the solver to be ready [s]. The preparation starts at
+Blender's launch, so a session's first frame normally finds it done; otherwise the frame
+shows the rope as it is and is played again when the solver is ready. Short, because on a
+busy machine the thread's Python shares the interpreter with the handler's own work, which
+must still end within 0.3 s."""
 
 WAIT_IN_BACKGROUND = True
 """In background mode (``blender -b``, the bpy module: scripts, command-line renders) the
 frame handler waits for the solver however long it takes, so that ``frame_set`` simulates
 as before. A script that wants the interactive behaviour (return at once, rope at rest,
 status shown) sets this to False."""
+
+LAUNCH_DELAY_S = 0.2
+"""How long after Blender's window is up the preparation starts (``start_at_launch``) [s]."""
 
 POLL_S = 0.25
 """How often the main-thread timer checks the preparation and redraws its status [s]."""
@@ -57,11 +61,6 @@ solver's and the write-back's, numba 0.68, measured): the percentage's denominat
 EXPECTED_CONTACT_COMPILE = 80
 """Kernel specialisations a first scene with mesh colliders, a ground and self-collision adds
 (measured): added to the denominator while such a rope is being prepared."""
-
-_RECORD = "xpbd-prepare.json"
-"""File beside numba's cache recording the sources whose kernels were prepared there."""
-
-_SOURCE_SUFFIXES = (".py",)
 
 _PRECOMPILED_UNTRIED = "not tried yet"
 
@@ -244,8 +243,6 @@ def _run() -> None:
             _worker.thread = None
             _worker.lock.notify_all()
         raise
-    if reason is None:
-        _record()
 
 
 def _use_precompiled() -> None:
@@ -312,46 +309,6 @@ def start_default() -> None:
     request([default_request()])
 
 
-def sources_digest() -> str:
-    """sha256 of the add-on's Python sources: a new version's kernels need a new compile."""
-    root = Path(__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in _SOURCE_SUFFIXES and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def _record_path() -> Path | None:
-    folder = os.environ.get("NUMBA_CACHE_DIR")
-    return Path(folder) / _RECORD if folder else None
-
-
-def _record() -> None:
-    """After a preparation: note in the cache folder that these sources were prepared."""
-    path = _record_path()
-    if path is None:
-        return
-    try:
-        path.write_text(json.dumps({"sources": sources_digest()}))
-    except OSError:
-        pass
-
-
-def is_new() -> bool:
-    """True if the kernels of these sources were never prepared in this cache folder (first
-    use after installing or updating)."""
-    path = _record_path()
-    if path is None:
-        return False
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return True
-    return record.get("sources") != sources_digest()
-
-
 # --- main thread: status, redraw, replay ---------------------------------------------------
 
 def _start_timer() -> None:
@@ -399,15 +356,18 @@ def _show_status(bpy: Any, text: str | None) -> None:
                 area.tag_redraw()
 
 
-def start_if_new() -> None:
-    """At registration: if these sources were never prepared here (first use after
-    installing or updating), start preparing the default rope a moment after Blender's own
-    start (a timer), so that it is ready, or nearly, by the first play."""
+def start_at_launch() -> None:
+    """At registration, in a window: begin preparing the default rope's kernels
+    ``LAUNCH_DELAY_S`` after Blender's own start (a timer, which first runs once Blender's
+    window is up, so the start itself is not delayed). After installing or updating that is
+    the compile (seconds, on the thread); in every later session it is loading numba and the
+    cached kernels (about 0.4 s of the thread), done before a user can add a rope and press
+    play, so that the first frame of a session is simulated at once."""
     import bpy
 
-    if bpy.app.background or not is_new():
+    if bpy.app.background:
         return
-    bpy.app.timers.register(_start_after_launch, first_interval=1.0)
+    bpy.app.timers.register(_start_after_launch, first_interval=LAUNCH_DELAY_S)
 
 
 def _start_after_launch() -> None:
@@ -415,7 +375,7 @@ def _start_after_launch() -> None:
 
 
 def register() -> None:
-    start_if_new()
+    start_at_launch()
 
 
 def unregister() -> None:
