@@ -192,9 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         ("mesh, 1 object x 100 chains -> Alembic cache",
          lambda s: _cached(_mesh(s, ROPES, POINTS), "mesh1"), "CACHE"),
     ]
+    # The scale of a crowd: a thousand 20-point ropes (Add > Curve > XPBD Rope's) over a
+    # thousand frames, in one object. Its own frame count: --frames does not change it.
+    scale = [("curves, 1 object x 1000 splines x 20 points, 1000 frames -> Alembic cache",
+              lambda s: _cached(_curves(s, 1000, 20, False), "crowd"), "CACHE", 1000)]
     only = args.only.lower()
     rows = [bake_case(name, frames, build, target) for name, build, target in cases
             if only in name.lower()]
+    rows += [bake_case(name, count, build, target) for name, build, target, count in scale
+             if only in name.lower() and not args.quick]
     if only in "soft body bake (blender, 1 edge mesh)":
         rows.append(soft_body_case(frames))
     print(f"\n{ROPES} ropes x {POINTS} points, {frames} frames, bpy {bpy.app.version_string}\n")

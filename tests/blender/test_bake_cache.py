@@ -1,6 +1,7 @@
 """Bake to a point cache (issue 18): an Alembic file played by Mesh Sequence Cache modifiers in a
-fresh Blender without the add-on equals live playback within float32 precision; faceless
-ropes get a tube; nothing internal is written; a USD cache read by usd-core (pxr, no Blender)
+fresh Blender without the add-on equals live playback within float32 precision; edge-mesh
+ropes get a tube and curve ropes are cached as curves with their radius; nothing internal is
+written; a USD cache read by usd-core (pxr, no Blender)
 holds the same points; Free Bake removes what the bake added."""
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import textwrap
 
 import bpy
 import numpy as np
+import pytest
+
+from xpbd_addon.blender import skin
 
 from . import ropes
 
@@ -61,7 +65,7 @@ blend, out, frames = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 bpy.ops.wm.open_mainfile(filepath=blend)
 assert bpy.types.Object.bl_rna.properties.get("xpbd") is None  # no add-on here
 scene = bpy.context.scene
-result = {"frames": {}, "attributes": {}, "faces": {}}
+result = {"frames": {}, "attributes": {}, "faces": {}, "type": {}, "radius": {}, "curves": {}}
 for f in frames:
     scene.frame_set(f)
     dg = bpy.context.evaluated_depsgraph_get()
@@ -70,13 +74,21 @@ for f in frames:
         if not any(m.type == "MESH_SEQUENCE_CACHE" for m in obj.modifiers):
             continue
         ev = obj.evaluated_get(dg)
-        buf = np.empty(3 * len(ev.data.vertices), dtype=np.float32)
+        count = len(ev.data.points if obj.type == "CURVES" else ev.data.vertices)
+        buf = np.empty(3 * count, dtype=np.float32)
         ev.data.attributes["position"].data.foreach_get("vector", buf)
         m = np.array(ev.matrix_world)
         p = buf.reshape(-1, 3).astype(np.float64) @ m[:3, :3].T + m[:3, 3]
         row[obj.name] = p.tolist()
         result["attributes"][obj.name] = sorted(a.name for a in ev.data.attributes)
-        result["faces"][obj.name] = len(ev.data.polygons)
+        result["type"][obj.name] = obj.type
+        if obj.type == "CURVES":
+            radius = np.empty(count, dtype=np.float32)
+            ev.data.attributes["radius"].data.foreach_get("value", radius)
+            result["radius"][obj.name] = [float(radius.min()), float(radius.max())]
+            result["curves"][obj.name] = len(ev.data.curves)
+        else:
+            result["faces"][obj.name] = len(ev.data.polygons)
     result["frames"][f] = row
 json.dump(result, open(out, "w"))
 """
@@ -120,9 +132,17 @@ def test_an_alembic_cache_plays_without_the_addon_as_live(scene, tmp_path):
     assert worst < 1e-6
     for obj in (curve, mesh, strap):
         name = f"{obj.name} Cache"
-        assert result["faces"][name] > 0  # a tube: it renders and exports as a mesh
         assert not [a for a in result["attributes"][name] if a.startswith("xpbd")]
-    assert result["faces"]["strap Cache"] == 9  # its own faces
+    # the edge mesh: a tube, so it renders and exports as a mesh; the strap: its own faces
+    assert result["type"][f"{mesh.name} Cache"] == "MESH"
+    assert result["faces"][f"{mesh.name} Cache"] > 0
+    assert result["faces"]["strap Cache"] == 9
+    # the curve: one curve of its 20 points with its radius (bevel depth x point radius)
+    assert result["type"]["curve rope Cache"] == "CURVES"
+    assert result["curves"]["curve rope Cache"] == 1
+    assert len(result["frames"][str(FIRST)]["curve rope Cache"]) == 20
+    expected = skin.tube_radius(curve)
+    assert result["radius"]["curve rope Cache"] == pytest.approx([expected, expected])
 
     assert bpy.ops.xpbd.free_bake(all_objects=True) == {"FINISHED"}
     assert not [o for o in bpy.data.objects if o.name.endswith(" Cache")]
@@ -136,13 +156,16 @@ from pxr import Usd, UsdGeom
 stage = Usd.Stage.Open(sys.argv[1])
 out = {}
 for prim in stage.Traverse():
-    if prim.IsA(UsdGeom.Mesh):
-        geom = UsdGeom.Mesh(prim)
+    if prim.IsA(UsdGeom.Mesh) or prim.IsA(UsdGeom.BasisCurves):
+        curves = prim.IsA(UsdGeom.BasisCurves)
+        geom = UsdGeom.BasisCurves(prim) if curves else UsdGeom.Mesh(prim)
         points = geom.GetPointsAttr()
         out[str(prim.GetPath())] = {
             "frames": {str(int(t)): [list(p) for p in points.Get(t)]
                        for t in points.GetTimeSamples()},
-            "faces": len(geom.GetFaceVertexCountsAttr().Get() or []),
+            "faces": 0 if curves else len(geom.GetFaceVertexCountsAttr().Get() or []),
+            "curves": list(geom.GetCurveVertexCountsAttr().Get(1)) if curves else None,
+            "widths": [float(w) for w in geom.GetWidthsAttr().Get(1) or []] if curves else None,
             "attributes": [a.GetName() for a in prim.GetAttributes()],
             "xform": [list(r) for r in UsdGeom.Xformable(prim).ComputeLocalToWorldTransform(1)],
         }
@@ -162,9 +185,12 @@ def test_a_usd_cache_holds_the_live_points_for_an_independent_reader(scene, tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     prims = json.loads(done.stdout)
     assert len(prims) == 2
+    assert prims[curve.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]["curves"] == [20]
+    widths = prims[curve.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]["widths"]
+    assert widths == pytest.approx([2.0 * skin.tube_radius(curve)] * len(widths), rel=1e-6)
+    assert prims[mesh.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]["faces"] > 0
     for obj in (curve, mesh):
         prim = prims[obj.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]
-        assert prim["faces"] > 0
         assert not [a for a in prim["attributes"] if "xpbd" in a]
         for f in (FIRST, 12, LAST):
             got = np.array(prim["frames"][str(f)])[:len(played[f][obj.name])]
@@ -174,6 +200,6 @@ def test_a_usd_cache_holds_the_live_points_for_an_independent_reader(scene, tmp_
     scene.frame_set(12)
     dg = bpy.context.evaluated_depsgraph_get()
     cached = curve.xpbd.bake.skin.evaluated_get(dg)
-    buf = np.empty(3 * len(cached.data.vertices), dtype=np.float32)
+    buf = np.empty(3 * len(cached.data.points), dtype=np.float32)
     cached.data.attributes["position"].data.foreach_get("vector", buf)
     np.testing.assert_allclose(buf.reshape(-1, 3)[:20], played[12]["curve rope"], atol=1e-6)

@@ -6,8 +6,13 @@ What is written, per rope, as one object "<rope> Cache" (world space, at the ori
 object is hidden while baked, as with Bake to Bones):
 
 - a mesh with faces: its own vertices and faces, at the simulated positions (world [m]);
-- an edge mesh or a curve: its points (loose vertices, in rope order), then a tube
-  (``skin``) around every chain, so the rope renders and exports as a visible mesh.
+- an edge mesh: its points (loose vertices, in rope order), then a tube (``skin``) around
+  every chain, so the rope renders and exports as a visible mesh;
+- a curve: a Curves object (Blender's hair curves type), one curve per spline through the
+  simulated points, with the curve's radius (bevel depth times each point's radius [m]):
+  it renders as a round strand, and the file holds the points only (Alembic curves, USD
+  BasisCurves), a ninth of a tube's, so that a thousand ropes over a thousand frames write
+  in seconds. Its materials are the curve's.
 
 Every rope of a bake goes into one file: ``bake.cache_path`` of the first baked rope (default
 ``//xpbd_cache/<rope>.abc`` next to the .blend). The file is written by Blender's own Alembic or
@@ -63,6 +68,11 @@ def abc_name(name: str) -> str:
     return re.sub(r"[ .:]", "_", name)
 
 
+ANIMATED_KEY = "xpbd_cache_export"
+"""Custom property keyed on a Curves cache object's data during the export only, so that the
+exporters see it as animated (removed again; custom properties are not exported)."""
+
+
 class _Cache:
     """One rope's cache object and its recorded points."""
 
@@ -72,28 +82,44 @@ class _Cache:
         self.name = f"{obj.name} Cache"
         self.count = len(record.world[0])
         """Rope points [count]"""
+        self.curves = obj.type == "CURVE"
+        """A curve rope: cached as curves (a Curves object), not as a mesh"""
         self.chains: list[np.ndarray] | None = None
-        """Chains of a rope without faces, around which a tube is made; None: its faces"""
-        if not (obj.type == "MESH" and len(obj.data.polygons)):
-            self.chains = (bake_bones.chains(obj, rope.layout) if obj.type == "MESH" else
-                           [np.arange(s, s + n) for s, n, _b in rope.layout.splines
-                            if n >= 2])
+        """Chains of an edge-mesh rope, around which a tube is made; None: its faces, or
+        curves"""
+        if obj.type == "MESH" and not len(obj.data.polygons):
+            self.chains = bake_bones.chains(obj, rope.layout)
         self.object: Any = None
 
     def make_object(self, positions: np.ndarray) -> None:
-        """The cache object, its mesh at ``positions`` [V, 3] [m] (world)."""
+        """The cache object, its mesh or curves at ``positions`` [V, 3] [m] (world)."""
         import bpy
 
         obj = self.record.obj
-        if self.chains is None:
-            mesh: Any = obj.data.copy()  # the simulation refuses meshes with shape keys
-            mesh.name = self.name
-            skin.strip_internal(mesh)
-            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
+        data: Any
+        if self.curves:
+            data = bpy.data.hair_curves.new(self.name)
+            data.add_curves([n for _s, n, _b in self.record.rope.layout.splines])
+            data.attributes["position"].data.foreach_set("vector", positions.ravel())
+            radius = (data.attributes.get("radius")
+                      or data.attributes.new("radius", "FLOAT", "POINT"))
+            radius.data.foreach_set("value", (skin.tube_radius(obj) * _point_radii(obj))
+                                    .astype(np.float32))
+            cyclic = np.array([s.use_cyclic_u for s in obj.data.splines], dtype=bool)
+            if cyclic.any():
+                data.attributes.new("cyclic", "BOOLEAN", "CURVE").data.foreach_set(
+                    "value", cyclic)
+            for material in obj.data.materials:
+                data.materials.append(material)
+        elif self.chains is None:
+            data = obj.data.copy()  # the simulation refuses meshes with shape keys
+            data.name = self.name
+            skin.strip_internal(data)
+            data.attributes["position"].data.foreach_set("vector", positions.ravel())
         else:
             quads, _ring_point = skin.tube_faces(self.chains)
-            mesh = skin.mesh_from_arrays(self.name, positions, quads + self.count)
-        self.object = bpy.data.objects.new(self.name, mesh)
+            data = skin.mesh_from_arrays(self.name, positions, quads + self.count)
+        self.object = bpy.data.objects.new(self.name, data)
         collection = obj.users_collection[0] if obj.users_collection else None
         if collection is None:
             context: Any = bpy.context
@@ -109,9 +135,6 @@ class _Batch:
     def __init__(self, caches: list[_Cache]) -> None:
         self.caches = caches
         self.first, self.last = caches[0].record.first, caches[0].record.last
-        self.points = np.concatenate([np.stack(c.record.world) for c in caches],
-                                     axis=1).astype(np.float32)
-        """Rope points [m], world, all caches, float32 [F, N, 3]"""
         self.starts = np.cumsum([0] + [c.count for c in caches])
         ids, before, after, radius, chains, self.ring_starts = [], [], [], [], [], [0]
         for cache, start in zip(caches, self.starts, strict=False):
@@ -130,15 +153,22 @@ class _Batch:
             self.ids, self.before, self.after = (np.concatenate(v) for v in (ids, before,
                                                                             after))
             self.radius = np.concatenate(radius).astype(np.float32)
-            # Ring frames carried over time as bones are (no flips where a rope swings).
-            tangent = bone_frames.unit(self.points[:, self.after] - self.points[:, self.before])
-            first_x = skin.point_frames(self.points[0], chains)[:, :, 0]  # all chains at once
+            # Ring frames carried over time as bones are (no flips where a rope swings): the
+            # only use of every frame at once, so the points of all frames are held only here.
+            points = np.stack([self.points(k) for k in range(self.last - self.first + 1)])
+            tangent = bone_frames.unit(points[:, self.after] - points[:, self.before])
+            first_x = skin.point_frames(points[0], chains)[:, :, 0]  # all chains at once
             self.x_axis = bone_frames.transport_axes(first_x, tangent).astype(np.float32)
+
+    def points(self, k: int) -> np.ndarray:
+        """Every cache's rope points [m], world, float32 [N, 3] on the ``k``-th recorded
+        frame."""
+        return np.concatenate([c.record.world[k] for c in self.caches]).astype(np.float32)
 
     def positions(self, k: int) -> list[np.ndarray]:
         """Every cache's vertex positions [m], world, float32 [V, 3] on the ``k``-th recorded
         frame: its points, then its tube's rings."""
-        points = self.points[k]
+        points = self.points(k)
         rings = np.empty((0, 3), dtype=np.float32)
         if self.tube:
             tangent = bone_frames.unit(points[self.after] - points[self.before])
@@ -153,12 +183,27 @@ class _Batch:
         return out
 
     def show(self, frame: int) -> None:
-        """Put the recorded positions of ``frame`` (held outside the range) into the meshes."""
+        """Put the recorded positions of ``frame`` (held outside the range) into the meshes
+        and curves."""
         k = min(max(frame, self.first), self.last) - self.first
         for cache, positions in zip(self.caches, self.positions(k), strict=True):
-            mesh = cache.object.data
-            mesh.attributes["position"].data.foreach_set("vector", positions.ravel())
-            mesh.update()
+            data = cache.object.data
+            data.attributes["position"].data.foreach_set("vector", positions.ravel())
+            if cache.curves:
+                data.update_tag()
+            else:
+                data.update()
+
+
+def _point_radii(obj: Any) -> np.ndarray:
+    """Each control point's radius factor of the curve ``obj``, in rope order [count]."""
+    radii = []
+    for spline in obj.data.splines:
+        points = spline.bezier_points if spline.type == "BEZIER" else spline.points
+        values = np.empty(len(points), dtype=np.float32)
+        points.foreach_get("radius", values)
+        radii.append(values)
+    return np.concatenate(radii) if radii else np.zeros(0, dtype=np.float32)
 
 
 def write_all(records: list, scene: Any) -> str:
@@ -203,9 +248,15 @@ def write_all(records: list, scene: Any) -> str:
     # (removed again below); the handler above supplies the positions.
     keyed = []
     for cache in caches:
-        factory = action_compat.new_action(cache.object.data, "XPBD cache export")
-        action_compat.write_keys(factory.new("remesh_voxel_size"), np.array([first, last]),
-                                 np.full(2, cache.object.data.remesh_voxel_size))
+        data = cache.object.data
+        factory = action_compat.new_action(data, "XPBD cache export")
+        if cache.curves:  # Curves have no keyable property in every version: a custom one
+            data[ANIMATED_KEY] = 0.0
+            channel, value = f'["{ANIMATED_KEY}"]', 0.0
+        else:
+            channel, value = "remesh_voxel_size", data.remesh_voxel_size
+        action_compat.write_keys(factory.new(channel), np.array([first, last]),
+                                 np.full(2, value))
         keyed.append(factory.action)
     bpy.app.handlers.frame_change_pre.append(show)
     try:
@@ -223,6 +274,8 @@ def write_all(records: list, scene: Any) -> str:
         bpy.app.handlers.frame_change_pre.remove(show)
         for cache, action in zip(caches, keyed, strict=True):
             action_compat.remove_action(cache.object.data, action)
+            if ANIMATED_KEY in cache.object.data:
+                del cache.object.data[ANIMATED_KEY]
         for cache in caches:
             cache.object.select_set(False)
         for o in selected:
@@ -289,10 +342,11 @@ def free(obj: Any) -> None:
     settings = obj.xpbd.bake
     cached, cache_file = settings.skin, settings.cache_file
     if cached is not None:
-        mesh = cached.data
+        data = cached.data
+        store = bpy.data.hair_curves if cached.type == "CURVES" else bpy.data.meshes
         bpy.data.objects.remove(cached)
-        if mesh is not None and mesh.users == 0:
-            bpy.data.meshes.remove(mesh)
+        if data is not None and data.users == 0:
+            store.remove(data)
     if cache_file is not None and not any(
             getattr(m, "cache_file", None) == cache_file for o in bpy.data.objects
             for m in o.modifiers):
