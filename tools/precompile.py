@@ -18,9 +18,9 @@ Why numba's cache can be shipped (numba 0.68, measured): numba finds a cached ke
 Compiled: the kernels of the rope that Add > Curve > XPBD Rope makes, of several ropes at once
 (the 16-lane kernels) and the write-back kernel, everything the first frames of a scene
 without colliders need. Others (contacts, threads for big scenes) still compile on first
-use, on the preparation thread. They are built with this Python's numba, so only for the
-platform and Python that build the package (linux-x64 / Python 3.11 here), and only if that
-numba is the one the package bundles; they are kept under ``build/precompiled/`` by a hash of
+use, on the preparation thread. They are built on the platform that builds the package
+(linux-x64 here), by this Python and by the test matrix's venvs where they exist (Blender
+5.3's: Python 3.13), each only if its numba is the one the package bundles; they are kept under ``build/precompiled/`` by a hash of
 the sources, so rebuilding the package with unchanged sources does not compile again.
 """
 
@@ -99,30 +99,50 @@ def sources_digest(source: Path) -> str:
     return digest.hexdigest()
 
 
+def _python_info(python: str) -> tuple[str, str | None]:
+    """("3.11", numba's version or None) of the interpreter ``python``."""
+    done = subprocess.run(
+        [python, "-c", "import sys\n"
+         "try:\n import importlib.metadata as m; v = m.version('numba')\n"
+         "except Exception:\n v = ''\n"
+         "print(f'{sys.version_info[0]}.{sys.version_info[1]} {v}')"],
+        capture_output=True, text=True, check=True)
+    version, _, numba_version = done.stdout.strip().partition(" ")
+    return version, numba_version or None
+
+
+def other_pythons() -> list[str]:
+    """Interpreters besides this one that can compile kernels for another Blender Python:
+    the test matrix's venvs (``tools/matrix.py``; e.g. Blender 5.3's, Python 3.13), where
+    they exist. Their numba must be the bundled one (``build`` checks)."""
+    venvs = Path(os.environ.get("XPBD_MATRIX_VENVS", ROOT / ".venv-matrix"))
+    found = sorted(str(p) for p in venvs.glob("blender-*/bin/python") if p.exists())
+    return [p for p in found if os.path.realpath(p) != os.path.realpath(sys.executable)]
+
+
 def build(source: Path, package_id: str, numba_version: str,
-          precompiled_root: Path = PRECOMPILED_ROOT) -> Path | None:
-    """The folder of precompiled kernels for the add-on sources in ``source`` (compiled now,
-    or reused from ``precompiled_root`` when the sources did not change); None if this
-    machine cannot build them (another platform, or a numba other than ``numba_version``,
-    the one the package bundles)."""
+          precompiled_root: Path = PRECOMPILED_ROOT, *, python: str | None = None
+          ) -> Path | None:
+    """The folder of precompiled kernels for the add-on sources in ``source`` (compiled now
+    by the interpreter ``python``, default this one, or reused from ``precompiled_root`` when
+    the sources did not change); None if it cannot build them (another platform, or a numba
+    other than ``numba_version``, the one the package bundles)."""
     target = host_can_build()
-    try:
-        import numba
-    except ImportError:
+    python = python or sys.executable
+    version, found_numba = _python_info(python)
+    if target is None or found_numba != numba_version:
+        print(f"  no precompiled kernels from {python}: this is {sys.platform}/"
+              f"{platform.machine()} with numba {found_numba} (the package bundles "
+              f"{numba_version})", flush=True)
         return None
-    if target is None or numba.__version__ != numba_version:
-        print(f"  no precompiled kernels: this is {sys.platform}/{platform.machine()} with "
-              f"numba "
-              f"{numba.__version__} (the package bundles {numba_version})", flush=True)
-        return None
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    key = f"{sources_digest(source)[:16]}-{package_id}-{target}-py{python}-numba{numba_version}"
+    key = (f"{sources_digest(source)[:16]}-{package_id}-{target}-py{version}-"
+           f"numba{numba_version}")
     precompiled = precompiled_root / key
     if (precompiled / "precompiled.json").exists():
         return precompiled
     module = f"bl_ext.{REPOSITORY}.{package_id}"
-    print(f"  precompiling the kernels for {target} / Python {python} ({CPU_NAME}), once per "
-          "change of the sources", flush=True)
+    print(f"  precompiling the kernels for {target} / Python {version} ({CPU_NAME}), once "
+          "per change of the sources", flush=True)
     with tempfile.TemporaryDirectory() as temp:
         tree = Path(temp) / "tree"
         addon = tree / "bl_ext" / REPOSITORY / package_id
@@ -132,8 +152,7 @@ def build(source: Path, package_id: str, numba_version: str,
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
         env.update(NUMBA_CACHE_DIR=str(cache), NUMBA_CPU_NAME=CPU_NAME,
                    NUMBA_CPU_FEATURES=CPU_FEATURES, PYTHONDONTWRITEBYTECODE="1")
-        subprocess.run([sys.executable, "-c", _COMPILE, str(tree), module], env=env,
-                       check=True)
+        subprocess.run([python, "-c", _COMPILE, str(tree), module], env=env, check=True)
         staging = precompiled_root / (key + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
@@ -146,7 +165,7 @@ def build(source: Path, package_id: str, numba_version: str,
             if sub is not None:
                 shutil.copytree(folder, staging / sub)
         (staging / "precompiled.json").write_text(json.dumps({
-            "module": module, "platform": target, "python": python,
+            "module": module, "platform": target, "pythons": [version],
             "numba": numba_version, "cpu_name": CPU_NAME, "cpu_features": CPU_FEATURES,
         }, indent=1))
     shutil.rmtree(precompiled, ignore_errors=True)
@@ -155,9 +174,25 @@ def build(source: Path, package_id: str, numba_version: str,
 
 
 def add_to_stage(stage_dir: Path, package_id: str, numba_version: str) -> Path | None:
-    """Put the precompiled kernels (built or reused) into the staged package (``FOLDER``)."""
-    precompiled = build(stage_dir, package_id, numba_version)
-    if precompiled is None:
+    """Put the precompiled kernels (built or reused) into the staged package (``FOLDER``):
+    this interpreter's, and those of ``other_pythons`` that have the bundled numba, in one
+    folder (numba's cache files carry their Python's tag, e.g. ``.py311.nbi``, so they sit
+    side by side); ``precompiled.json`` lists the Pythons."""
+    target = stage_dir / FOLDER
+    manifest: dict | None = None
+    for python in [sys.executable, *other_pythons()]:
+        precompiled = build(stage_dir, package_id, numba_version, python=python)
+        if precompiled is None:
+            continue
+        built = json.loads((precompiled / "precompiled.json").read_text())
+        if manifest is not None and set(built["pythons"]) <= set(manifest["pythons"]):
+            continue  # another interpreter of a Python already in
+        shutil.copytree(precompiled, target, dirs_exist_ok=True)
+        if manifest is None:
+            manifest = built
+        else:
+            manifest["pythons"] = sorted(set(manifest["pythons"]) | set(built["pythons"]))
+    if manifest is None:
         return None
-    shutil.copytree(precompiled, stage_dir / FOLDER)
-    return stage_dir / FOLDER
+    (target / "precompiled.json").write_text(json.dumps(manifest, indent=1))
+    return target
