@@ -20,8 +20,9 @@ Compiled: the kernels of the rope that Add > Curve > XPBD Rope makes, of several
 without colliders need. Others (contacts, threads for big scenes) still compile on first
 use, on the preparation thread. They are built on the platform that builds the package
 (linux-x64 here), by this Python and by the test matrix's venvs where they exist (Blender
-5.3's: Python 3.13), each only if its numba is the one the package bundles; they are kept under ``build/precompiled/`` by a hash of
-the sources, so rebuilding the package with unchanged sources does not compile again.
+5.3's: Python 3.13), each only if its numba is the one the package bundles; they are kept
+under ``build/precompiled/`` by a hash of the sources, so rebuilding the package with
+unchanged sources does not compile again.
 """
 
 from __future__ import annotations
