@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..core import bone_frames
-from . import action_compat, bake_bones, geometry, skin
+from . import action_compat, bake_bones, cache_tears, geometry, skin
 from .geometry import RopeError
 
 EXTENSIONS = {".abc": "ALEMBIC", ".usd": "USD", ".usdc": "USD", ".usda": "USD"}
@@ -90,41 +90,103 @@ class _Cache:
         if obj.type == "MESH" and not len(obj.data.polygons):
             self.chains = bake_bones.chains(obj, rope.layout)
         self.object: Any = None
+        self.tear_frames: np.ndarray | None = record.tear_frames
+        """The frame each segment tore at (``tear.NEVER`` if not), or None: no tear"""
+        self.shown: bytes | None = None
+        """The torn segments of the cache object's current data (``cut_after`` as bytes)"""
+        self.order: np.ndarray | None = None
+        """Rope point ids in the order of the curves' points (a torn cyclic spline opens
+        at its tear); None: rope order"""
 
-    def make_object(self, positions: np.ndarray) -> None:
-        """The cache object, its mesh or curves at ``positions`` [V, 3] [m] (world)."""
+    def make_object(self, positions: np.ndarray, frame: int) -> None:
+        """The cache object, its mesh or curves at ``positions`` [V, 3] [m] (world), torn as
+        at ``frame``."""
         import bpy
 
         obj = self.record.obj
+        self.object = bpy.data.objects.new(self.name, self._data(self._cut(frame)))
+        self.set_positions(positions)
+        collection = obj.users_collection[0] if obj.users_collection else None
+        if collection is None:
+            context: Any = bpy.context
+            collection = context.scene.collection
+        collection.objects.link(self.object)
+
+    def _cut(self, frame: int) -> np.ndarray:
+        """Per rope point: whether its link to the next point is torn at ``frame``."""
+        torn = (np.zeros(len(self.record.rope.layout.edges), dtype=bool)
+                if self.tear_frames is None else self.tear_frames <= frame)
+        return cache_tears.cut_after(self.record.rope.layout.edges, torn, self.count)
+
+    def _data(self, cut: np.ndarray) -> Any:
+        """New mesh or curves data of the rope torn where ``cut`` says (points at rest)."""
+        import bpy
+
+        obj = self.record.obj
+        self.shown = cut.tobytes()
         data: Any
         if self.curves:
+            splines = [(start, n) for start, n, _b in self.record.rope.layout.splines]
+            loops = np.array([s.use_cyclic_u for s in obj.data.splines], dtype=bool)
+            order, sizes, cyclic = cache_tears.curve_pieces(splines, loops, cut)
+            self.order = None if np.array_equal(order, np.arange(self.count)) else order
             data = bpy.data.hair_curves.new(self.name)
-            data.add_curves([n for _s, n, _b in self.record.rope.layout.splines])
-            data.attributes["position"].data.foreach_set("vector", positions.ravel())
+            data.add_curves(sizes)
             radius = (data.attributes.get("radius")
                       or data.attributes.new("radius", "FLOAT", "POINT"))
-            radius.data.foreach_set("value", (skin.tube_radius(obj) * _point_radii(obj))
-                                    .astype(np.float32))
-            cyclic = np.array([s.use_cyclic_u for s in obj.data.splines], dtype=bool)
-            if cyclic.any():
+            radii = skin.tube_radius(obj) * _point_radii(obj)
+            radius.data.foreach_set("value", radii[order].astype(np.float32))
+            if any(cyclic):
                 data.attributes.new("cyclic", "BOOLEAN", "CURVE").data.foreach_set(
-                    "value", cyclic)
+                    "value", np.array(cyclic, dtype=bool))
             for material in obj.data.materials:
                 data.materials.append(material)
         elif self.chains is None:
             data = obj.data.copy()  # the simulation refuses meshes with shape keys
             data.name = self.name
             skin.strip_internal(data)
-            data.attributes["position"].data.foreach_set("vector", positions.ravel())
         else:
             quads, _ring_point = skin.tube_faces(self.chains)
-            data = skin.mesh_from_arrays(self.name, positions, quads + self.count)
-        self.object = bpy.data.objects.new(self.name, data)
-        collection = obj.users_collection[0] if obj.users_collection else None
-        if collection is None:
-            context: Any = bpy.context
-            collection = context.scene.collection
-        collection.objects.link(self.object)
+            kept = cache_tears.tube_faces_kept(self.chains, cut, skin.TUBE_SIDES)
+            rest = np.zeros((self.count + len(_ring_point), 3), dtype=np.float32)
+            data = skin.mesh_from_arrays(self.name, rest, quads[kept] + self.count)
+        return data
+
+    def tear(self, frame: int) -> None:
+        """Give the cache object the topology of ``frame`` if its tears differ from the
+        current data's (new data under the same name: the exporters' object path)."""
+        if self.tear_frames is None or self.chains is None and not self.curves:
+            return  # no tear, or a mesh with faces (keeps them: docs/bake.md)
+        cut = self._cut(frame)
+        if cut.tobytes() == self.shown:
+            return
+        import bpy
+
+        old = self.object.data
+        data = self._data(cut)
+        # what makes the exporters see the data as animated (``write_all``) goes along
+        if old.animation_data is not None and old.animation_data.action is not None:
+            anim = data.animation_data_create()
+            anim.action = old.animation_data.action
+            slot = getattr(old.animation_data, "action_slot", None)
+            if slot is not None:
+                anim.action_slot = slot
+        if ANIMATED_KEY in old:
+            data[ANIMATED_KEY] = old[ANIMATED_KEY]
+        self.object.data = data
+        (bpy.data.hair_curves if self.curves else bpy.data.meshes).remove(old)
+        data.name = self.name
+
+    def set_positions(self, positions: np.ndarray) -> None:
+        """The cache object's points (rope order, then tube rings) at ``positions`` [m]."""
+        data = self.object.data
+        if self.order is not None:
+            positions = positions[self.order]
+        data.attributes["position"].data.foreach_set("vector", positions.ravel())
+        if self.curves:
+            data.update_tag()
+        else:
+            data.update()
 
 
 class _Batch:
@@ -187,12 +249,8 @@ class _Batch:
         and curves."""
         k = min(max(frame, self.first), self.last) - self.first
         for cache, positions in zip(self.caches, self.positions(k), strict=True):
-            data = cache.object.data
-            data.attributes["position"].data.foreach_set("vector", positions.ravel())
-            if cache.curves:
-                data.update_tag()
-            else:
-                data.update()
+            cache.tear(self.first + k)
+            cache.set_positions(positions)
 
 
 def _point_radii(obj: Any) -> np.ndarray:
@@ -219,7 +277,7 @@ def write_all(records: list, scene: Any) -> str:
     batches = [_Batch(group) for group in ranges.values()]
     for batch in batches:
         for cache, positions in zip(batch.caches, batch.positions(0), strict=True):
-            cache.make_object(positions)
+            cache.make_object(positions, batch.first)
             # Recorded at once: a failure from here on is undone by Free Bake (bake.write).
             cache.record.obj.xpbd.bake.kind = "CACHE"
             cache.record.obj.xpbd.bake.skin = cache.object
