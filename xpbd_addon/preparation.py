@@ -367,7 +367,10 @@ def start_at_launch() -> None:
 
     if bpy.app.background:
         return
-    bpy.app.timers.register(_start_after_launch, first_interval=LAUNCH_DELAY_S)
+    # persistent: a file given on the command line loads after the add-ons register, and a
+    # file load drops the timers that are not
+    bpy.app.timers.register(_start_after_launch, first_interval=LAUNCH_DELAY_S,
+                            persistent=True)
 
 
 def _start_after_launch() -> None:
