@@ -146,9 +146,9 @@ class _Cache:
             data.name = self.name
             skin.strip_internal(data)
         else:
-            quads, _ring_point = skin.tube_faces(self.chains)
+            quads, ring_point = skin.tube_faces(self.chains)
             kept = cache_tears.tube_faces_kept(self.chains, cut, skin.TUBE_SIDES)
-            rest = np.zeros((self.count + len(_ring_point), 3), dtype=np.float32)
+            rest = np.zeros((self.count + len(ring_point), 3), dtype=np.float32)
             data = skin.mesh_from_arrays(self.name, rest, quads[kept] + self.count)
         return data
 
