@@ -8,6 +8,7 @@ import textwrap
 
 import bpy
 import numpy as np
+import pytest
 
 from xpbd_addon.blender import sim, tear
 
@@ -162,6 +163,9 @@ for f in (1, 30, 12):  # the tear, then back before it is not needed: any order
         ev = bpy.data.objects[name].evaluated_get(dg)
         if ev.type == "CURVES":
             count, shape = len(ev.data.points), [c.points_length for c in ev.data.curves]
+            radius = np.empty(count, dtype=np.float32)
+            ev.data.attributes["radius"].data.foreach_get("value", radius)
+            result[f"{name} {f} radius"] = radius.tolist()
         else:
             count, shape = len(ev.data.vertices), len(ev.data.polygons)
         co = np.empty(3 * count, dtype=np.float32)
@@ -194,6 +198,9 @@ def test_a_cache_bake_cuts_torn_ropes_for_real(scene, tmp_path):
     whole, torn = (N - 1) * skin.TUBE_SIDES, (N - 2) * skin.TUBE_SIDES
     assert result["poly Cache 1"]["shape"] == [N]
     assert result["mesh_rope Cache 1"]["shape"] == whole
+    modelled = skin.tube_radius(curve)  # the curve's radius, not the gap it shows live
+    for f in (1, 12, 30):
+        assert result[f"poly Cache {f} radius"] == pytest.approx([modelled] * N)
     for f in (12, 30):
         assert result[f"poly Cache {f}"]["shape"] == [1, N - 1]  # cut below the top point
         assert result[f"mesh_rope Cache {f}"]["shape"] == torn

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..core import bone_frames
-from . import action_compat, bake_bones, cache_tears, geometry, skin
+from . import action_compat, bake_bones, cache_tears, geometry, skin, tear
 from .geometry import RopeError
 
 EXTENSIONS = {".abc": "ALEMBIC", ".usd": "USD", ".usdc": "USD", ".usda": "USD"}
@@ -127,14 +127,16 @@ class _Cache:
         data: Any
         if self.curves:
             splines = [(start, n) for start, n, _b in self.record.rope.layout.splines]
-            loops = np.array([s.use_cyclic_u for s in obj.data.splines], dtype=bool)
+            loops = np.zeros(len(obj.data.splines), dtype=bool)
+            obj.data.splines.foreach_get("use_cyclic_u", loops)
             order, sizes, cyclic = cache_tears.curve_pieces(splines, loops, cut)
             self.order = None if np.array_equal(order, np.arange(self.count)) else order
             data = bpy.data.hair_curves.new(self.name)
             data.add_curves(sizes)
             radius = (data.attributes.get("radius")
                       or data.attributes.new("radius", "FLOAT", "POINT"))
-            radii = skin.tube_radius(obj) * _point_radii(obj)
+            radii = skin.tube_radius(obj) * tear.modelled_radii(obj.data,
+                                                                 self.record.rope.layout)
             radius.data.foreach_set("value", radii[order].astype(np.float32))
             if any(cyclic):
                 data.attributes.new("cyclic", "BOOLEAN", "CURVE").data.foreach_set(
@@ -251,17 +253,6 @@ class _Batch:
         for cache, positions in zip(self.caches, self.positions(k), strict=True):
             cache.tear(self.first + k)
             cache.set_positions(positions)
-
-
-def _point_radii(obj: Any) -> np.ndarray:
-    """Each control point's radius factor of the curve ``obj``, in rope order [count]."""
-    radii = []
-    for spline in obj.data.splines:
-        points = spline.bezier_points if spline.type == "BEZIER" else spline.points
-        values = np.empty(len(points), dtype=np.float32)
-        points.foreach_get("radius", values)
-        radii.append(values)
-    return np.concatenate(radii) if radii else np.zeros(0, dtype=np.float32)
 
 
 def write_all(records: list, scene: Any) -> str:

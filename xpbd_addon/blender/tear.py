@@ -84,10 +84,9 @@ def prepare(obj: Any, layout: Layout) -> np.ndarray | None:
     curve's modelled radii [m] (float32 [N]), None for a mesh."""
     if obj.type == "CURVE":
         stored = obj.data.get(RADII)
-        if stored is not None and len(stored) == layout.particle_count:
-            return np.array(stored, dtype=np.float32)
-        radii = curve_radii(obj.data, layout)
-        obj.data[RADII] = radii.tolist()
+        radii = modelled_radii(obj.data, layout)
+        if stored is None or len(stored) != layout.particle_count:
+            obj.data[RADII] = radii.tolist()
         return radii
     mesh = obj.data
     if ATTRIBUTE not in mesh.attributes:
@@ -140,6 +139,15 @@ def gap_radii(layout: Layout, radii: np.ndarray, torn: np.ndarray) -> np.ndarray
     out = radii.copy()
     out[layout.edges[torn].ravel()] = 0.0
     return out
+
+
+def modelled_radii(curve: Any, layout: Layout) -> np.ndarray:
+    """The curve's point radii [m] as modelled (float32 [N]): those kept while it shows a tear
+    (``RADII``), else its own."""
+    stored = curve.get(RADII)
+    if stored is not None and len(stored) == layout.particle_count:
+        return np.array(stored, dtype=np.float32)
+    return curve_radii(curve, layout)
 
 
 def curve_radii(curve: Any, layout: Layout) -> np.ndarray:
