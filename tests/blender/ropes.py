@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import bpy
 import numpy as np
 
@@ -108,3 +110,16 @@ def played_points(scene, objects, first, last):
         played[frame] = {o.name: world_points(o).copy() for o in objects}
     scene.frame_set(first)
     return played
+
+
+def assert_any_order_equals(scene, obj, played, first, last, seed):
+    """Every frame ``first``..``last``, reached in a shuffled order (``seed``) with the frame
+    cache emptied first, shows ``obj`` exactly as ``played`` (``played_points``) did."""
+    from xpbd_addon.blender import sim
+
+    order = list(range(first, last + 1))
+    random.Random(seed).shuffle(order)
+    sim.clear()
+    for frame in order:
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(world_points(obj), played[frame][obj.name])
