@@ -68,7 +68,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import engine, sim
+    from .blender import colliders, engine, sim
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
@@ -101,26 +101,27 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     if entries and not _solver_ready(scene, entries, render):
         return
     # Ropes of several objects that collide with each other are one run (blender/group.py
-    # says who); every other rope is a run alone.
-    jumps: list[tuple[Any, Any, int]] = []
-    for run, members in engine.plan(scene, entries):
-        try:
-            need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
-        except Exception as exc:  # noqa: BLE001
-            _fail_run(members, exc)
-            continue
-        if need is not None:
-            jumps.append((run, members, need))
-    if not jumps:
-        return
-    if render or _replaying:
-        for run, members, _need in jumps:
+    # says who); every other rope is a run alone. They all read the scene's colliders once.
+    with colliders.shared_reads():
+        jumps: list[tuple[Any, Any, int]] = []
+        for run, members in engine.plan(scene, entries):
             try:
-                run.fill_interpolated(members, depsgraph, frame, render)
-                run.show(members, depsgraph, frame, render)
+                need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
             except Exception as exc:  # noqa: BLE001
                 _fail_run(members, exc)
-        return
+                continue
+            if need is not None:
+                jumps.append((run, members, need))
+        if not jumps:
+            return
+        if render or _replaying:
+            for run, members, _need in jumps:
+                try:
+                    run.fill_interpolated(members, depsgraph, frame, render)
+                    run.show(members, depsgraph, frame, render)
+                except Exception as exc:  # noqa: BLE001
+                    _fail_run(members, exc)
+            return
     first = min(need for _run, _members, need in jumps)
     subframe = scene.frame_subframe
     _replaying = True

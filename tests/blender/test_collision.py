@@ -117,6 +117,80 @@ def test_playback_keeps_a_static_colliders_candidates_from_frame_to_frame(scene)
     assert len(resumed) == 29 and sum(resumed) >= 25, resumed
 
 
+def test_many_rope_objects_read_the_scene_colliders_once_a_frame(scene, monkeypatch):
+    """Five rope objects dropped on one box: each frame the scene's objects are looked at
+    and the collider's mesh is read once for all of them (it was once per rope: quadratic in
+    the objects), and every rope still lands on the box."""
+    from xpbd_addon.blender import colliders
+
+    _collider(_box(scene, (0.0, 0.0, 0.5), (3.0, 3.0, 1.0)), thickness=0.0)
+    objects = [_rope(scene, n=20, length=1.0, height=1.2, x0=-0.5, name=f"rope{k}")
+               for k in range(5)]
+    for k, obj in enumerate(objects):
+        obj.location.y = 0.2 * k - 0.4
+    scene.frame_set(1)
+    reads: list[str] = []
+    read_mesh = colliders._read_mesh
+
+    def counted(obj):
+        reads.append(obj.original.name)
+        return read_mesh(obj)
+
+    monkeypatch.setattr(colliders, "_read_mesh", counted)
+    ropes.play(scene, 2, 24)
+    assert reads == ["box"] * 23, reads
+    for obj in objects:
+        z = ropes.world_points(obj)[:, 2]
+        assert z.min() > 1.0 + 0.9 * R and z.max() < 1.0 + 1.5 * R, obj.name
+        assert sim.status(obj) is None
+
+
+def test_ropes_sharing_a_moving_collider_move_as_each_alone(scene):
+    """Three rope objects hit by one box swept through them share its read and its core
+    Collider each frame; each moves exactly (bit for bit) as it does when it is the only
+    rope in the scene, and reached in any frame order too."""
+    box = _collider(_box(scene, (-0.6, 0.0, 0.3), (0.1, 1.5, 0.6)), friction=20.0)
+    _move_x(box, -0.6, 1.5)
+    objects = [_rope(scene, n=16, length=0.6, height=0.3, x0=-0.3, name=f"rope{k}")
+               for k in range(3)]
+    for k, obj in enumerate(objects):
+        obj.location.y = 0.25 * k - 0.25
+        obj.xpbd.pin_first = True
+    together = ropes.played_points(scene, objects, 1, 24)
+    assert max(np.abs(together[24][o.name] - together[1][o.name]).max()
+               for o in objects) > 0.1  # the box carried them
+    for obj in objects:
+        for other in objects:
+            other.xpbd.enabled = other is obj
+        alone = ropes.played_points(scene, [obj], 1, 24)
+        for frame in range(1, 25):
+            np.testing.assert_array_equal(alone[frame][obj.name], together[frame][obj.name])
+    for other in objects:
+        other.xpbd.enabled = True
+    ropes.assert_any_order_equals(scene, objects[1], together, 1, 24, seed=5)
+
+
+def test_a_rope_restarted_beside_others_moves_as_alone_through_a_moving_collider(scene):
+    """Two ropes played to frame 10 beside a moving box, then one's damping changed: it is
+    simulated again from the start frame by itself while the other goes on, and from then on
+    they share the box's core Collider although each had made its own. Its frames equal its
+    frames played alone."""
+    box = _collider(_box(scene, (-0.6, 0.0, 0.3), (0.1, 1.5, 0.6)), friction=20.0)
+    _move_x(box, -0.6, 1.5)
+    first, second = (_rope(scene, n=16, length=0.6, height=0.3, x0=-0.3, name=name)
+                     for name in ("first", "second"))
+    second.location.y = 0.25
+    for obj in (first, second):
+        obj.xpbd.pin_first = True
+    ropes.play(scene, 1, 10)
+    second.xpbd.damping = 0.5
+    together = ropes.played_points(scene, [second], 11, 20)
+    first.xpbd.enabled = False
+    alone = ropes.played_points(scene, [second], 1, 20)
+    for frame in range(11, 21):
+        np.testing.assert_array_equal(together[frame]["second"], alone[frame]["second"])
+
+
 def _move_x(obj, x0, speed):
     """Drive ``obj``'s x location [m] from ``x0`` at frame 1 at a constant ``speed`` [m/s]
     (a driver: exactly linear, whatever the keyframe interpolation preferences)."""

@@ -31,7 +31,7 @@ nothing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,9 +72,10 @@ class _Derived:
     """(vertex (V, 3), edge (E, 3)) pseudo-normals at the start of the frame"""
     normals_end: tuple[np.ndarray, np.ndarray] | None = None
     """The same at its end"""
-    triangle_grid: tuple | None = None
-    """((cell [m], colliders), ``triangle_grid``): the broad-phase grid of the static scene
-    this collider comes first in"""
+    triangle_grids: dict[float, tuple] = field(default_factory=dict)
+    """{cell [m]: (colliders, ``triangle_grid``)}: the broad-phase grids of the static scene
+    this collider comes first in, by cell size (ropes falling, resting or sliding ask for
+    different cells, and all ropes on one static collider share its grids)"""
     mesh_scene: Any = None
     """The ``contact_scene.MeshScene`` of the static colliders this one comes first in"""
 

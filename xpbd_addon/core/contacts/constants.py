@@ -63,3 +63,6 @@ sit at most that deep in a collider until the next substep's contacts."""
 
 DEPTH_REACH = 0.5
 """``FrameContacts.beyond`` as a fraction of the collider margin."""
+
+KEPT_GRIDS = 4
+"""Triangle grids of a static collider scene kept across frames, one per cell size."""
