@@ -40,8 +40,8 @@ from .blender.errors import RetryError, RopeError
 _SIM = f"{__package__}.blender.sim"
 """Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
 
-_ENGINE = f"{__package__}.blender.engine"
-"""Module name of blender.engine (the runs of the frame engine)."""
+_RUNS = f"{__package__}.blender.runs"
+"""Module name of blender.runs (the runs of the frame engine)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -68,11 +68,11 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import colliders, engine, sim
+    from .blender import colliders, runs, sim
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
-        engine.prune(scene)
+        runs.prune(scene)
         return
     # numba's absence is known without importing it: every rope says why, no traceback.
     reason = dependencies.numba_problem()
@@ -104,14 +104,25 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     # says who); every other rope is a run alone. They all read the scene's colliders once.
     with colliders.shared_reads():
         jumps: list[tuple[Any, Any, int]] = []
-        for run, members in engine.plan(scene, entries):
-            try:
-                need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
-            except Exception as exc:  # noqa: BLE001
-                _fail_run(members, exc)
-                continue
-            if need is not None:
-                jumps.append((run, members, need))
+        planned = runs.plan(scene, entries)
+        while planned:
+            split: set[int] = set()
+            for run, members in planned:
+                try:
+                    need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
+                except Exception as exc:  # noqa: BLE001
+                    if run.batch:
+                        # ropes stepped together only for speed: each alone from now on,
+                        # so that the one that failed stops and the others go on
+                        runs.unbatch(members)
+                        split.update(obj.session_uid for obj, _rope in members)
+                    else:
+                        _fail_run(members, exc)
+                    continue
+                if need is not None:
+                    jumps.append((run, members, need))
+            planned = [(run, members) for run, members in runs.plan(scene, entries)
+                       if split and members[0][0].session_uid in split]
         if not jumps:
             return
         if render or _replaying:
@@ -225,9 +236,9 @@ def _clear_simulations() -> None:
     sim = sys.modules.get(_SIM)
     if sim is not None:  # else none was ever made, and importing it would load numpy
         sim.clear()
-    engine = sys.modules.get(_ENGINE)
-    if engine is not None:
-        engine.clear()
+    runs = sys.modules.get(_RUNS)
+    if runs is not None:
+        runs.clear()
 
 
 HANDLERS = (

@@ -123,3 +123,18 @@ def assert_any_order_equals(scene, obj, played, first, last, seed):
     for frame in order:
         scene.frame_set(frame)
         np.testing.assert_array_equal(world_points(obj), played[frame][obj.name])
+
+
+def assert_each_alone_equals(scene, objects, together, first, last):
+    """Each of ``objects``, played ``first``..``last`` as the only rope enabled, shows
+    exactly what ``together`` (``played_points`` of all of them) showed; all are enabled
+    again after."""
+    for obj in objects:
+        for other in objects:
+            other.xpbd.enabled = other is obj
+        alone = played_points(scene, [obj], first, last)
+        for frame in range(first, last + 1):
+            np.testing.assert_array_equal(alone[frame][obj.name], together[frame][obj.name],
+                                          err_msg=f"{obj.name} at frame {frame}")
+    for other in objects:
+        other.xpbd.enabled = True

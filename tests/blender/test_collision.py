@@ -159,14 +159,7 @@ def test_ropes_sharing_a_moving_collider_move_as_each_alone(scene):
     together = ropes.played_points(scene, objects, 1, 24)
     assert max(np.abs(together[24][o.name] - together[1][o.name]).max()
                for o in objects) > 0.1  # the box carried them
-    for obj in objects:
-        for other in objects:
-            other.xpbd.enabled = other is obj
-        alone = ropes.played_points(scene, [obj], 1, 24)
-        for frame in range(1, 25):
-            np.testing.assert_array_equal(alone[frame][obj.name], together[frame][obj.name])
-    for other in objects:
-        other.xpbd.enabled = True
+    ropes.assert_each_alone_equals(scene, objects, together, 1, 24)
     ropes.assert_any_order_equals(scene, objects[1], together, 1, 24, seed=5)
 
 

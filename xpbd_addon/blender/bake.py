@@ -364,15 +364,16 @@ def with_partners(scene: Any, objects: list) -> list:
 
 
 def _units(records: list[Recording], scene: Any) -> list[tuple[list[Recording], Any]]:
-    """The records in runs of the frame engine (``engine.make_runs``: ropes that collide
+    """The records in runs of the frame engine (``runs.make_runs``: ropes that collide
     with each other together, as in playback), each run with its records. RopeError if
     ropes that collide with each other have different bake ranges."""
-    from . import engine
+    from . import runs
 
     by_uid = {r.obj.session_uid: r for r in records}
-    runs, _notes = engine.make_runs([(r.obj, r.rope) for r in records], scene.name)
+    planned, _notes = runs.make_runs([(r.obj, r.rope) for r in records], scene.name,
+                                     batch=False)  # (a batch changes no bit)
     units: list[tuple[list[Recording], Any]] = []
-    for run, members in runs:
+    for run, members in planned:
         grouped = [by_uid[obj.session_uid] for obj, _rope in members]
         ranges = {(r.first, r.last) for r in grouped}
         if len(ranges) > 1:

@@ -1,10 +1,11 @@
 """The frame engine: the one path by which ropes reach a frame (decisions 3 and 8).
 
-Every simulation is a ``Run``: one rope object alone, or the rope objects that collide with
-each other (``group.partition``), stepped as one core Model. Playback (``Run.show``), the
-render fill-in (``Run.fill_interpolated``), the handler's replay of a jump (``show`` frame by
-frame) and the bake (``Run.start`` / ``Run.next``, bake.py) all go through it, so a change to
-resets, pins, colliders or stepping is made here once.
+Every simulation is a ``Run``: one rope object alone, the rope objects that collide with
+each other (``group.partition``), or plain ropes stepped together for speed (a batch,
+``group.batches``), each stepped as one core Model (``runs.py`` says which). Playback
+(``Run.show``), the render fill-in (``Run.fill_interpolated``), the handler's replay of a
+jump (``show`` frame by frame) and the bake (``Run.start`` / ``Run.next``, bake.py) all go
+through it, so a change to resets, pins, colliders or stepping is made here once.
 
 Each frame of a run is made the same way:
 
@@ -19,8 +20,9 @@ shown again on a jump back); the run keeps the joint Model and the colliders of 
 frame, which the next frame's collider motion starts from.
 
 A run is kept while its members' ``RopeSim`` objects are the very ones it was made of
-(``plan``); a new one clears its members' caches (their frames were simulated with other
-ropes, or with other settings).
+(``runs.plan``). A new one clears its members' caches when they collide with each other or
+did in their last run (their frames hold those contacts); a rope alone or in a batch moves
+as it would alone, so its frames stand, and a batch fills in the frames its newcomers miss.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .. import core
 from ..core.soft_pins import SoftPins
 from . import animated, attach, colliders, group, sim
 from .changes import Inputs
-from .checks import energy_margin
+from .checks import check_energy, energy_margin
 from .geometry import RopeError
 
 Members = list[tuple[Any, sim.RopeSim]]
@@ -71,21 +73,27 @@ def worlds(members: Members, depsgraph: Any) -> list[np.ndarray]:
     return _each(members, world)
 
 
-def _joint_model(ropes: list[sim.RopeSim]) -> core.Model:
-    """The Model a run steps: a rope's own, or the members' side by side (group.py)."""
-    return ropes[0].model if len(ropes) == 1 else group.build_model([r.model for r in ropes])
+def _joint_model(ropes: list[sim.RopeSim], collide: bool) -> core.Model:
+    """The Model a run steps: a rope's own, or the members' side by side (group.py),
+    colliding with each other or a batch."""
+    if len(ropes) == 1:
+        return ropes[0].model
+    return group.build_model([r.model for r in ropes], collide=collide)
 
 
 class Run:
     """Rope objects brought to each frame together: their joint Model, step and frames."""
 
-    def __init__(self, members: Members, scene_name: str) -> None:
+    def __init__(self, members: Members, scene_name: str, *, collide: bool = True) -> None:
         ropes = [rope for _obj, rope in members]
         self.scene_name = scene_name
         """The scene the run belongs to (``prune``)"""
         self.ropes = ropes
         """The members' simulations, in member order (the run is only valid for these)"""
-        self.model = _joint_model(ropes)
+        self.batch = len(ropes) > 1 and not collide
+        """Ropes that do not collide, stepped together for speed (``group.batches``): each
+        moves as alone, and has its own energy check"""
+        self.model = _joint_model(ropes, collide)
         """The Model stepped: the single rope's own, or the members' side by side"""
         self.member_models = [rope.model for rope in ropes]
         """The members' Models ``model`` was made of: a member rebuilds its Model at its start
@@ -116,12 +124,16 @@ class Run:
         self.state: core.State | None = None
         """The State the run steps (``_state_from``): its workspace lives from frame to
         frame, its x and v are each frame's own"""
-        self.what = ("The simulation" if len(ropes) == 1
+        self.what = ("The simulation" if len(ropes) == 1 or self.batch
                      else "The simulation of the ropes colliding with each other")
         """How error messages name this simulation"""
-        for rope in ropes:  # their frames were not simulated with each other: restart
+        for rope in ropes:
+            # Frames of ropes that collided with others hold those contacts: restart. A
+            # rope alone or in a batch moves the same either way: its frames stand (a batch
+            # fills in the frames its newcomers miss, ``_reset``).
+            if not (_independent(self) and (rope.run is None or _independent(rope.run))):
+                rope.cache = {}
             rope.run = self
-            rope.cache = {}
 
     # --- one frame -------------------------------------------------------------------------
     def read_colliders(self, members: Members, depsgraph: Any,
@@ -197,24 +209,25 @@ class Run:
             rope.model = rope.model_for(i, holds[-1], before.torn)
         if any(rope.model is not m for rope, m in zip(self.ropes, self.member_models,
                                                       strict=True)):
-            self.model = _joint_model(self.ropes)
+            self.model = _joint_model(self.ropes, not self.batch)
             self.member_models = [rope.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous)
         soft = self._springs(holds, inputs)
-        still = soft is None
+        still = []
         for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
             self.pin_targets[o + i.pinned_ids] = i.targets
             held_ids, held_targets = attach.held(rope.changes.attachments, h, i.matrices)
             self.pin_targets[o + held_ids] = held_targets
             # The safety net's energy test holds while nothing external moved the rope:
             # its pins where they were at the start, its Model the start's, nothing held.
-            still = still and (rope.start_energy is not None and not len(held_ids)
-                               and rope.start_targets is not None
-                               and rope.model is rope.start_model
-                               and np.array_equal(i.targets, rope.start_targets))
+            still.append(soft is None and rope.start_energy is not None
+                         and not len(held_ids) and rope.start_targets is not None
+                         and rope.model is rope.start_model
+                         and np.array_equal(i.targets, rope.start_targets))
         contacts = colliders.for_step(start, snapshot, *part)
-        start_energy = sum(rope.start_energy or 0.0 for rope in self.ropes) if still else None
+        start_energy = (sum(rope.start_energy or 0.0 for rope in self.ropes)
+                        if all(still) and not self.batch else None)
         stepped = sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
                                    self.pin_targets, contacts, self.what,
                                    start_energy=start_energy, margin=self.margin,
@@ -225,6 +238,13 @@ class Run:
             o = self.offsets
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+        if self.batch and not contacts:
+            # each rope of a batch against its own start energy (a sum would let one
+            # rope's loss hide another's gain)
+            for rope, is_still, xk, vk in zip(self.ropes, still, x, v, strict=True):
+                if is_still:
+                    check_energy(rope.model, xk, self.what, v=vk, gravity=self.gravity,
+                                 start_energy=rope.start_energy)
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
             tensions = self._tensions(stepped, state, list(torn))
@@ -326,8 +346,11 @@ class Run:
 
     # --- frames of playback ------------------------------------------------------------------
     def _last(self) -> int | None:
-        """The newest frame all members have cached, or None (then they restart)."""
+        """The newest frame all members have cached, or None (then they restart; a batch
+        restarts those without frames, ``_reset``)."""
         lasts = {max(rope.cache) if rope.cache else None for rope in self.ropes}
+        if self.batch:
+            return None if None in lasts else min(k for k in lasts if k is not None)
         if len(lasts) != 1 or None in lasts:
             for rope in self.ropes:  # never expected: members are filled together
                 rope.cache = {}
@@ -336,11 +359,13 @@ class Run:
         return lasts.pop()
 
     def _reset(self, members: Members, depsgraph: Any, render: bool,
-               matrices: list[np.ndarray]) -> None:
-        """Restart every member's cache at the start frame."""
+               matrices: list[np.ndarray], *, missing: bool = False) -> None:
+        """Restart every member's cache at the start frame; with ``missing`` (a batch) only
+        the caches of members without that frame."""
         frames = self.start(members, depsgraph, render, matrices, self.frame_start)
         for rope, frame in zip(self.ropes, frames, strict=True):
-            rope.cache = {self.frame_start: frame}
+            if not (missing and self.frame_start in rope.cache):
+                rope.cache = {self.frame_start: frame}
 
     def show(self, members: Members, depsgraph: Any, frame: int, render: bool, *,
              keep_cache: bool = False) -> int | None:
@@ -355,7 +380,9 @@ class Run:
         matrices = worlds(members, depsgraph)
         if frame <= self.frame_start:
             if not (keep_cache and all(self.frame_start in r.cache for r in self.ropes)):
-                self._reset(members, depsgraph, render, matrices)
+                self._reset(members, depsgraph, render, matrices,
+                            missing=keep_cache and self.batch)
+            self._colliders_of_kept(members, depsgraph, self.frame_start)
             if self.preroll > 0:  # the settled start frame
                 self._write(members, matrices, self.frame_start)
             else:  # the stored rest shape, exactly
@@ -365,14 +392,26 @@ class Run:
         frame = min(frame, self.frame_end)
         if not all(frame in rope.cache for rope in self.ropes):
             last = self._last()
-            if last is None or frame != last + 1:
-                return self.frame_start if last is None else last + 1
+            if last is None:
+                return self.frame_start
+            if self.colliders is None and last > self.frame_start:
+                return last  # a new run on kept frames: their colliders first
+            if frame != last + 1:
+                return last + 1
             frames = self.next(members, depsgraph, render,
                                [rope.cache[last] for rope in self.ropes], frame)
             for rope, new in zip(self.ropes, frames, strict=True):
-                rope.cache[frame] = new
+                rope.cache.setdefault(frame, new)  # (a batch member's own frame stands)
+        else:
+            self._colliders_of_kept(members, depsgraph, frame)
         self._write(members, matrices, frame)
         return None
+
+    def _colliders_of_kept(self, members: Members, depsgraph: Any, frame: int) -> None:
+        """A new run on frames its ropes kept (alone or in a batch, ``__init__``) reads the
+        colliders when it shows the newest of them, where its next step starts."""
+        if self.colliders is None and frame == self._last():
+            self._read(members, depsgraph, frame)
 
     def _write(self, members: Members, matrices: list[np.ndarray], frame: int) -> None:
         for (obj, rope), world in zip(members, matrices, strict=True):
@@ -408,72 +447,14 @@ class Run:
             frames = self.step([rope.cache[k - 1] for rope in self.ropes], inputs, snapshot,
                                start=begin, part=(s_before, s))
             for rope, new in zip(self.ropes, frames, strict=True):
-                rope.cache[k] = new
+                rope.cache.setdefault(k, new)
+
+
+def _independent(run: Run) -> bool:
+    """Whether a run's ropes move as each alone would (a single rope or a batch)."""
+    return len(run.ropes) == 1 or run.batch
 
 
 def _loaded(rope: sim.RopeSim) -> bool:
     """Whether a rope's segments can tear or its attachments break (its tensions are read)."""
     return rope.tear_force > 0.0 or any(s.break_force > 0.0 for s in rope.changes.attachments)
-
-
-# --- the runs of the scene ------------------------------------------------------------------
-
-RUNS: dict[tuple[int, ...], Run] = {}
-"""Live runs by their members' session_uids (in member order)."""
-
-
-def make_runs(entries: Members, scene_name: str,
-              kept: dict[tuple[int, ...], Run] | None = None
-              ) -> tuple[list[tuple[Run, Members]], dict[int, tuple[str, ...]]]:
-    """The runs of ``entries``: the groups of ropes colliding with each other
-    (``group.partition``, ordered by object name) and every other rope alone. A run of
-    ``kept`` is reused while its members' simulations are the same. Also returns the
-    Collision panel's notes by session_uid (ropes passed through, and why)."""
-    groups, notes = group.partition(entries)
-    grouped: set[int] = set()
-    runs: list[tuple[Run, Members]] = []
-    singles: Members = []
-    for members in groups:
-        try:
-            runs.append((_kept_or_new(members, scene_name, kept), members))
-        except RopeError as exc:  # not expected: each member's Model was accepted
-            for obj, _rope in members:
-                notes[obj.session_uid] = (str(exc),)
-            continue
-        grouped.update(obj.session_uid for obj, _rope in members)
-    singles = [(obj, rope) for obj, rope in entries if obj.session_uid not in grouped]
-    runs += [(_kept_or_new([member], scene_name, kept), [member]) for member in singles]
-    return runs, notes
-
-
-def _kept_or_new(members: Members, scene_name: str,
-                 kept: dict[tuple[int, ...], Run] | None) -> Run:
-    uids = tuple(obj.session_uid for obj, _rope in members)
-    run = kept.get(uids) if kept is not None else None
-    if (run is None or run.scene_name != scene_name
-            or any(a is not b for a, (_o, b) in zip(run.ropes, members, strict=True))):
-        run = Run(members, scene_name)
-    return run
-
-
-def plan(scene: Any, entries: Members) -> list[tuple[Run, Members]]:
-    """The runs that bring the simulated objects of ``scene`` (with their simulations) to a
-    frame, kept from the last call while their members' simulations are the same."""
-    runs, notes = make_runs(entries, scene.name, RUNS)
-    prune(scene)
-    for run, members in runs:
-        RUNS[tuple(obj.session_uid for obj, _rope in members)] = run
-    for obj, rope in entries:
-        rope.group_notes = notes.get(obj.session_uid, ())
-    return runs
-
-
-def prune(scene: Any) -> None:
-    """Forget the runs of ``scene`` (``plan`` puts back the live ones)."""
-    for uids in [u for u, r in RUNS.items() if r.scene_name == scene.name]:
-        del RUNS[uids]
-
-
-def clear() -> None:
-    """Forget every run (new file loaded, add-on unregistered)."""
-    RUNS.clear()
