@@ -131,3 +131,20 @@ def test_rope_parented_to_a_bone_follows_it(scene):
         np.testing.assert_allclose(ropes.world_points(obj)[0], world[:3, 3], atol=1e-6)
         np.testing.assert_allclose(_pinned_world(obj), world[:3, 3], atol=1e-6)
     assert np.linalg.norm(_eval_world(obj)[:3, 3]) > 0.3
+
+
+def test_few_points_are_transformed_with_the_same_bits_as_many():
+    """``pins.transform`` takes a rope's few pins one by one in Python floats (each frame:
+    a dozen numpy calls cost more than the maths): the same operations in the same order as
+    the vectorised path, so a pin target does not depend on how many there are."""
+    from xpbd_addon.blender import pins
+
+    rng = np.random.default_rng(7)
+    for count in range(pins.FEW_POINTS + 1):
+        matrix = rng.normal(size=(4, 4)) * 10.0
+        points = rng.normal(size=(count, 3)).astype(np.float32)
+        few = pins.transform(matrix, points)
+        padded = np.concatenate([points, np.zeros((pins.FEW_POINTS + 1, 3), np.float32)])
+        many = pins.transform(matrix, padded)[:count]  # the vectorised path
+        assert few.shape == (count, 3) and few.dtype == np.float64
+        np.testing.assert_array_equal(few, many)

@@ -100,6 +100,8 @@ class Run:
         frame (``RopeSim.reset_frame``), and the run follows in ``step``"""
         self.margin = energy_margin(self.model, ropes[0].gravity)
         """The safety net's allowed energy rise [J] for ``model`` (``checks.energy_margin``)"""
+        self.member_margins: list[tuple[core.Model, float] | None] = [None] * len(ropes)
+        """(Model, its energy margin [J]) of each member of a batch (``_margin_of``)"""
         counts = [rope.model.particle_count for rope in ropes]
         self.offsets = np.cumsum([0] + counts)
         """Index of each member's first particle in ``model``; the last is N"""
@@ -241,10 +243,10 @@ class Run:
         if self.batch and not contacts:
             # each rope of a batch against its own start energy (a sum would let one
             # rope's loss hide another's gain)
-            for rope, is_still, xk, vk in zip(self.ropes, still, x, v, strict=True):
+            for k, (rope, is_still) in enumerate(zip(self.ropes, still, strict=True)):
                 if is_still:
-                    check_energy(rope.model, xk, self.what, v=vk, gravity=self.gravity,
-                                 start_energy=rope.start_energy)
+                    check_energy(rope.model, x[k], self.what, v=v[k], gravity=self.gravity,
+                                 start_energy=rope.start_energy, margin=self._margin_of(k))
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
             tensions = self._tensions(stepped, state, list(torn))
@@ -260,6 +262,14 @@ class Run:
                                               rope.layout.edges, tensions[k])
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t)
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
+
+    def _margin_of(self, k: int) -> float:
+        """``checks.energy_margin`` of member ``k``'s Model, kept while it is the same."""
+        model = self.ropes[k].model
+        kept = self.member_margins[k]
+        if kept is None or kept[0] is not model:
+            kept = self.member_margins[k] = (model, energy_margin(model, self.gravity))
+        return kept[1]
 
     def _springs(self, holds: list[tuple[attach.Hold, ...]], inputs: list[Inputs]
                  ) -> SoftPins | None:

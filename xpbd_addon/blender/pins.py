@@ -113,6 +113,10 @@ def _matrix(m: Any) -> np.ndarray:
     return np.array(m, dtype=np.float64)
 
 
+FEW_POINTS = 8
+"""``transform`` takes up to this many points one by one in Python floats."""
+
+
 def transform(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
     """``matrix`` (4x4 affine) applied to ``points`` [N, 3], float64, shape [N, 3].
 
@@ -121,6 +125,12 @@ def transform(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
     (N, 1) * (3,) broadcasting is slow for an inner size of 3; this is ~0.1 ms.
     """
     p = np.asarray(points, dtype=np.float64)
+    if len(p) <= FEW_POINTS:
+        # the pins of a rope, every frame: plain floats, the same operations in the same
+        # order (the same bits), without a dozen numpy calls of ~1 us each
+        rows = matrix.tolist()
+        return np.array([[x * r[0] + y * r[1] + z * r[2] + r[3] for r in rows[:3]]
+                         for x, y, z in p.tolist()], dtype=np.float64).reshape(-1, 3)
     out = np.empty((len(p), 3))
     x, y, z = p[:, 0], p[:, 1], p[:, 2]
     for i in range(3):

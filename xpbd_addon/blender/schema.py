@@ -385,21 +385,39 @@ def matters(setting: Setting, settings: Any) -> bool:
     return all(getattr(settings, other) == value for other, value in setting.when)
 
 
-def _value(setting: Setting, settings: Any) -> Any:
-    return getattr(settings, setting.name) if matters(setting, settings) else None
+def _values(chosen: tuple[Setting, ...], reads: tuple[str, ...], settings: Any,
+            skip: frozenset[str] = frozenset()) -> tuple:
+    """The values of ``chosen`` (None where one does not matter or is in ``skip``), each
+    property of ``settings`` in ``reads`` read once: this runs for every rope at every
+    frame, and reading a property of a PropertyGroup costs far more than a dict lookup."""
+    read = {name: getattr(settings, name) for name in reads}
+    return tuple(None if s.name in skip or not all(read[other] == value
+                                                   for other, value in s.when)
+                 else read[s.name] for s in chosen)
+
+
+def _reads(chosen: tuple[Setting, ...]) -> tuple[str, ...]:
+    """The properties ``_values`` reads for ``chosen``: theirs and those of their ``when``."""
+    return tuple(sorted({s.name for s in chosen} | {o for s in chosen for o, _v in s.when}))
+
+
+_CACHED: tuple[Setting, ...] = tuple(s for s in SETTINGS if s.cache)
+_CACHED_READS = _reads(_CACHED)
+_SHARED_SETTINGS: tuple[Setting, ...] = tuple(BY_NAME[name] for name, _label in SHARED)
+_SHARED_READS = _reads(_SHARED_SETTINGS)
 
 
 def cache_values(settings: Any, skip: frozenset[str] = frozenset()) -> tuple:
     """The values of the settings the cached frames depend on (None where one does not
     matter): part of ``sim.settings_key``. ``skip``: settings read at every frame instead
     (keyframed or driven, ``changes.py``), left out."""
-    return tuple(None if s.name in skip else _value(s, settings) for s in SETTINGS if s.cache)
+    return _values(_CACHED, _CACHED_READS, settings, skip)
 
 
 def shared_values(settings: Any) -> tuple:
     """The values of ``SHARED`` (None where one does not matter, e.g. the ground's height
     without a ground)."""
-    return tuple(_value(BY_NAME[name], settings) for name, _label in SHARED)
+    return _values(_SHARED_SETTINGS, _SHARED_READS, settings)
 
 
 def _noun(setting: Setting, check: Check) -> str:
