@@ -142,3 +142,28 @@ def test_each_rope_of_a_batch_has_its_own_energy_check(scene):
     for obj in (objects[0], objects[2]):
         assert sim.status(obj) is None
         assert np.abs(ropes.world_points(obj) - before[obj.name]).max() > 0.01
+
+
+def test_a_rope_of_a_batch_bakes_what_it_played(scene):
+    """The bake steps a rope alone (a batch changes no bit): baked to keys (shape keys of a
+    mesh), one rope of a batch plays back exactly what it showed live beside the others."""
+    scene.frame_start, scene.frame_end = 1, 16
+    objects = _ropes(scene, count=3)
+    baked = objects[1]  # a mesh: shape keys hold its float32 points as written live
+    live = {}
+    for frame in range(1, 17):
+        scene.frame_set(frame)
+        live[frame] = ropes.local_points(baked).copy()
+    assert _runs(scene)[0].batch
+    scene.frame_set(1)
+    for obj in objects:
+        obj.select_set(obj is baked)
+    bpy.context.view_layer.objects.active = baked
+    assert bpy.ops.xpbd.bake(target="KEYS") == {"FINISHED"}
+    for frame in (16, 5, 11):
+        scene.frame_set(frame)
+        evaluated = baked.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        points = np.empty(3 * len(evaluated.vertices), dtype=np.float32)
+        evaluated.attributes["position"].data.foreach_get("vector", points)
+        np.testing.assert_array_equal(points.reshape(-1, 3), live[frame],
+                                      err_msg=f"frame {frame}")
