@@ -84,6 +84,11 @@ def test_a_rope_that_fails_in_a_batch_stops_alone_and_the_others_go_on(scene):
             assert np.abs(ropes.world_points(obj) - before[obj.name]).max() > 0.01
             assert np.all(np.isfinite(ropes.world_points(obj)))
     assert np.all(np.isfinite(ropes.local_points(hooked)))  # nothing NaN was written
+    assert all(len(run.ropes) == 1 for run in _runs(scene))  # each alone now
+    for obj in (objects[0], objects[3]):  # rebuilt simulations may be batched again
+        obj.xpbd.damping = 0.3
+    ropes.play(scene, 13, 14)
+    assert sorted(len(run.ropes) for run in _runs(scene)) == [1, 1, 2]
 
 
 def test_ropes_joining_and_leaving_a_batch_mid_shot_keep_their_frames_exact(scene):

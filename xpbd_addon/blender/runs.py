@@ -18,14 +18,15 @@ RUNS: dict[tuple[int, ...], Run] = {}
 """Live runs by their members' session_uids (in member order)."""
 
 
-SOLO: set[int] = set()
-"""Ropes (session_uids) taken out of batches after a batch failed (``unbatch``): each is
-then simulated alone, so that one rope's failure does not stop the others."""
+SOLO: dict[int, Any] = {}
+"""Ropes taken out of batches after a batch failed (``unbatch``), session_uid -> the
+``sim.RopeSim`` that failed: each is then simulated alone, so that one rope's failure does
+not stop the others, until its simulation is rebuilt (a changed setting, Reset)."""
 
 
 def unbatch(members: Members) -> None:
     """The members of a batch that failed are simulated alone from now on."""
-    SOLO.update(obj.session_uid for obj, _rope in members)
+    SOLO.update((obj.session_uid, rope) for obj, rope in members)
 
 
 def make_runs(entries: Members, scene_name: str,
@@ -50,7 +51,8 @@ def make_runs(entries: Members, scene_name: str,
         grouped.update(obj.session_uid for obj, _rope in members)
     singles = [(obj, rope) for obj, rope in entries if obj.session_uid not in grouped]
     if batch:
-        for members in group.batches([m for m in singles if m[0].session_uid not in SOLO]):
+        free = [(obj, rope) for obj, rope in singles if SOLO.get(obj.session_uid) is not rope]
+        for members in group.batches(free):
             runs.append((_kept_or_new(members, scene_name, kept, collide=False), members))
             grouped.update(obj.session_uid for obj, _rope in members)
         singles = [(obj, rope) for obj, rope in singles if obj.session_uid not in grouped]
