@@ -42,6 +42,8 @@ _SIM = f"{__package__}.blender.sim"
 
 _RUNS = f"{__package__}.blender.runs"
 """Module name of blender.runs (the runs of the frame engine)."""
+_COLLIDERS = f"{__package__}.blender.colliders"
+"""Module name of blender.colliders (the kept tessellations of colliders)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -239,6 +241,9 @@ def _clear_simulations() -> None:
     runs = sys.modules.get(_RUNS)
     if runs is not None:
         runs.clear()
+    colliders = sys.modules.get(_COLLIDERS)
+    if colliders is not None:
+        colliders.forget()
 
 
 HANDLERS = (

@@ -81,10 +81,60 @@ def _read_mesh(obj: Any) -> tuple[np.ndarray, np.ndarray]:
     count = len(mesh.vertices)
     local = np.empty(3 * count, dtype=np.float32)
     mesh.attributes["position"].data.foreach_get("vector", local)
-    triangles = np.empty(3 * len(mesh.loop_triangles), dtype=np.int32)
-    mesh.loop_triangles.foreach_get("vertices", triangles)
+    triangles = _triangles(obj.original.session_uid, mesh, local)
     world = np.array(obj.matrix_world, dtype=np.float64)
-    return pins.transform(world, local.reshape(-1, 3)), triangles.reshape(-1, 3)
+    return pins.transform(world, local.reshape(-1, 3)), triangles
+
+
+@dataclass(frozen=True)
+class _Tessellation:
+    """The loop triangles of a collider's mesh as last read, and what they were made from."""
+
+    positions: np.ndarray
+    """float32 (3 V,) the object-space vertex positions"""
+    corners: np.ndarray
+    """int32 (L,) each face corner's vertex (the ``.corner_vert`` attribute)"""
+    triangle_faces: np.ndarray
+    """int32 (T,) each triangle's face (``loop_triangle_polygons``: the face sizes)"""
+    triangles: np.ndarray
+    """int32 (T, 3) the triangles' vertices"""
+
+
+_TESSELLATIONS: dict[int, _Tessellation] = {}
+"""The last read loop triangles of each collider, by its original object's session_uid."""
+
+
+def _triangles(uid: int, mesh: Any, local: np.ndarray) -> np.ndarray:
+    """The loop triangles int32 (T, 3) of an evaluated ``mesh`` whose object-space positions
+    are ``local``. Blender's tessellation is a function of the faces and the positions (a
+    quad's diagonal flips when it folds), so when both equal the last read's, so do the
+    triangles, and reading them again through RNA (about 140 ns a triangle: 23 ms for
+    159,000) is skipped: a collider at rest, or moved only by its object's transform, is
+    read at the cost of its positions."""
+    count = len(mesh.loop_triangles)
+    attribute = mesh.attributes.get(".corner_vert")
+    faces_of = getattr(mesh, "loop_triangle_polygons", None)
+    if attribute is None or faces_of is None or attribute.domain != "CORNER":
+        return _read_triangles(mesh, count)
+    corners = np.empty(len(mesh.loops), dtype=np.int32)
+    attribute.data.foreach_get("value", corners)
+    triangle_faces = np.empty(count, dtype=np.int32)
+    faces_of.foreach_get("value", triangle_faces)
+    kept = _TESSELLATIONS.get(uid)
+    if (kept is not None and np.array_equal(kept.positions, local)
+            and np.array_equal(kept.corners, corners)
+            and np.array_equal(kept.triangle_faces, triangle_faces)):
+        return kept.triangles
+    triangles = _read_triangles(mesh, count)
+    _TESSELLATIONS[uid] = _Tessellation(local.copy(), corners, triangle_faces, triangles)
+    return triangles
+
+
+def _read_triangles(mesh: Any, count: int) -> np.ndarray:
+    """``mesh.loop_triangles``' vertices, int32 (count, 3)."""
+    triangles = np.empty(3 * count, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", triangles)
+    return triangles.reshape(-1, 3)
 
 
 @dataclass(frozen=True)
@@ -152,7 +202,16 @@ def scene_meshes(depsgraph: Any) -> tuple[MeshRead, ...]:
     reads = tuple(found)
     if shared is not None:
         shared[render] = reads
+        seen = {obj.original.session_uid for obj in depsgraph.objects
+                if obj.original.session_uid in _TESSELLATIONS}
+        for uid in [u for u in _TESSELLATIONS if u not in seen]:
+            del _TESSELLATIONS[uid]  # no longer a collider here
     return reads
+
+
+def forget() -> None:
+    """Drop the kept tessellations (a new file: the colliders are other objects)."""
+    _TESSELLATIONS.clear()
 
 
 def read(depsgraph: Any, settings: Any, exclude: str | Collection[str],
