@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import bpy
@@ -102,38 +103,23 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             entries.append((obj, entry))
     if entries and not _solver_ready(scene, entries, render):
         return
-    # Ropes of several objects that collide with each other are one run (blender/group.py
-    # says who); every other rope is a run alone. They all read the scene's colliders once.
+    # The runs of the frame engine (blender/runs.py): ropes that collide with each other,
+    # batches of plain ropes, ropes alone. They all read the scene's colliders once.
     with colliders.shared_reads():
-        jumps: list[tuple[Any, Any, int]] = []
-        planned = runs.plan(scene, entries)
-        while planned:
-            split: set[int] = set()
-            for run, members in planned:
-                try:
-                    need = run.show(members, depsgraph, frame, render, keep_cache=_replaying)
-                except Exception as exc:  # noqa: BLE001
-                    if run.batch:
-                        # ropes stepped together only for speed: each alone from now on,
-                        # so that the one that failed stops and the others go on
-                        runs.unbatch(members)
-                        split.update(obj.session_uid for obj, _rope in members)
-                    else:
-                        _fail_run(members, exc)
-                    continue
-                if need is not None:
-                    jumps.append((run, members, need))
-            planned = [(run, members) for run, members in runs.plan(scene, entries)
-                       if split and members[0][0].session_uid in split]
+        jumps = _each_run(scene, entries, lambda run, members: run.show(
+            members, depsgraph, frame, render, keep_cache=_replaying))
         if not jumps:
             return
         if render or _replaying:
-            for run, members, _need in jumps:
-                try:
+            # (no replay: the missing frames are simulated with inputs moving linearly)
+            late = {obj.session_uid for _run, members, _need in jumps for obj, _r in members}
+
+            def fill(run: Any, members: Any) -> None:
+                if members[0][0].session_uid in late:
                     run.fill_interpolated(members, depsgraph, frame, render)
                     run.show(members, depsgraph, frame, render)
-                except Exception as exc:  # noqa: BLE001
-                    _fail_run(members, exc)
+
+            _each_run(scene, entries, fill)
             return
     first = min(need for _run, _members, need in jumps)
     subframe = scene.frame_subframe
@@ -143,6 +129,36 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             scene.frame_set(k, subframe=subframe if k == frame else 0.0)
     finally:
         _replaying = False
+
+
+def _each_run(scene: Any, entries: list[tuple[Any, Any]],
+              action: Callable[[Any, Any], int | None]) -> list[tuple[Any, Any, int]]:
+    """``action(run, members)`` for every run of ``entries`` (``runs.plan``); returns (run,
+    members, what it returned) where that is not None (``Run.show``: the first frame to
+    simulate before this one can be shown). A batch that fails is split (its ropes go alone
+    from now on, ``runs.unbatch``) and the action runs again for each of its ropes alone, so
+    the one that failed stops and the others go on; any other run that fails stops."""
+    from .blender import runs
+
+    found: list[tuple[Any, Any, int]] = []
+    planned = runs.plan(scene, entries)
+    while planned:
+        split: set[int] = set()
+        for run, members in planned:
+            try:
+                result = action(run, members)
+            except Exception as exc:  # noqa: BLE001
+                if run.batch:
+                    runs.unbatch(members)
+                    split.update(obj.session_uid for obj, _rope in members)
+                else:
+                    _fail_run(members, exc)
+                continue
+            if result is not None:
+                found.append((run, members, result))
+        planned = [(run, members) for run, members in runs.plan(scene, entries)
+                   if members[0][0].session_uid in split]
+    return found
 
 
 def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> bool:

@@ -49,6 +49,17 @@ def test_rendered_frames_equal_played_frames(scene, tmp_path):
     assert len(list(tmp_path.glob("frame_*.png"))) == 6
 
 
+def _render_only(scene, frame, path):
+    """A tiny Workbench render of ``frame`` alone to ``path``, with a camera."""
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.render.filepath = str(path)
+    scene.frame_start = scene.frame_end = frame
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+
+
 def test_render_of_a_single_late_frame_simulates_the_missing_frames(scene, tmp_path,
                                                                    monkeypatch):
     """A render job that starts at frame 8 with nothing cached (the handler cannot step the
@@ -65,13 +76,7 @@ def test_render_of_a_single_late_frame_simulates_the_missing_frames(scene, tmp_p
         if depsgraph is not None and depsgraph.mode == "RENDER":
             rendered[scene_.frame_current] = ropes.local_points(obj).copy()
 
-    scene.render.engine = "BLENDER_WORKBENCH"
-    scene.render.resolution_x = scene.render.resolution_y = 16
-    scene.render.filepath = str(tmp_path / "late_")
-    scene.frame_start = scene.frame_end = 8
-    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
-    scene.collection.objects.link(camera)
-    scene.camera = camera
+    _render_only(scene, 8, tmp_path / "late_")
     filled = []
     original = engine.Run.fill_interpolated
 
@@ -87,3 +92,32 @@ def test_render_of_a_single_late_frame_simulates_the_missing_frames(scene, tmp_p
         bpy.app.handlers.frame_change_post.remove(record)
     assert filled == [8]
     assert np.array_equal(rendered[8], played)
+
+
+def test_render_of_a_late_frame_fills_a_batch_of_ropes(scene, tmp_path):
+    """Three plain ropes (stepped as one batch) rendered at frame 8 with nothing cached: the
+    missing frames are filled for the batch, and each rope shows what it played."""
+    objects = []
+    for k in range(3):
+        obj = ropes.curve_rope(scene, "POLY", n=8 + 4 * k, name=f"rope{k}")
+        obj.location.y = 0.3 * k
+        objects.append(obj)
+    ropes.play(scene, 1, 8)
+    played = {o.name: ropes.local_points(o).copy() for o in objects}
+    bpy.ops.xpbd.reset()
+    sim.clear()
+    rendered = {}
+
+    def record(scene_, depsgraph=None):
+        if depsgraph is not None and depsgraph.mode == "RENDER":
+            rendered.update({o.name: ropes.local_points(o).copy() for o in objects})
+
+    _render_only(scene, 8, tmp_path / "batch_")
+    bpy.app.handlers.frame_change_post.append(record)
+    try:
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(record)
+    assert sim.REGISTRY[objects[0].session_uid].run.batch
+    for obj in objects:
+        np.testing.assert_array_equal(rendered[obj.name], played[obj.name])
