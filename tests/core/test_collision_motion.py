@@ -216,3 +216,43 @@ def test_a_rope_dragged_by_a_fast_box_with_friction_keeps_its_length(substeps, f
         carried = max(carried, state.x[:, 0].max())
     assert np.all(np.isfinite(state.x))
     assert carried > 0.5
+
+
+def test_a_moving_collider_reuses_its_last_end_normals_and_summaries_match_numpy():
+    """A collider moving frame after frame starts each frame where the last ended: its start
+    pseudo-normals are the last frame's end normals (taken by value, not made again), equal
+    to fresh ones; and the one-pass triangle summaries (extent, centroid motion, moving
+    flags) are numpy's to the bit."""
+    from xpbd_addon.core.contacts import scene as contact_scene
+    from xpbd_addon.core.contacts.kernels_geometry import triangle_summaries
+
+    vertices, triangles = box((0.0, 0.0, 0.0), (0.3, 0.3, 0.3))
+    collider = Collider(vertices, triangles)
+    def turned(angle):  # the box turned about z (its normals turn with it)
+        c, s = np.cos(angle), np.sin(angle)
+        return vertices @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T
+
+    path = [turned(0.3 * k) + (0.02 * k, 0.0, 0.0) for k in range(4)]
+    first = contact_scene.MeshScene([collider.moved(path[0], path[1])])
+    second_collider = collider.moved(path[1], path[2])
+    contact_scene.MeshScene([second_collider])
+    fresh = contact_scene._normals(second_collider, second_collider.vertices)
+    assert second_collider._derived.normals_start is first.meshes[0]._derived.normals_end
+    for kept, made in zip(second_collider._derived.normals_start, fresh, strict=True):
+        np.testing.assert_array_equal(kept, made)
+    jumped = collider.moved(path[3], path[0])  # starts elsewhere: made again
+    contact_scene.MeshScene([jumped])
+    for kept, made in zip(jumped._derived.normals_start,
+                          contact_scene._normals(jumped, path[3]), strict=True):
+        np.testing.assert_array_equal(kept, made)
+    rng = np.random.default_rng(3)
+    start = rng.normal(size=(50, 3))
+    end = start + rng.normal(size=(50, 3)) * 0.01
+    end[::3] = start[::3]
+    tris = rng.integers(0, 50, size=(80, 3))
+    extent, motion, moves = np.empty(80), np.empty((80, 3)), np.empty(80, np.uint8)
+    triangle_summaries(start, end, tris, extent, motion, moves)
+    np.testing.assert_array_equal(extent, np.ptp(start[tris], axis=1).max(axis=1))
+    np.testing.assert_array_equal(motion, (end - start)[tris].mean(axis=1))
+    np.testing.assert_array_equal(moves, np.any(end[tris] != start[tris], axis=(1, 2)))
+    assert 0 < moves.sum() < 80

@@ -61,6 +61,9 @@ class _Topology:
     vertex_count: int
     closed: bool
     problems: tuple[str, ...]
+    normals: list = field(default_factory=list, compare=False)
+    """[vertices (V, 3) [m], (vertex, edge) pseudo-normals there]: the last normals made
+    for this mesh (``contacts.scene``), empty until then"""
 
 
 @dataclass(eq=False, slots=True)
