@@ -157,7 +157,7 @@ def _each_run(scene: Any, entries: list[tuple[Any, Any]],
             if result is not None:
                 found.append((run, members, result))
         planned = [(run, members) for run, members in runs.plan(scene, entries)
-                   if members[0][0].session_uid in split]
+                   if members[0][0].session_uid in split] if split else []
     return found
 
 

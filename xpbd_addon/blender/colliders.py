@@ -190,9 +190,11 @@ def scene_meshes(depsgraph: Any) -> tuple[MeshRead, ...]:
     if shared is not None and render in shared:
         return shared[render]
     found = []
+    seen: set[int] = set()
     for obj in depsgraph.objects:
         if not is_collider(obj, render):
             continue
+        seen.add(obj.original.session_uid)
         vertices, triangles = _read_mesh(obj)
         if len(triangles) == 0:
             continue
@@ -202,8 +204,6 @@ def scene_meshes(depsgraph: Any) -> tuple[MeshRead, ...]:
     reads = tuple(found)
     if shared is not None:
         shared[render] = reads
-        seen = {obj.original.session_uid for obj in depsgraph.objects
-                if obj.original.session_uid in _TESSELLATIONS}
         for uid in [u for u in _TESSELLATIONS if u not in seen]:
             del _TESSELLATIONS[uid]  # no longer a collider here
     return reads
