@@ -17,8 +17,10 @@ Then many small rope objects, as a rigger's scene of tails and cables: 100 objec
 evaluated scene every frame). Reported: the handler per frame, the solver's share, and what
 is left per object (reading, checks, writing).
 
-Last, one 20-point rope falling onto a 159,200-triangle sphere with Collision physics (a
-character-sized collider), at rest and moved by its object's transform (a driver).
+Last, one 20-point rope (radius 5 mm) falling onto a 159,200-triangle sphere with Collision
+physics (a character-sized collider): at rest, moved by its object's transform (a driver),
+and deformed by a Wave modifier; with the rope's stretch and how close it came to the
+sphere's surface (the rope's radius: it lies on it).
 
     python benchmarks/bench_handler.py [--frames 60] [--json out/bench_handler.json]
 """
@@ -236,19 +238,29 @@ def measure_objects(bpy, kind: str, frames: int, collider: bool) -> dict:
             "per_object_us": 1e3 * (handler - step) / OBJECTS, "stretch": stretch}
 
 
-def measure_big_collider(bpy, frames: int, moving: bool) -> dict:
-    """The handler's frame for one rope over a 159,200-triangle sphere (see the module)."""
+BIG_MOTIONS = ("at rest", "moved by its transform", "deformed by a wave")
+
+
+def measure_big_collider(bpy, frames: int, motion: str) -> dict:
+    """The handler's frame for one rope over a 159,200-triangle sphere (see the module), the
+    sphere at rest, moved by a driver on its location (1 cm a frame) or deformed by a Wave
+    modifier (before its Collision); with the rope's stretch and how close it came to the
+    sphere's surface (it must touch it, not sink in)."""
     from xpbd_addon import handlers
+    from xpbd_addon.blender import sim
 
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
     scene = bpy.context.scene
     bpy.ops.mesh.primitive_uv_sphere_add(segments=400, ring_count=200, radius=0.5)
     sphere = bpy.context.object
-    sphere.modifiers.new("Collision", "COLLISION")
-    if moving:
+    if motion == BIG_MOTIONS[1]:
         driver = sphere.driver_add("location", 0).driver
         driver.type = "SCRIPTED"
         driver.expression = "0.01 * frame"
+    elif motion == BIG_MOTIONS[2]:
+        wave = sphere.modifiers.new("Wave", "WAVE")
+        wave.height, wave.width, wave.speed = 0.01, 0.5, 0.05
+    sphere.modifiers.new("Collision", "COLLISION")
     (rope,) = make_objects_of(bpy, scene, "mesh", 1)
     handler_ms: list[float] = []
 
@@ -259,14 +271,22 @@ def measure_big_collider(bpy, frames: int, moving: bool) -> dict:
 
     post = bpy.app.handlers.frame_change_post
     post[post.index(handlers.on_frame_change_post)] = timed_handler
+    gaps = []
     try:
         for frame in range(1, 6 + frames):
             scene.frame_set(frame)
+            entry = sim.REGISTRY[rope.session_uid]
+            x = entry.cache[frame].x
+            center = np.array(sphere.matrix_world.translation)
+            gaps.append(np.linalg.norm(x - center, axis=1).min() - 0.5)
     finally:
         post[post.index(timed_handler)] = handlers.on_frame_change_post
     triangles = sum(len(p.vertices) - 2 for p in sphere.data.polygons)
-    return {"triangles": triangles, "moving": moving,
-            "handler_ms": float(np.median(handler_ms[5:]))}
+    x = sim.REGISTRY[rope.session_uid].cache[5 + frames].x
+    stretch = np.linalg.norm(np.diff(x, axis=0), axis=1).sum() / 1.0 - 1.0
+    return {"triangles": triangles, "motion": motion,
+            "handler_ms": float(np.median(handler_ms[5:])), "stretch": float(stretch),
+            "closest_mm": 1e3 * float(min(gaps))}
 
 
 def main(argv: list[str]) -> int:
@@ -284,7 +304,7 @@ def main(argv: list[str]) -> int:
         results = [measure(bpy, kind, args.frames) for kind in ("mesh", "curve")]
         many = [measure_objects(bpy, kind, args.frames, collider)
                 for collider in (False, True) for kind in ("mesh", "curve")]
-        big = [measure_big_collider(bpy, args.frames, moving) for moving in (False, True)]
+        big = [measure_big_collider(bpy, args.frames, motion) for motion in BIG_MOTIONS]
     finally:
         xpbd_addon.unregister()
     print(f"XPBD Rope handler, {ROPES} ropes x {POINTS} points, S = {SUBSTEPS}, "
@@ -303,9 +323,12 @@ def main(argv: list[str]) -> int:
         print(f"{r['object']:<12}{'sphere' if r['collider'] else '-':>10}"
               f"{r['handler_ms']:>12.2f}{r['step_ms']:>10.2f}{r['per_object_us']:>16.0f}"
               f"{100 * r['stretch']:>9.2f}%")
-    print(f"\none {OBJECT_POINTS}-point rope over a {big[0]['triangles']:,}-triangle sphere: "
-          + ", ".join(f"{'moved by its transform' if r['moving'] else 'at rest'} "
-                      f"{r['handler_ms']:.1f} ms" for r in big) + " a frame (handler)")
+    print(f"\none {OBJECT_POINTS}-point rope over a {big[0]['triangles']:,}-triangle sphere "
+          f"(r = 0.5 m), median of {args.frames} frames")
+    print(f"{'sphere':<24}{'handler ms':>12}{'stretch':>10}{'closest to surface':>20}")
+    for r in big:
+        print(f"{r['motion']:<24}{r['handler_ms']:>12.1f}{100 * r['stretch']:>9.2f}%"
+              f"{r['closest_mm']:>17.1f} mm")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps({"one_object": results, "many_objects": many,
                                            "big_collider": big}, indent=2))

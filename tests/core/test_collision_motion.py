@@ -8,7 +8,7 @@ from xpbd_addon.core import Model, step
 from xpbd_addon.core.collision import Collider, Plane
 from xpbd_addon.core.contacts import SELF_SKIP
 
-from .colliders import box, rope, segment_distance
+from .colliders import box, icosphere, rope, segment_distance
 
 DT = 1.0 / 24.0
 
@@ -218,40 +218,74 @@ def test_a_rope_dragged_by_a_fast_box_with_friction_keeps_its_length(substeps, f
     assert carried > 0.5
 
 
-def test_a_moving_collider_reuses_its_last_end_normals_and_summaries_match_numpy():
-    """A collider moving frame after frame starts each frame where the last ended: its start
-    pseudo-normals are the last frame's end normals (taken by value, not made again), equal
-    to fresh ones; and the one-pass triangle summaries (extent, centroid motion, moving
-    flags) are numpy's to the bit."""
+def _swung_sphere_run(culls, monkeypatch, growth=1.0, frames=40):
+    """A 1 m rope pinned above an icosphere of 5,120 triangles (r = 0.5 m) that turns about z
+    and swings sideways under it, faster and faster (up to 7 m/s), so that the rope is
+    pushed off its predicted path and searches again; a loose rope falls across it. With
+    ``culls`` the moving soup makes only the rows near the ropes (``MeshScene.rows``).
+    Returns the states of every frame and the scenes made."""
+    from xpbd_addon.core.contacts import colliders as contact_colliders
     from xpbd_addon.core.contacts import scene as contact_scene
+
+    monkeypatch.setattr(contact_scene.MeshScene, "culls", culls)
+    monkeypatch.setattr(contact_scene.MeshScene, "growth", growth)
+    scenes = []
+    monkeypatch.setattr(contact_colliders, "mesh_scene",
+                        lambda meshes: scenes.append(contact_scene.mesh_scene(meshes))
+                        or scenes[-1])
+    hanging = np.linspace(0.0, 1.0, 40)[:, None] * (0.0, 0.0, -1.0)
+    lying = np.linspace(-0.5, 0.5, 40)[:, None] * (0.0, 1.0, 0.0)
+    x = np.concatenate([hanging + (0.0, 0.0, 1.6), lying + (0.25, 0.0, 1.0)])
+    edges = np.array([(i, i + 1) for i in range(79) if i != 39])
+    w = np.full(80, 40.0)
+    w[0] = 0.0
+    model = Model(x, edges, w, 1e-8, radius=0.01)
+    state = model.state()
+    vertices, triangles = icosphere(4, 0.5)
+    sphere = Collider(vertices, triangles)
+
+    def placed(frame):
+        angle = 0.05 * frame
+        c, s = np.cos(angle), np.sin(angle)
+        turned = vertices @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T
+        return turned + (0.4 * np.sin(0.01 * frame * frame), 0.05, 0.1)
+
+    states = []
+    for frame in range(frames):
+        step(model, state, DT, 10, colliders=[sphere.moved(placed(frame), placed(frame + 1))])
+        states.append((state.x.copy(), state.v.copy()))
+    return states, scenes
+
+
+def test_a_moving_collider_makes_only_the_rows_near_the_ropes_with_the_same_bits(monkeypatch):
+    """A moving collider's contact tables are made for the triangles the ropes' searches can
+    reach, and grown when a rope pushed off its path searches farther: the ropes move to the
+    bit as with every row made, and the one-pass triangle summaries (extent, centroid motion,
+    moving flags) are numpy's to the bit."""
     from xpbd_addon.core.contacts.kernels_geometry import triangle_summaries
 
-    vertices, triangles = box((0.0, 0.0, 0.0), (0.3, 0.3, 0.3))
-    collider = Collider(vertices, triangles)
-    def turned(angle):  # the box turned about z (its normals turn with it)
-        c, s = np.cos(angle), np.sin(angle)
-        return vertices @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T
-
-    path = [turned(0.3 * k) + (0.02 * k, 0.0, 0.0) for k in range(4)]
-    first = contact_scene.MeshScene([collider.moved(path[0], path[1])])
-    second_collider = collider.moved(path[1], path[2])
-    contact_scene.MeshScene([second_collider])
-    fresh = contact_scene._normals(second_collider, second_collider.vertices)
-    assert second_collider._derived.normals_start is first.meshes[0]._derived.normals_end
-    for kept, made in zip(second_collider._derived.normals_start, fresh, strict=True):
-        np.testing.assert_array_equal(kept, made)
-    jumped = collider.moved(path[3], path[0])  # starts elsewhere: made again
-    contact_scene.MeshScene([jumped])
-    for kept, made in zip(jumped._derived.normals_start,
-                          contact_scene._normals(jumped, path[3]), strict=True):
-        np.testing.assert_array_equal(kept, made)
+    culled, scenes = _swung_sphere_run(True, monkeypatch)
+    tight, tight_scenes = _swung_sphere_run(True, monkeypatch, growth=0.0)
+    whole, whole_scenes = _swung_sphere_run(False, monkeypatch)
+    for frame, (a, b, c) in enumerate(zip(culled, tight, whole, strict=True)):
+        for name, one, other in (("x", a[0], c[0]), ("v", a[1], c[1]), ("x", b[0], c[0]),
+                                 ("v", b[1], c[1])):
+            np.testing.assert_array_equal(one, other, err_msg=f"{name}, frame {frame}")
+    triangles = len(scenes[0].triangles)
+    assert all(len(s.rows) == triangles for s in whole_scenes)
+    # while the ropes are on top (later the loose rope slides off and falls past it)
+    assert max(len(s.rows) for s in scenes[:4]) < triangles // 8
+    # regions grown within a frame, at the substep under way
+    assert sum(s.regions > 1 for s in tight_scenes) >= 3
+    touched = sum(np.linalg.norm(x[:40, :2], axis=1).max() > 0.02 for x, _ in culled)
+    assert touched > 10  # the sphere pushed the rope about
     rng = np.random.default_rng(3)
     start = rng.normal(size=(50, 3))
     end = start + rng.normal(size=(50, 3)) * 0.01
     end[::3] = start[::3]
     tris = rng.integers(0, 50, size=(80, 3))
     extent, motion, moves = np.empty(80), np.empty((80, 3)), np.empty(80, np.uint8)
-    triangle_summaries(start, end, tris, extent, motion, moves)
+    triangle_summaries(np.arange(80), start, end, tris, extent, motion, moves)
     np.testing.assert_array_equal(extent, np.ptp(start[tris], axis=1).max(axis=1))
     np.testing.assert_array_equal(motion, (end - start)[tris].mean(axis=1))
     np.testing.assert_array_equal(moves, np.any(end[tris] != start[tris], axis=(1, 2)))

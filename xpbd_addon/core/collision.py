@@ -61,9 +61,9 @@ class _Topology:
     vertex_count: int
     closed: bool
     problems: tuple[str, ...]
-    normals: list = field(default_factory=list, compare=False)
-    """[vertices (V, 3) [m], (vertex, edge) pseudo-normals there]: the last normals made
-    for this mesh (``contacts.scene``), empty until then"""
+    scratch: list = field(default_factory=list, compare=False)
+    """The contacts' per-triangle tables of this mesh moving, free for its next frame
+    (``contacts.scene.MeshScene.release``): its frames move it, the mesh stays"""
 
 
 @dataclass(eq=False, slots=True)
@@ -71,10 +71,6 @@ class _Derived:
     """What the contacts derive from a collider's (read-only) arrays, kept on it so that a
     static collider passed again every frame pays for it once (``contact_scene``)."""
 
-    normals_start: tuple[np.ndarray, np.ndarray] | None = None
-    """(vertex (V, 3), edge (E, 3)) pseudo-normals at the start of the frame"""
-    normals_end: tuple[np.ndarray, np.ndarray] | None = None
-    """The same at its end"""
     triangle_grids: dict[float, tuple] = field(default_factory=dict)
     """{cell [m]: (colliders, ``triangle_grid``)}: the broad-phase grids of the static scene
     this collider comes first in, by cell size (ropes falling, resting or sliding ask for

@@ -130,6 +130,8 @@ class ColliderContacts:
         """What the next frame goes on with if it starts at ``end`` (N, 3) [m] among the same
         static colliders (None for moving ones)."""
         if self.scene is None or self.scene.moving:
+            if self.scene is not None:
+                self.scene.release()  # (its tables, for the next frame's)
             return None
         model = self.model
         return ColliderCarry(

@@ -66,3 +66,7 @@ DEPTH_REACH = 0.5
 
 KEPT_GRIDS = 4
 """Triangle grids of a static collider scene kept across frames, one per cell size."""
+
+KEPT_TABLES = 2
+"""Per-triangle tables of a moving collider kept for its next frame (``MeshScene.release``):
+one per rope stepped at a time, a spare for a second."""

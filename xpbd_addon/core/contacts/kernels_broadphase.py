@@ -143,15 +143,17 @@ def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, m
 
 
 @kernel
-def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t_hi, slack,
-                        start, ids, oversize, mask, cell, max_cells, marker, mark):
+def collider_candidates(particles, x, x_end, reach, vertices, triangles, universe, t_lo, t_hi,
+                        slack, start, ids, oversize, mask, cell, max_cells, marker, mark):
     """Candidate triangles of the ``particles`` (K,) (ids) for (the rest of) one frame.
 
     x (N, 3) [m] particles now; x_end (N, 3) [m] where their predicted path takes them by the
     end of the frame (its chord); reach (N,) [m] radius + margin + the
     path's bulge off the chord (0 = never collides, e.g. pinned); vertices (V, 3) [m] all
-    colliders at the start of the frame; triangles (T, 3); the swept triangles' grid of
-    ``triangle_grid`` (t_lo ... mask) with its cell [m]; max_cells the most cells a box may
+    colliders at the start of the frame; triangles (T, 3); universe (U,) the ids of the
+    triangles the grid holds (all, or those near the ropes: ``MeshScene.rows``); the swept
+    triangles' grid of ``triangle_grid`` (t_lo ... mask, rows and ids by triangle id) with its
+    cell [m]; max_cells the most cells a box may
     cover before it is handled by brute force (a huge ground triangle). Each particle
     queries the cells of its path's box, and a pair is kept if the midpoint of some piece of
     the chord (pieces no longer than ``reach``) comes within reach + the triangle's slack +
@@ -164,7 +166,6 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
     query has seen (mark + its row); the caller then raises mark by K (no (T,) fill per
     call: a refresh for one particle costs what it costs)."""
     n = particles.shape[0]
-    m = triangles.shape[0]
     inverse_cell = 1.0 / cell
     offsets = np.zeros(n + 1, dtype=np.int64)
     candidates = np.empty(max(4 * n, 64), dtype=np.int64)
@@ -187,7 +188,7 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
         base = r + 0.5 * length / samples  # a piece's midpoint is that close to all of it
         i0, j0, k0, i1, j1, k1, cells = _span(p_lo, p_hi, inverse_cell)
         brute = cells > max_cells
-        scan = m if brute else np.int64(cells)
+        scan = universe.shape[0] if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
             if s >= scan:
                 first, last = s - scan, s - scan + 1
@@ -202,7 +203,7 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, t_lo, t
                 if s >= scan:
                     t = oversize[entry]
                 elif brute:
-                    t = entry
+                    t = universe[entry]
                 else:
                     t = ids[entry]
                 if marker[t] == mark + index:

@@ -71,14 +71,20 @@ def face_normals(corners, out):
     """Unit normals (T, 3) of the triangles of a (T, 9) corner table, into ``out``; zero for a
     triangle collapsed to a line or a point (|(b - a) x (c - a)|^2 <= 1e-36 m^4)."""
     for t in range(corners.shape[0]):
-        ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-        nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
-        length2 = nx * nx + ny * ny + nz * nz
-        if length2 > _TINY * _TINY * _TINY:
-            inverse = 1.0 / math.sqrt(length2)
-            out[t, 0], out[t, 1], out[t, 2] = nx * inverse, ny * inverse, nz * inverse
-        else:
-            out[t, 0] = out[t, 1] = out[t, 2] = 0.0
+        face_normal(corners, t, out)
+
+
+@kernel
+def face_normal(corners, t, out):
+    """Row t of ``face_normals``."""
+    ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
+    nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+    length2 = nx * nx + ny * ny + nz * nz
+    if length2 > _TINY * _TINY * _TINY:
+        inverse = 1.0 / math.sqrt(length2)
+        out[t, 0], out[t, 1], out[t, 2] = nx * inverse, ny * inverse, nz * inverse
+    else:
+        out[t, 0] = out[t, 1] = out[t, 2] = 0.0
 
 
 @kernel

@@ -122,13 +122,22 @@ def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @kernel
-def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal):
+def mesh_normals(rows, vertices, triangles, triangle_edges, vertex_normal, edge_normal):
     """Angle-weighted pseudo-normals (Baerentzen & Aanaes 2005) of the vertices and edges of a
-    triangle soup, written into the zeroed (V, 3) and (E, 3) arrays: a vertex gets the sum of
-    its faces' unit normals weighted by the face angle there, an edge the sum of its two
-    faces' normals. The sign of (p - q) . n at the closest feature q tells inside from outside
-    of a closed mesh, also at edges and corners. Degenerate triangles contribute nothing."""
-    for t in range(triangles.shape[0]):
+    triangle soup, summed over its triangles ``rows`` (K,) in their order: the entries of
+    their vertices and edges in the (V, 3) and (E, 3) arrays are zeroed, then a vertex gets
+    the sum of its faces' unit normals weighted by the face angle there, an edge the sum of
+    its two faces' normals. The sign of (p - q) . n at the closest feature q tells inside
+    from outside of a closed mesh, also at edges and corners. Degenerate triangles
+    contribute nothing."""
+    for index in range(rows.shape[0]):
+        t = rows[index]
+        for k in range(3):
+            for c in range(3):
+                vertex_normal[triangles[t, k], c] = 0.0
+                edge_normal[triangle_edges[t, k], c] = 0.0
+    for index in range(rows.shape[0]):
+        t = rows[index]
         i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
         a, b, c = vertices[i0], vertices[i1], vertices[i2]
         nx, ny, nz = _cross(b[0] - a[0], b[1] - a[1], b[2] - a[2],
@@ -157,14 +166,15 @@ def mesh_normals(vertices, triangles, triangle_edges, vertex_normal, edge_normal
 
 
 @kernel
-def triangle_summaries(vertices, vertices_end, triangles, extent, motion, moves):
-    """Per triangle of a soup moving from ``vertices`` to ``vertices_end`` (V, 3) [m]: its
-    largest extent along an axis at the start [m] (``extent`` (T,)), its centroid's
-    displacement over the frame [m] (``motion`` (T, 3): the mean of its corners', summed in
-    corner order and divided by 3, as numpy's mean) and whether a corner moves (``moves``
-    (T,) uint8). One pass: numpy's reductions over the corner axis took 60 ms at 159,000
-    triangles, this 2 ms (the same bits)."""
-    for t in range(triangles.shape[0]):
+def triangle_summaries(rows, vertices, vertices_end, triangles, extent, motion, moves):
+    """Per triangle ``rows`` (K,) of a soup moving from ``vertices`` to ``vertices_end``
+    (V, 3) [m]: its largest extent along an axis at the start [m] (``extent`` (K,), by row
+    index), its centroid's displacement over the frame [m] (``motion`` (T, 3): the mean of
+    its corners', summed in corner order and divided by 3, as numpy's mean) and whether a
+    corner moves (``moves`` (T,) uint8). One pass: numpy's reductions over the corner axis
+    took 60 ms at 159,000 triangles, this 2 ms (the same bits)."""
+    for index in range(rows.shape[0]):
+        t = rows[index]
         i, j, k = triangles[t, 0], triangles[t, 1], triangles[t, 2]
         largest = 0.0
         moving = False
@@ -176,5 +186,5 @@ def triangle_summaries(vertices, vertices_end, triangles, extent, motion, moves)
             dk = vertices_end[k, c] - d
             motion[t, c] = (di + dj + dk) / 3.0
             moving = moving or di != 0.0 or dj != 0.0 or dk != 0.0
-        extent[t] = largest
+        extent[index] = largest
         moves[t] = moving

@@ -10,109 +10,185 @@ import math
 import numpy as np
 
 from ..collision import Collider, Plane
-from .constants import KEPT_GRIDS, MARK_LIMIT, MAX_BOX_CELLS
+from .constants import KEPT_GRIDS, KEPT_TABLES, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists, collider_candidates, triangle_grid
-from .kernels_contact import face_normals, mesh_normals
-from .kernels_geometry import triangle_summaries
-
-
-def _normals(collider: Collider, vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    vertex_normal = np.zeros_like(vertices)
-    edge_normal = np.zeros((collider._topology.edge_count, 3))
-    mesh_normals(vertices, collider.triangles, collider._topology.triangle_edges,
-                 vertex_normal, edge_normal)
-    return vertex_normal, edge_normal
-
-
-def _cached_normals(collider: Collider, end: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Pseudo-normals at the start (or end) of the frame, kept on the collider: a static
-    collider passed again every frame pays for them once. A moving one starts each frame
-    where the last ended: its start normals are the last frame's end normals, kept on the
-    mesh's topology (which ``Collider.moved`` shares) with the positions they were made
-    for, and taken when the positions are equal (12 ms at 159,000 triangles)."""
-    derived = collider._derived
-    cached = derived.normals_end if end else derived.normals_start
-    if cached is None:
-        vertices = collider.vertices_end if end else collider.vertices
-        kept = collider._topology.normals
-        if kept and np.array_equal(kept[0], vertices):
-            cached = kept[1]
-        else:
-            cached = _normals(collider, vertices)
-            kept[:] = [vertices, cached]
-        if end:
-            derived.normals_end = cached
-        else:
-            derived.normals_start = cached
-    return cached
+from .kernels_contact import mesh_normals
+from .kernels_region import corners_at, make_rows, region_rows
 
 
 class MeshScene:
-    """All triangle colliders of one frame joined into one soup, with their broad phase."""
+    """All triangle colliders of one frame joined into one soup, with their broad phase.
+
+    Its per-triangle tables (corners, normals, motion, the grid's boxes) have a row for every
+    triangle of the soup, by triangle id, but are made only for the triangles ``rows``:
+    all of a static soup's (kept across frames, so made once); for a moving one, only the
+    triangles a particle's search can return. The first search covers the box of its
+    particles' search boxes, grown (``region``); a later search that reaches beyond it grows
+    the region and makes the new rows, at the frame fraction of the substep under way. A
+    search returns only triangles whose box overlaps the particle's (``collider_candidates``),
+    so the contacts are the same to the bit as with every row made; a rope on a
+    character-sized mesh pays for the part it touches (at 159,000 triangles, all rows took
+    ~100 ms a frame)."""
+
+    culls = True
+    """False: a moving soup makes every row too (the reference the tests compare with)"""
+    growth = 1.0
+    """How much farther than the searches' boxes the region reaches, in units of twice the
+    collider's largest motion over the frame plus the largest reach (a rope pushed by the
+    collider searches again about that much farther); 0 in a test grows it at every search
+    beyond it"""
 
     def __init__(self, meshes: list[Collider]) -> None:
-        vertex_offset = np.cumsum([0] + [len(m.vertices) for m in meshes])
-        edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
-        self.vertices = np.concatenate([m.vertices for m in meshes])
-        self.vertices_end = np.concatenate([m.vertices_end for m in meshes])
-        self.triangles = np.concatenate(
-            [m.triangles + o for m, o in zip(meshes, vertex_offset, strict=False)])
-        self.triangle_edges = np.concatenate(
-            [m._topology.triangle_edges + o for m, o in zip(meshes, edge_offset, strict=False)])
-        self.triangle_collider = np.concatenate(
-            [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
-        start = [_cached_normals(m, False) for m in meshes]
-        end = [_cached_normals(m, True) if m.moving else s
-               for m, s in zip(meshes, start, strict=True)]
-        self.vertex_normal = np.concatenate([s[0] for s in start])
-        self.edge_normal = np.concatenate([s[1] for s in start])
-        self.vertex_normal_end = np.concatenate([e[0] for e in end])
-        self.edge_normal_end = np.concatenate([e[1] for e in end])
+        if len(meshes) == 1:  # (the collider's arrays as they are: they are read-only)
+            mesh = meshes[0]
+            self.vertices, self.vertices_end = mesh.vertices, mesh.vertices_end
+            self.triangles = mesh.triangles
+            self.triangle_edges = mesh._topology.triangle_edges
+            self.triangle_collider = np.zeros(len(mesh.triangles), dtype=np.int64)
+        else:
+            vertex_offset = np.cumsum([0] + [len(m.vertices) for m in meshes])
+            edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
+            self.vertices = np.concatenate([m.vertices for m in meshes])
+            self.vertices_end = np.concatenate([m.vertices_end for m in meshes])
+            self.triangles = np.concatenate(
+                [m.triangles + o for m, o in zip(meshes, vertex_offset, strict=False)])
+            self.triangle_edges = np.concatenate(
+                [m._topology.triangle_edges + o
+                 for m, o in zip(meshes, edge_offset, strict=False)])
+            self.triangle_collider = np.concatenate(
+                [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
         self.params = np.array([[m.thickness, m.static_friction, m.dynamic_friction,
                                  1.0 if m.closed else 0.0] for m in meshes])
         self.moving = any(m.moving for m in meshes)
         self.meshes = meshes
         self.grid: tuple | None = None
-        """(key, ``triangle_grid``) of the last broad phase"""
+        """(key, grid) of the last broad phase: ``triangle_grid``'s tables by triangle id"""
         count = len(self.triangles)
-        self.corners_start = self.vertices[self.triangles].reshape(count, 9)
-        self.corners_end = self.vertices_end[self.triangles].reshape(count, 9)
-        self.corners = self.corners_end.copy() if self.moving else self.corners_start
+        edges = sum(m._topology.edge_count for m in meshes)
+        pool = meshes[0]._topology.scratch if self.moving else []
+        tables = pool.pop() if pool else None
+        if tables is None or tables.shape != (count, len(self.vertices), edges):
+            tables = _Tables(count, len(self.vertices), edges, self.moving)
+        self.tables: _Tables | None = tables
+        """The per-triangle arrays below (a moving soup's: reused by the next frame's,
+        ``release``)"""
+        self.vertex_normal = tables.vertex_normal
+        """Angle-weighted pseudo-normals at the vertices at the start of the frame, (V, 3)"""
+        self.edge_normal = tables.edge_normal
+        """The same at the edges, (E, 3)"""
+        self.vertex_normal_end = tables.vertex_normal_end
+        self.edge_normal_end = tables.edge_normal_end
+        self.corners_start = tables.corners_start
+        self.corners_end = tables.corners_end
+        self.corners = tables.corners
         """Triangle corners at the end of the current substep [m], (T, 9)"""
-        self.face_normal = np.empty((count, 3))
+        self.face_normal = tables.face_normal
         """Their unit normals (zero where collapsed), (T, 3)"""
-        face_normals(self.corners, self.face_normal)
-        extent = np.empty(count)
-        self.frame_motion = np.empty((count, 3))
-        self.triangle_moves = np.empty(count, dtype=np.uint8)
+        self.frame_motion = tables.frame_motion
+        """Displacement of each triangle's centroid over the frame [m], (T, 3)"""
+        self.triangle_moves = tables.triangle_moves
         """(T,) 1 where a triangle moves within the frame (ropes near it do not sleep)"""
-        triangle_summaries(self.vertices, self.vertices_end, self.triangles, extent,
-                           self.frame_motion, self.triangle_moves)
-        self.triangle_size = float(np.median(extent)) if count else 0.0
-        """Typical triangle extent [m], the smallest sensible grid cell"""
-        motion = self.vertices_end - self.vertices
+        self.triangle_size = 0.0
+        """Typical extent [m] of the triangles made, the smallest sensible grid cell"""
         self.triangle_motion = self.frame_motion
         """Displacement of each triangle's centroid over one substep [m], (T, 3)"""
+        motion = self.vertices_end - self.vertices
         self.vertex_motion = float(np.sqrt(np.einsum("ij,ij->i", motion, motion).max(
-            initial=0.0)))
-        """Largest displacement of a collider vertex over the frame [m]"""
+            initial=0.0))) if self.moving else 0.0
+        """Largest displacement of a collider vertex over the frame [m] (of all of them)"""
         self.max_motion = 0.0
         """Largest displacement of a collider point over one substep [m] (0: static)"""
-        self.marker = np.full(len(self.triangles), -1, dtype=np.int64)
-        self.mark = 0
+        self.substeps = 0
+        """The substeps of the frame (``at``), 0 before the first"""
+        self.fraction: float | None = None
+        """The frame fraction the corners are at (``at``); None: the end's corners"""
+        self.rows = np.zeros(0, dtype=np.int64)
+        """The triangles whose rows are made, in increasing order"""
+        self.region: tuple[np.ndarray, np.ndarray] | None = None
+        """(lo, hi) (3,) [m]: the box the triangles ``rows`` cover (None: none yet)"""
+        self.regions = 0
+        """How often the rows were made (diagnostics)"""
+        self.marker = tables.marker
+        self.mark = tables.mark
         """``collider_candidates``' seen-marks (entries below ``mark``), kept between calls"""
+        if not (self.moving and self.culls):
+            self._cover(np.full(3, -np.inf), np.full(3, np.inf))
+
+    def _cover(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Make the rows of the triangles whose box over the frame overlaps [lo, hi] (3,) [m]
+        (``kernels_region.region_rows``): corners at the frame fraction under way, face
+        normals, pseudo-normals (over their one-ring, so complete), motion."""
+        rows, ring = region_rows(self.vertices, self.vertices_end, self.triangles,
+                                 self.triangle_collider, self.params, lo, hi)
+        self.region = (lo, hi)
+        self.rows = rows
+        self.regions += 1
+        self.grid = None
+        extent = np.empty(len(rows))
+        make_rows(rows, self.vertices, self.vertices_end, self.triangles, self.moving,
+                  np.nan if self.fraction is None else self.fraction, self.corners_start,
+                  self.corners_end, self.corners, self.face_normal, self.frame_motion,
+                  self.triangle_moves, extent)
+        self.triangle_size = float(np.median(extent)) if len(rows) else 0.0
+        if self.triangle_motion is not self.frame_motion:  # (``at`` made it)
+            self.triangle_motion[rows] = self.frame_motion[rows] / self.substeps
+        # (made again whole, from zero: the same sums, in the same order)
+        mesh_normals(ring, self.vertices, self.triangles, self.triangle_edges,
+                     self.vertex_normal, self.edge_normal)
+        if self.moving:
+            mesh_normals(ring, self.vertices_end, self.triangles, self.triangle_edges,
+                         self.vertex_normal_end, self.edge_normal_end)
 
     def at(self, fraction: float, substeps: int) -> None:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
         if self.moving:
-            np.subtract(self.corners_end, self.corners_start, out=self.corners)
-            self.corners *= fraction
-            self.corners += self.corners_start
-            face_normals(self.corners, self.face_normal)
+            self.fraction = fraction
+            corners_at(self.rows, self.corners_start, self.corners_end, fraction, self.corners,
+                       self.face_normal)
         if self.triangle_motion is self.frame_motion:
-            self.triangle_motion = self.frame_motion / substeps
+            self.substeps = substeps
+            if len(self.rows) == len(self.triangles):
+                self.triangle_motion = self.frame_motion / substeps
+            else:
+                self.triangle_motion = self._table().triangle_motion
+                self.triangle_motion[self.rows] = self.frame_motion[self.rows] / substeps
             # vertices, not centroids: a triangle spinning about its centre moves too
             self.max_motion = self.vertex_motion / substeps
+
+    def _table(self) -> _Tables:
+        assert self.tables is not None, "used after release()"
+        return self.tables
+
+    def release(self) -> None:
+        """The frame is over: a moving soup's tables go to the next frame's soup of the same
+        mesh (fresh memory for 159,000 triangles' tables cost more in page faults than
+        filling the rows near a rope). The soup must not be used after."""
+        if self.moving and self.tables is not None:
+            self.tables.mark = self.mark
+            pool = self.meshes[0]._topology.scratch
+            if len(pool) < KEPT_TABLES:
+                pool.append(self.tables)
+            self.tables = None
+
+    def _reach(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
+               particles: np.ndarray) -> None:
+        """Make sure the rows cover the search boxes of ``particles`` (chords x -> x_end grown
+        by ``reach`` [m], as ``collider_candidates`` makes them); else grow the region to
+        their box and theirs, by the collider's largest motion over the frame and the
+        largest reach (a rope pushed by the collider searches again that much farther)."""
+        r = reach[particles]
+        active = particles[r > 0.0]
+        if not len(active):
+            return
+        r = reach[active][:, None]
+        lo = (np.minimum(x[active], x_end[active]) - r).min(axis=0)
+        hi = (np.maximum(x[active], x_end[active]) + r).max(axis=0)
+        if self.region is not None:
+            if (lo >= self.region[0]).all() and (hi <= self.region[1]).all():
+                return
+            lo, hi = np.minimum(lo, self.region[0]), np.maximum(hi, self.region[1])
+        grow = self.growth * (2.0 * self.vertex_motion + float(r.max()))
+        self._cover(lo - grow, hi + grow)
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                         lists: CandidateLists,
@@ -122,6 +198,9 @@ class MeshScene:
         ``reach`` [m]. The new lists of ``only`` are appended (their old ones are left unused
         until the next search for all): a refresh for a few particles costs what they
         cost."""
+        particles = np.arange(len(x)) if only is None else only
+        if self.moving and self.culls:
+            self._reach(x, x_end, reach, particles)
         if only is not None and self.grid is not None:
             cell = self.grid[0][0]
         else:
@@ -136,12 +215,11 @@ class MeshScene:
         # frame, and by later frames while the colliders do not move
         cell = 2.0 ** math.ceil(math.log2(cell))
         grid = self._grid(cell)
-        particles = np.arange(len(x)) if only is None else only
         if self.mark + len(particles) >= MARK_LIMIT:
             self.marker[:] = -1
             self.mark = 0
         offsets, candidates = collider_candidates(
-            particles, x, x_end, reach, self.vertices, self.triangles, *grid, cell,
+            particles, x, x_end, reach, self.vertices, self.triangles, self.rows, *grid, cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(particles)
         if only is None:
@@ -170,9 +248,19 @@ class MeshScene:
                     a is b for a, b in zip(cached[0], self.meshes, strict=True)):
                 self.grid = (key, cached[1])
                 return cached[1]
-        grid = triangle_grid(self.vertices, self.vertices_end, self.triangles,
-                                     self.params[self.triangle_collider, 0], cell,
-                                     float(MAX_BOX_CELLS))
+        rows = self.rows
+        if len(rows) == len(self.triangles):
+            grid = triangle_grid(self.vertices, self.vertices_end, self.triangles,
+                                 self.params[self.triangle_collider, 0], cell,
+                                 float(MAX_BOX_CELLS))
+        else:  # the rows' grid, its tables and ids by triangle id
+            low, high, slack, start, ids, oversize, mask = triangle_grid(
+                self.vertices, self.vertices_end, self.triangles[rows],
+                self.params[self.triangle_collider[rows], 0], cell, float(MAX_BOX_CELLS))
+            tables = self._table()
+            t_lo, t_hi, t_slack = tables.grid_lo, tables.grid_hi, tables.grid_slack
+            t_lo[rows], t_hi[rows], t_slack[rows] = low, high, slack
+            grid = (t_lo, t_hi, t_slack, start, rows[ids], rows[oversize], mask)
         self.grid = (key, grid)
         if not self.moving:
             kept.pop(cell, None)
@@ -180,6 +268,36 @@ class MeshScene:
             while len(kept) > KEPT_GRIDS:
                 del kept[next(iter(kept))]
         return grid
+
+
+class _Tables:
+    """The per-triangle arrays of a ``MeshScene`` (rows by triangle id, made where the soup
+    says), and ``collider_candidates``' marks."""
+
+    __slots__ = ("shape", "vertex_normal", "edge_normal", "vertex_normal_end",
+                 "edge_normal_end", "corners_start", "corners_end", "corners", "face_normal",
+                 "frame_motion", "triangle_moves", "triangle_motion", "grid_lo", "grid_hi",
+                 "grid_slack", "marker", "mark")
+
+    def __init__(self, count: int, vertices: int, edges: int, moving: bool) -> None:
+        self.shape = (count, vertices, edges)
+        """(triangles, vertices, edges) of the soup"""
+        self.vertex_normal = np.zeros((vertices, 3))
+        self.edge_normal = np.zeros((edges, 3))
+        self.vertex_normal_end = np.zeros((vertices, 3)) if moving else self.vertex_normal
+        self.edge_normal_end = np.zeros((edges, 3)) if moving else self.edge_normal
+        self.corners_start = np.empty((count, 9))
+        self.corners_end = np.empty((count, 9)) if moving else self.corners_start
+        self.corners = np.empty((count, 9)) if moving else self.corners_start
+        self.face_normal = np.empty((count, 3))
+        self.frame_motion = np.empty((count, 3))
+        self.triangle_moves = np.empty(count, dtype=np.uint8)
+        self.triangle_motion = np.empty((count, 3))
+        self.grid_lo = np.empty((count, 3))
+        self.grid_hi = np.empty((count, 3))
+        self.grid_slack = np.empty(count)
+        self.marker = np.full(count, -1, dtype=np.int64)
+        self.mark = 0
 
 
 class CandidateLists:
