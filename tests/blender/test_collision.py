@@ -498,20 +498,22 @@ def test_a_colliders_triangles_are_read_again_only_when_its_mesh_changes(scene, 
     for a 159k-triangle character), so they are kept while the mesh's faces and vertex
     positions are the ones they were read from: a collider at rest or moved by its
     transform is not read again, an edited or re-shaped one is, and the kept triangles are
-    always the ones Blender has."""
+    always the ones Blender has (made from its quads here: ``test_tessellation``)."""
     from xpbd_addon.blender import colliders
 
     box = _collider(_box(scene, (0.0, 0.0, 0.5), (1.0, 1.0, 1.0)))
     _rope(scene, n=20, length=1.0, height=1.2, x0=-0.5)
     scene.frame_set(1)
-    reads: list[int] = []
-    read_triangles = colliders._read_triangles
+    reads: list[int] = []  # the triangles made from the mesh's quads, or read
+    made_triangles, read_triangles = colliders._made_triangles, colliders._read_triangles
 
-    def counted(mesh, count):
-        reads.append(count)
-        return read_triangles(mesh, count)
+    def made(mesh, local, corners, faces):
+        reads.append(len(faces))
+        return made_triangles(mesh, local, corners, faces)
 
-    monkeypatch.setattr(colliders, "_read_triangles", counted)
+    monkeypatch.setattr(colliders, "_made_triangles", made)
+    monkeypatch.setattr(colliders, "_read_triangles", lambda mesh, count: reads.append(
+        -count) or read_triangles(mesh, count))
 
     def used_triangles():
         evaluated = box.evaluated_get(bpy.context.evaluated_depsgraph_get()).data

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..core.collision import Collider, Plane
-from . import pins
+from . import pins, tessellation
 
 FRICTION_SCALE = 0.01
 """Blender's cloth collision: Coulomb coefficient = cloth_friction * 0.01."""
@@ -110,7 +110,9 @@ def _triangles(uid: int, mesh: Any, local: np.ndarray) -> np.ndarray:
     quad's diagonal flips when it folds), so when both equal the last read's, so do the
     triangles, and reading them again through RNA (about 140 ns a triangle: 23 ms for
     159,000) is skipped: a collider at rest, or moved only by its object's transform, is
-    read at the cost of its positions."""
+    read at the cost of its positions. A deforming mesh of triangles and quads has them
+    made from its corners and positions as Blender makes them
+    (``tessellation.quad_triangles``), read only where that is not certain."""
     count = len(mesh.loop_triangles)
     attribute = mesh.attributes.get(".corner_vert")
     faces_of = getattr(mesh, "loop_triangle_polygons", None)
@@ -125,8 +127,31 @@ def _triangles(uid: int, mesh: Any, local: np.ndarray) -> np.ndarray:
             and np.array_equal(kept.corners, corners)
             and np.array_equal(kept.triangle_faces, triangle_faces)):
         return kept.triangles
-    triangles = _read_triangles(mesh, count)
+    triangles = _made_triangles(mesh, local, corners, triangle_faces)
+    if triangles is None:
+        triangles = _read_triangles(mesh, count)
     _TESSELLATIONS[uid] = _Tessellation(local.copy(), corners, triangle_faces, triangles)
+    return triangles
+
+
+ASKED_QUADS = 256
+"""Most quads whose cut is asked of Blender one by one (``_made_triangles``); more, and all
+the triangles are read at once."""
+
+
+def _made_triangles(mesh: Any, local: np.ndarray, corners: np.ndarray,
+                    triangle_faces: np.ndarray) -> np.ndarray | None:
+    """A deforming mesh of triangles and quads: its loop triangles made as Blender makes
+    them (``tessellation``), the few quads whose cut is not certain asked of Blender; None
+    (read them all) for a face of more corners or many such quads."""
+    made = tessellation.quad_triangles(local, corners, triangle_faces)
+    if made is None or len(made[1]) > ASKED_QUADS:
+        return None
+    triangles, unsure = made
+    loop_triangles = mesh.loop_triangles
+    for row in unsure.tolist():
+        triangles[row] = loop_triangles[row].vertices
+        triangles[row + 1] = loop_triangles[row + 1].vertices
     return triangles
 
 

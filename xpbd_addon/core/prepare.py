@@ -43,6 +43,7 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     plane; a small triangle and a tilted plane touching the state's lowest free particle are
     added, and the state thrown at them, so that the contact kernels run too, over
     ``CONTACT_FRAMES`` frames (some run only once contacts are kept from a frame before).
+    The triangle moves for the second half of them (a moving collider's kernels).
     Self-collision comes with the model. ``model`` is static (``step`` writes only into the
     warm-up state and its workspace), so it is stepped itself. Raises what ``step`` raises
     for input it refuses.
@@ -71,7 +72,11 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             state.v[rows] = (0.0, 0.0, -3.0)
     # With contacts, some kernels run only from the second frame on (particles resting on a
     # face, candidates kept from the last frame): a few frames reach them.
-    for _frame in range(CONTACT_FRAMES if colliders or model.self_collision else 1):
+    for frame in range(CONTACT_FRAMES if colliders or model.self_collision else 1):
+        if frame == CONTACT_FRAMES // 2 and colliders and isinstance(colliders[0], Collider):
+            # the second half with the triangle moving (a moving collider's kernels)
+            triangle = colliders[0]
+            colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
         step(model, state, WARM_DT, substeps, colliders=colliders)
 
 

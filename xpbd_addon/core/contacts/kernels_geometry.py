@@ -188,3 +188,46 @@ def triangle_summaries(rows, vertices, vertices_end, triangles, extent, motion, 
             moving = moving or di != 0.0 or dj != 0.0 or dk != 0.0
         extent[index] = largest
         moves[t] = moving
+
+
+@kernel
+def quad_cuts(positions, quads, rounding, flip, sure):
+    """How Blender cuts each quad (Q, 4) of vertex ids into ``positions`` (V, 3) [m]: on its
+    1-3 diagonal (``flip`` (Q,) 1) or its 0-2 one (0), and whether that is certain (``sure``
+    (Q,) 1). Blender decides it in single precision with one of two tests
+    (``mesh_tessellate.cc``: ``is_quad_flip_v3_first_third_fast``, the sign of
+    (d12 x d13) . (d14 x d13); or, with the face normal n = (v1 - v3) x (v2 - v4) / |...|, the
+    sides of the diagonal's line the corners 1 and 3 lie on, along t = d13 x n); certain
+    means both agree here by more than ``rounding`` [m] (a difference of coordinates'
+    error at the mesh's scale) can move them."""
+    for q in range(quads.shape[0]):
+        a, b, c, d = quads[q, 0], quads[q, 1], quads[q, 2], quads[q, 3]
+        ex, ey, ez = (positions[c, 0] - positions[a, 0], positions[c, 1] - positions[a, 1],
+                      positions[c, 2] - positions[a, 2])
+        bx, by, bz = (positions[b, 0] - positions[a, 0], positions[b, 1] - positions[a, 1],
+                      positions[b, 2] - positions[a, 2])
+        dx, dy, dz = (positions[d, 0] - positions[a, 0], positions[d, 1] - positions[a, 1],
+                      positions[d, 2] - positions[a, 2])
+        diagonal = math.sqrt(ex * ex + ey * ey + ez * ez)
+        ax_, ay_, az_ = _cross(bx, by, bz, ex, ey, ez)
+        cx, cy, cz = _cross(dx, dy, dz, ex, ey, ez)
+        value = ax_ * cx + ay_ * cy + az_ * cz
+        room = rounding * diagonal * (math.sqrt(ax_ * ax_ + ay_ * ay_ + az_ * az_)
+                                      + math.sqrt(cx * cx + cy * cy + cz * cz))
+        fast = value > 0.0
+        certain = abs(value) > room
+        # the face normal: (v1 - v3) x (v2 - v4) = -d13 x (d12 - d14)
+        nx, ny, nz = _cross(-ex, -ey, -ez, bx - dx, by - dy, bz - dz)
+        length = math.sqrt(nx * nx + ny * ny + nz * nz)
+        other = math.sqrt((bx - dx) ** 2 + (by - dy) ** 2 + (bz - dz) ** 2)
+        certain = certain and length > 4.0 * rounding * (diagonal + other)
+        if length > 0.0:
+            nx, ny, nz = nx / length, ny / length, nz / length
+        tx, ty, tz = _cross(ex, ey, ez, nx, ny, nz)
+        side_4 = dx * tx + dy * ty + dz * tz
+        side_2 = bx * tx + by * ty + bz * tz
+        margin = 4.0 * rounding * diagonal
+        certain = certain and abs(side_4) > margin and abs(side_2) > margin
+        with_normal = side_4 >= 0.0 or side_2 <= 0.0
+        flip[q] = 1 if fast else 0
+        sure[q] = 1 if certain and fast == with_normal else 0
