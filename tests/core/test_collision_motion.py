@@ -218,10 +218,11 @@ def test_a_rope_dragged_by_a_fast_box_with_friction_keeps_its_length(substeps, f
     assert carried > 0.5
 
 
-def _swung_sphere_run(culls, monkeypatch, growth=1.0, frames=40):
+def _swung_sphere_run(culls, monkeypatch, growth=1.0, frames=40, sweep=None):
     """A 1 m rope pinned above an icosphere of 5,120 triangles (r = 0.5 m) that turns about z
     and swings sideways under it, faster and faster (up to 7 m/s), so that the rope is
-    pushed off its predicted path and searches again; a loose rope falls across it. With
+    pushed off its predicted path and searches again; a loose rope falls across it. ``sweep``
+    (speed [m/frame], height [m]): the sphere instead passes through at that speed. With
     ``culls`` the moving soup makes only the rows near the ropes (``MeshScene.rows``).
     Returns the states of every frame and the scenes made."""
     from xpbd_addon.core.contacts import colliders as contact_colliders
@@ -248,6 +249,8 @@ def _swung_sphere_run(culls, monkeypatch, growth=1.0, frames=40):
         angle = 0.05 * frame
         c, s = np.cos(angle), np.sin(angle)
         turned = vertices @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T
+        if sweep is not None:
+            return turned + (-1.5 + sweep[0] * frame, 0.05, sweep[1])
         return turned + (0.4 * np.sin(0.01 * frame * frame), 0.05, 0.1)
 
     states = []
@@ -258,9 +261,10 @@ def _swung_sphere_run(culls, monkeypatch, growth=1.0, frames=40):
 
 
 def test_a_moving_collider_makes_only_the_rows_near_the_ropes_with_the_same_bits(monkeypatch):
-    """A moving collider's contact tables are made for the triangles the ropes' searches can
-    reach, and grown when a rope pushed off its path searches farther: the ropes move to the
-    bit as with every row made, and the one-pass triangle summaries (extent, centroid motion,
+    """A moving collider's broad phase holds the triangles the ropes' searches can reach,
+    grown when a rope pushed off its path searches farther, and its contact tables are made
+    for the triangles the searches returned: the ropes move to the bit as with every row
+    made, and the one-pass triangle summaries (extent, centroid motion,
     moving flags) are numpy's to the bit."""
     from xpbd_addon.core.contacts.kernels_geometry import triangle_summaries
 
@@ -275,10 +279,20 @@ def test_a_moving_collider_makes_only_the_rows_near_the_ropes_with_the_same_bits
     assert all(len(s.rows) == triangles for s in whole_scenes)
     # while the ropes are on top (later the loose rope slides off and falls past it)
     assert max(len(s.rows) for s in scenes[:4]) < triangles // 8
+    # the tables made only for the triangles the searches returned, a few of those
+    assert sum(len(s.live) for s in scenes) < sum(len(s.rows) for s in scenes) // 3
+    assert all(len(s.live) == triangles for s in whole_scenes)
     # regions grown within a frame, at the substep under way
     assert sum(s.regions > 1 for s in tight_scenes) >= 3
     touched = sum(np.linalg.norm(x[:40, :2], axis=1).max() > 0.02 for x, _ in culled)
     assert touched > 10  # the sphere pushed the rope about
+    # swept through the hanging rope at 7.2 m/s: the rope's later searches in a frame return
+    # triangles it then touches (their rows made then, at the substep under way)
+    swept, _ = _swung_sphere_run(True, monkeypatch, sweep=(0.3, 0.4))
+    swept_whole, _ = _swung_sphere_run(False, monkeypatch, sweep=(0.3, 0.4))
+    for frame, (a, b) in enumerate(zip(swept, swept_whole, strict=True)):
+        np.testing.assert_array_equal(a[0], b[0], err_msg=f"swept x, frame {frame}")
+    assert np.abs(swept[-1][0][:40, 0]).max() > 0.3  # dragged along
     rng = np.random.default_rng(3)
     start = rng.normal(size=(50, 3))
     end = start + rng.normal(size=(50, 3)) * 0.01

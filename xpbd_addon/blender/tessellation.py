@@ -33,39 +33,14 @@ def quad_triangles(positions: np.ndarray, corners: np.ndarray,
     int32 (L,) (``.corner_vert``, face by face) and each loop triangle's face
     ``triangle_faces`` int32 (T,) (``loop_triangle_polygons``); with the first triangles
     (K,) of the quads whose cut is not certain (their two rows must be asked of Blender).
-    None for a mesh with a face of more corners."""
-    count = len(triangle_faces)
-    if count == 0:
-        return np.zeros((0, 3), dtype=np.int32), np.zeros(0, dtype=np.int64)
-    sizes = np.bincount(triangle_faces) + 2
-    if sizes.max() > 4 or int(sizes.sum()) != len(corners):
-        return None
-    starts = np.cumsum(sizes) - sizes
-    first = np.cumsum(sizes - 2) - (sizes - 2)  # each face's first triangle
-    triangles = np.empty((count, 3), dtype=np.int32)
-    three = sizes == 3
-    triangles[first[three]] = corners[starts[three][:, None] + np.arange(3)]
-    four = sizes == 4
-    quads = corners[starts[four][:, None] + np.arange(4)]
-    flip, sure = _flips(np.asarray(positions, dtype=np.float64).reshape(-1, 3), quads)
-    rows = first[four]
-    flipped = flip[:, None]
-    triangles[rows] = np.where(flipped, quads[:, [0, 1, 3]], quads[:, [0, 1, 2]])
-    triangles[rows + 1] = np.where(flipped, quads[:, [1, 2, 3]], quads[:, [0, 2, 3]])
-    return triangles, rows[~sure]
-
-
-def _flips(positions: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Whether Blender cuts each quad (Q, 4) on its 1-3 diagonal, (Q,) bool, and whether that
-    is certain (Q,) bool: both tests agree, each by a clear margin
-    (``kernels_geometry.quad_cuts``)."""
+    None for a mesh with a face of more corners (one numba pass:
+    ``kernels_geometry.quad_tessellation``)."""
     # numba: imported here, at the first deforming collider, after the preparation loaded it
-    from ..core.contacts.kernels_geometry import quad_cuts
+    from ..core.contacts.kernels_geometry import quad_tessellation
 
-    flip = np.zeros(len(quads), dtype=np.uint8)
-    sure = np.zeros(len(quads), dtype=np.uint8)
-    if len(quads):
-        scale = float(np.abs(positions).max(initial=0.0))
-        quad_cuts(positions, np.ascontiguousarray(quads, dtype=np.int64),
-                  SAFETY * SINGLE * scale, flip, sure)
-    return flip.astype(bool), sure.astype(bool)
+    points = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    scale = float(np.abs(points).max(initial=0.0))
+    triangles, unsure, ok = quad_tessellation(
+        points, np.ascontiguousarray(corners, dtype=np.int64),
+        np.ascontiguousarray(triangle_faces, dtype=np.int64), SAFETY * SINGLE * scale)
+    return (triangles, unsure) if ok else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..jit import kernel
 
 _TINY = 1e-12
@@ -188,6 +190,56 @@ def triangle_summaries(rows, vertices, vertices_end, triangles, extent, motion, 
             moving = moving or di != 0.0 or dj != 0.0 or dk != 0.0
         extent[index] = largest
         moves[t] = moving
+
+
+@kernel
+def quad_tessellation(positions, corners, triangle_faces, rounding):
+    """The loop triangles int32 (T, 3) of a mesh of triangles and quads as Blender makes them
+    (a quad's cut: ``quad_cuts``), from its vertex ``positions`` (V, 3) [m], its corners'
+    vertices ``corners`` (L,) face by face, and each triangle's face ``triangle_faces`` (T,)
+    (faces in order, a face of n corners giving n - 2 triangles); and the first rows (K,) of
+    the quads whose cut is not certain. Returns (triangles, unsure, ok): ok False (nothing
+    made) for a face of more than 4 corners or corners that do not add up."""
+    count = triangle_faces.shape[0]
+    triangles = np.empty((count, 3), dtype=np.int32)
+    unsure = np.empty(count, dtype=np.int64)
+    unsure_count = 0
+    quad = np.empty((1, 4), dtype=np.int64)
+    flip = np.zeros(1, dtype=np.uint8)
+    sure = np.zeros(1, dtype=np.uint8)
+    row = 0
+    corner = 0
+    while row < count:
+        face = triangle_faces[row]
+        size = 3
+        if row + 1 < count and triangle_faces[row + 1] == face:
+            size = 4
+            if row + 2 < count and triangle_faces[row + 2] == face:
+                return triangles, unsure[:0].copy(), False
+        if corner + size > corners.shape[0]:
+            return triangles, unsure[:0].copy(), False
+        if size == 3:
+            for k in range(3):
+                triangles[row, k] = corners[corner + k]
+        else:
+            for k in range(4):
+                quad[0, k] = corners[corner + k]
+            quad_cuts(positions, quad, rounding, flip, sure)
+            a, b, c, d = quad[0, 0], quad[0, 1], quad[0, 2], quad[0, 3]
+            if flip[0]:
+                triangles[row, 0], triangles[row, 1], triangles[row, 2] = a, b, d
+                triangles[row + 1, 0], triangles[row + 1, 1], triangles[row + 1, 2] = b, c, d
+            else:
+                triangles[row, 0], triangles[row, 1], triangles[row, 2] = a, b, c
+                triangles[row + 1, 0], triangles[row + 1, 1], triangles[row + 1, 2] = a, c, d
+            if not sure[0]:
+                unsure[unsure_count] = row
+                unsure_count += 1
+        row += size - 2
+        corner += size
+    if corner != corners.shape[0]:
+        return triangles, unsure[:0].copy(), False
+    return triangles, unsure[:unsure_count].copy(), True
 
 
 @kernel

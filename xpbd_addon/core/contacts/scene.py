@@ -13,22 +13,23 @@ from ..collision import Collider, Plane
 from .constants import KEPT_GRIDS, KEPT_TABLES, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists, collider_candidates, triangle_grid
 from .kernels_contact import mesh_normals
-from .kernels_region import corners_at, make_rows, region_rows
+from .kernels_region import corners_at, make_rows, new_rows, one_ring, region_rows
 
 
 class MeshScene:
     """All triangle colliders of one frame joined into one soup, with their broad phase.
 
     Its per-triangle tables (corners, normals, motion, the grid's boxes) have a row for every
-    triangle of the soup, by triangle id, but are made only for the triangles ``rows``:
-    all of a static soup's (kept across frames, so made once); for a moving one, only the
-    triangles a particle's search can return. The first search covers the box of its
-    particles' search boxes, grown (``region``); a later search that reaches beyond it grows
-    the region and makes the new rows, at the frame fraction of the substep under way. A
-    search returns only triangles whose box overlaps the particle's (``collider_candidates``),
-    so the contacts are the same to the bit as with every row made; a rope on a
-    character-sized mesh pays for the part it touches (at 159,000 triangles, all rows took
-    ~100 ms a frame)."""
+    triangle of the soup, by triangle id, but only some rows are made. A static soup makes
+    all (it is kept across frames, so once). A moving one puts in its grid only the
+    triangles ``rows`` a search can return: the first search covers the box of its
+    particles' search boxes, grown (``region``), and a later search that reaches beyond it
+    grows the region. The other tables it makes only for the triangles ``live`` the searches
+    returned, at the frame fraction of the substep under way. A search returns only
+    triangles whose box overlaps the particle's (``collider_candidates``), and the contacts
+    read only the candidates' rows, so the contacts are the same to the bit as with every
+    row made; a rope on a character-sized mesh pays for the part it touches (at 159,000
+    triangles, all rows took ~100 ms a frame)."""
 
     culls = True
     """False: a moving soup makes every row too (the reference the tests compare with)"""
@@ -67,8 +68,10 @@ class MeshScene:
         edges = sum(m._topology.edge_count for m in meshes)
         pool = meshes[0]._topology.scratch if self.moving else []
         tables = pool.pop() if pool else None
-        if tables is None or tables.shape != (count, len(self.vertices), edges):
-            tables = _Tables(count, len(self.vertices), edges, self.moving)
+        topologies = tuple(m._topology for m in meshes)
+        if tables is None or len(tables.topologies) != len(topologies) or not all(
+                a is b for a, b in zip(tables.topologies, topologies, strict=True)):
+            tables = _Tables(topologies, count, len(self.vertices), edges, self.moving)
         self.tables: _Tables | None = tables
         """The per-triangle arrays below (a moving soup's: reused by the next frame's,
         ``release``)"""
@@ -111,28 +114,44 @@ class MeshScene:
         self.marker = tables.marker
         self.mark = tables.mark
         """``collider_candidates``' seen-marks (entries below ``mark``), kept between calls"""
+        self.live = np.zeros(0, dtype=np.int64)
+        """The triangles whose rows of the tables above are made (those the searches
+        returned; all of a static soup's)"""
         if not (self.moving and self.culls):
             self._cover(np.full(3, -np.inf), np.full(3, np.inf))
+            self._make(np.arange(count))
 
     def _cover(self, lo: np.ndarray, hi: np.ndarray) -> None:
-        """Make the rows of the triangles whose box over the frame overlaps [lo, hi] (3,) [m]
-        (``kernels_region.region_rows``): corners at the frame fraction under way, face
-        normals, pseudo-normals (over their one-ring, so complete), motion."""
-        rows, ring = region_rows(self.vertices, self.vertices_end, self.triangles,
-                                 self.triangle_collider, self.params, lo, hi)
+        """Put in the broad phase the triangles whose box over the frame overlaps [lo, hi]
+        (3,) [m] (``kernels_region.region_rows``)."""
+        self.rows, extent = region_rows(self.vertices, self.vertices_end, self.triangles,
+                                        self.triangle_collider, self.params, lo, hi)
         self.region = (lo, hi)
-        self.rows = rows
         self.regions += 1
         self.grid = None
-        extent = np.empty(len(rows))
-        make_rows(rows, self.vertices, self.vertices_end, self.triangles, self.moving,
+        self.triangle_size = float(np.median(extent)) if len(extent) else 0.0
+
+    def _make(self, candidates: np.ndarray) -> None:
+        """Make the tables' rows of the triangles ``candidates`` (ids) not made yet: corners
+        at the frame fraction under way, face normals, motion, and the pseudo-normals
+        (summed again over the one-ring of all rows made, from zero: the same sums, in the
+        same order, as over the whole mesh)."""
+        tables = self._table()
+        fresh = new_rows(candidates, tables.made)
+        if not len(fresh):
+            return
+        self.live = np.concatenate([self.live, fresh]) if len(self.live) else fresh
+        make_rows(fresh, self.vertices, self.vertices_end, self.triangles, self.moving,
                   np.nan if self.fraction is None else self.fraction, self.corners_start,
                   self.corners_end, self.corners, self.face_normal, self.frame_motion,
-                  self.triangle_moves, extent)
-        self.triangle_size = float(np.median(extent)) if len(rows) else 0.0
+                  self.triangle_moves, np.empty(len(fresh)))
         if self.triangle_motion is not self.frame_motion:  # (``at`` made it)
-            self.triangle_motion[rows] = self.frame_motion[rows] / self.substeps
-        # (made again whole, from zero: the same sums, in the same order)
+            self.triangle_motion[fresh] = self.frame_motion[fresh] / self.substeps
+        if len(self.live) == len(self.triangles):
+            ring = self.live
+        else:
+            ring = one_ring(self.live, self.triangles, *tables.adjacency(self.triangles),
+                            tables.seen)
         mesh_normals(ring, self.vertices, self.triangles, self.triangle_edges,
                      self.vertex_normal, self.edge_normal)
         if self.moving:
@@ -143,15 +162,15 @@ class MeshScene:
         """Move the soup to ``fraction`` of the frame (the end of a substep)."""
         if self.moving:
             self.fraction = fraction
-            corners_at(self.rows, self.corners_start, self.corners_end, fraction, self.corners,
+            corners_at(self.live, self.corners_start, self.corners_end, fraction, self.corners,
                        self.face_normal)
         if self.triangle_motion is self.frame_motion:
             self.substeps = substeps
-            if len(self.rows) == len(self.triangles):
+            if len(self.live) == len(self.triangles):
                 self.triangle_motion = self.frame_motion / substeps
             else:
                 self.triangle_motion = self._table().triangle_motion
-                self.triangle_motion[self.rows] = self.frame_motion[self.rows] / substeps
+                self.triangle_motion[self.live] = self.frame_motion[self.live] / substeps
             # vertices, not centroids: a triangle spinning about its centre moves too
             self.max_motion = self.vertex_motion / substeps
 
@@ -165,6 +184,7 @@ class MeshScene:
         filling the rows near a rope). The soup must not be used after."""
         if self.moving and self.tables is not None:
             self.tables.mark = self.mark
+            self.tables.made[self.live] = 0
             pool = self.meshes[0]._topology.scratch
             if len(pool) < KEPT_TABLES:
                 pool.append(self.tables)
@@ -222,6 +242,8 @@ class MeshScene:
             particles, x, x_end, reach, self.vertices, self.triangles, self.rows, *grid, cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(particles)
+        if self.moving and self.culls:
+            self._make(candidates)
         if only is None:
             lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
             lists.candidates = candidates
@@ -272,16 +294,17 @@ class MeshScene:
 
 class _Tables:
     """The per-triangle arrays of a ``MeshScene`` (rows by triangle id, made where the soup
-    says), and ``collider_candidates``' marks."""
+    says), ``collider_candidates``' marks, and what the rows' one-rings need."""
 
-    __slots__ = ("shape", "vertex_normal", "edge_normal", "vertex_normal_end",
+    __slots__ = ("topologies", "vertex_normal", "edge_normal", "vertex_normal_end",
                  "edge_normal_end", "corners_start", "corners_end", "corners", "face_normal",
                  "frame_motion", "triangle_moves", "triangle_motion", "grid_lo", "grid_hi",
-                 "grid_slack", "marker", "mark")
+                 "grid_slack", "marker", "mark", "made", "seen", "vertex_triangles")
 
-    def __init__(self, count: int, vertices: int, edges: int, moving: bool) -> None:
-        self.shape = (count, vertices, edges)
-        """(triangles, vertices, edges) of the soup"""
+    def __init__(self, topologies: tuple, count: int, vertices: int, edges: int,
+                 moving: bool) -> None:
+        self.topologies = topologies
+        """The meshes' topologies, in the soup's order (the tables fit only them)"""
         self.vertex_normal = np.zeros((vertices, 3))
         self.edge_normal = np.zeros((edges, 3))
         self.vertex_normal_end = np.zeros((vertices, 3)) if moving else self.vertex_normal
@@ -298,6 +321,20 @@ class _Tables:
         self.grid_slack = np.empty(count)
         self.marker = np.full(count, -1, dtype=np.int64)
         self.mark = 0
+        self.made = np.zeros(count, dtype=np.uint8)
+        """(T,) 1 for the rows made this frame (cleared by ``MeshScene.release``)"""
+        self.seen = np.zeros(count, dtype=np.uint8)
+        """(T,) scratch of ``one_ring``, left zero"""
+        self.vertex_triangles: tuple[np.ndarray, np.ndarray] | None = None
+
+    def adjacency(self, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each vertex's triangles, CSR (start (V + 1,), triangle ids), made once."""
+        if self.vertex_triangles is None:
+            flat = triangles.reshape(-1)
+            counts = np.bincount(flat, minlength=len(self.vertex_normal))
+            start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            self.vertex_triangles = (start, np.argsort(flat, kind="stable") // 3)
+        return self.vertex_triangles
 
 
 class CandidateLists:
