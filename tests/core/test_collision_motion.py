@@ -304,3 +304,40 @@ def test_a_moving_collider_makes_only_the_rows_near_the_ropes_with_the_same_bits
     np.testing.assert_array_equal(motion, (end - start)[tris].mean(axis=1))
     np.testing.assert_array_equal(moves, np.any(end[tris] != start[tris], axis=(1, 2)))
     assert 0 < moves.sum() < 80
+
+
+def test_a_search_beyond_a_moving_colliders_region_grows_it(monkeypatch):
+    """The broad phase of a moving collider holds the triangles near the first search's
+    particles; a later search for a particle moved to the far side grows it, and every
+    particle's candidates are those of the whole mesh, first and after."""
+    from xpbd_addon.core.contacts.scene import CandidateLists, MeshScene
+
+    vertices, triangles = icosphere(4, 0.5)
+    sphere = Collider(vertices, triangles).moved(vertices, vertices + (0.01, 0.0, 0.0))
+    monkeypatch.setattr(MeshScene, "culls", False)
+    whole = MeshScene([sphere])
+    whole.culls = False  # (read again by its searches)
+    monkeypatch.setattr(MeshScene, "culls", True)
+    culled = MeshScene([sphere])
+    x = np.array([[0.0, 0.0, 0.53], [0.05, 0.0, 0.52], [0.1, 0.0, 0.52]])
+    reach = np.full(3, 0.04)
+    found = CandidateLists(3), CandidateLists(3)
+
+    def candidates(lists, particle):
+        first, last = lists.spans[particle]
+        return lists.candidates[first:last].tolist()
+
+    def compare():
+        for particle in range(3):
+            culled_list, whole_list = (candidates(lists, particle) for lists in found)
+            assert culled_list == whole_list and whole_list, particle
+
+    for scene, lists in zip((culled, whole), found, strict=True):
+        scene.find_candidates(x, x, reach, lists)
+    compare()
+    assert len(culled.rows) < len(triangles) // 20 and culled.regions == 1
+    x[0] = (0.0, 0.0, -0.53)  # the far side
+    for scene, lists in zip((culled, whole), found, strict=True):
+        scene.find_candidates(x, x, reach, lists, only=np.array([0]))
+    compare()
+    assert culled.regions == 2 and len(culled.rows) < len(triangles) // 10

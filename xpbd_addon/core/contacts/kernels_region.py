@@ -3,7 +3,8 @@
 A moving collider's contact scene is only ever read at the triangles a particle's search
 returns: its corners at every substep, face and pseudo-normals, motion. And a search returns
 only triangles whose box over the frame overlaps the particle's box. So ``scene.MeshScene``
-puts in its broad-phase grid only the triangles near the ropes (``region_rows``), and makes
+puts in its broad-phase grid only the triangles on the cells its searches' boxes cover
+(``mark_cells``, ``cells_cover``, ``region_rows``), and makes
 the other tables only for the triangles the searches returned (``new_rows``, ``make_rows``;
 pseudo-normals over their ``one_ring``), with the very arithmetic the whole mesh would get:
 the contacts are the same to the bit, and a rope on a character-sized mesh pays for the hand
@@ -11,6 +12,8 @@ it hangs from, not for the body.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -20,18 +23,107 @@ from .kernels_geometry import triangle_summaries as summaries
 
 
 @kernel
-def region_rows(vertices, vertices_end, triangles, triangle_collider, params, lo, hi):
+def _cell_span(lo, hi, inverse_cell):
+    """The cell index ranges of the box [lo, hi] (3 floats each) and their cell count."""
+    i0 = np.int64(math.floor(lo[0] * inverse_cell))
+    j0 = np.int64(math.floor(lo[1] * inverse_cell))
+    k0 = np.int64(math.floor(lo[2] * inverse_cell))
+    i1 = np.int64(math.floor(hi[0] * inverse_cell))
+    j1 = np.int64(math.floor(hi[1] * inverse_cell))
+    k1 = np.int64(math.floor(hi[2] * inverse_cell))
+    cells = float(i1 - i0 + 1) * float(j1 - j0 + 1) * float(k1 - k0 + 1)
+    return i0, j0, k0, i1, j1, k1, cells
+
+
+@kernel
+def _slot(keys, used, i, j, k):
+    """Where cell (i, j, k) is in the open-addressing set (keys (S, 3), used (S,)), or the free
+    slot it would take."""
+    mask = keys.shape[0] - 1
+    h = ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
+    while used[h] and not (keys[h, 0] == i and keys[h, 1] == j and keys[h, 2] == k):
+        h = (h + 1) & mask
+    return h
+
+
+@kernel
+def _particle_box(x, x_end, reach, p, grow, lo, hi):
+    """A particle's search box (``collider_candidates``': its chord grown by its reach), grown
+    by ``grow`` [m] more, into lo, hi (3,)."""
+    for c in range(3):
+        lo[c] = min(x[p, c], x_end[p, c]) - reach[p] - grow
+        hi[c] = max(x[p, c], x_end[p, c]) + reach[p] + grow
+
+
+@kernel
+def mark_cells(particles, x, x_end, reach, grow, inverse_cell, keys, used, count, limit):
+    """Add to the cell set (``_slot``, ``count`` cells in it) the cells of the search boxes of
+    the ``particles`` (K,) with reach > 0, grown by ``grow`` [m]. Returns the new count; -1
+    when the set would be more than half full (the caller makes it bigger and adds again),
+    -2 when a box covers more than ``limit`` cells (a very fast particle)."""
+    lo = np.empty(3)
+    hi = np.empty(3)
+    for index in range(particles.shape[0]):
+        p = particles[index]
+        if not reach[p] > 0.0:
+            continue
+        _particle_box(x, x_end, reach, p, grow, lo, hi)
+        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+        if cells > limit:
+            return -2
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                for k in range(k0, k1 + 1):
+                    h = _slot(keys, used, i, j, k)
+                    if not used[h]:
+                        if 2 * (count + 1) > keys.shape[0]:
+                            return -1
+                        used[h] = 1
+                        keys[h, 0], keys[h, 1], keys[h, 2] = i, j, k
+                        count += 1
+    return count
+
+
+@kernel
+def cells_cover(particles, x, x_end, reach, inverse_cell, keys, used, limit):
+    """Whether every cell of every search box of the ``particles`` (K,) with reach > 0 is in
+    the cell set (a box of more than ``limit`` cells: not)."""
+    lo = np.empty(3)
+    hi = np.empty(3)
+    for index in range(particles.shape[0]):
+        p = particles[index]
+        if not reach[p] > 0.0:
+            continue
+        _particle_box(x, x_end, reach, p, 0.0, lo, hi)
+        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+        if cells > limit:
+            return False
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                for k in range(k0, k1 + 1):
+                    if not used[_slot(keys, used, i, j, k)]:
+                        return False
+    return True
+
+
+@kernel
+def region_rows(vertices, vertices_end, triangles, triangle_collider, params, inverse_cell,
+                keys, used, low_cell, high_cell, limit):
     """The triangles of a soup moving from ``vertices`` to ``vertices_end`` (V, 3) [m] whose box
     over the frame, grown by their collider's thickness params[c, 0] [m] (``triangle_grid``'s
-    t_lo, t_hi, computed alike), overlaps the box [lo, hi] (3,) [m]: their ids in increasing
-    order, and their largest extent along an axis at the start (K,) [m]."""
+    t_lo, t_hi, computed alike), covers a cell of the set (``mark_cells``; its cells lie
+    within low_cell..high_cell (3,) on each axis), or more than ``limit`` cells: their ids in
+    increasing order, and their largest extent along an axis at the start (K,) [m]. A search
+    box's cells all in the set, a triangle whose box overlaps it shares one of them: it is
+    kept."""
     count = triangles.shape[0]
     kept = np.empty(count, dtype=np.int64)
     extent = np.empty(count)
     kept_count = 0
+    lo = np.empty(3)
+    hi = np.empty(3)
     for t in range(count):
         grow = params[triangle_collider[t], 0]
-        overlaps = True
         for c in range(3):
             low = np.inf
             high = -np.inf
@@ -39,10 +131,21 @@ def region_rows(vertices, vertices_end, triangles, triangle_collider, params, lo
                 vertex = triangles[t, k]
                 low = min(low, vertices[vertex, c], vertices_end[vertex, c])
                 high = max(high, vertices[vertex, c], vertices_end[vertex, c])
-            if not (low - grow <= hi[c] and lo[c] <= high + grow):
-                overlaps = False
-                break
-        if overlaps:
+            lo[c] = low - grow
+            hi[c] = high + grow
+        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+        if (i1 < low_cell[0] or i0 > high_cell[0] or j1 < low_cell[1] or j0 > high_cell[1]
+                or k1 < low_cell[2] or k0 > high_cell[2]):
+            continue
+        found = cells > limit
+        i = i0
+        while not found and i <= i1:
+            for j in range(j0, j1 + 1):
+                for k in range(k0, k1 + 1):
+                    if used[_slot(keys, used, i, j, k)]:
+                        found = True
+            i += 1
+        if found:
             largest = 0.0
             for c in range(3):
                 a = vertices[triangles[t, 0], c]
@@ -137,3 +240,14 @@ def make_rows(rows, vertices, vertices_end, triangles, moving, fraction, corners
                     corners[t, k] = corners_end[t, k]
             face_normal(corners, t, normal)
     summaries(rows, vertices, vertices_end, triangles, extent, frame_motion, moves)
+
+
+@kernel
+def copy_cells(old_keys, old_used, keys, used):
+    """The cells of one set (``_slot``) into another, bigger and empty."""
+    for h in range(old_keys.shape[0]):
+        if old_used[h]:
+            slot = _slot(keys, used, old_keys[h, 0], old_keys[h, 1], old_keys[h, 2])
+            used[slot] = 1
+            keys[slot, 0], keys[slot, 1], keys[slot, 2] = (old_keys[h, 0], old_keys[h, 1],
+                                                          old_keys[h, 2])

@@ -13,7 +13,17 @@ from ..collision import Collider, Plane
 from .constants import KEPT_GRIDS, KEPT_TABLES, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists, collider_candidates, triangle_grid
 from .kernels_contact import mesh_normals
-from .kernels_region import corners_at, make_rows, new_rows, one_ring, region_rows
+from .kernels_geometry import triangle_summaries
+from .kernels_region import (
+    cells_cover,
+    copy_cells,
+    corners_at,
+    make_rows,
+    mark_cells,
+    new_rows,
+    one_ring,
+    region_rows,
+)
 
 
 class MeshScene:
@@ -22,14 +32,14 @@ class MeshScene:
     Its per-triangle tables (corners, normals, motion, the grid's boxes) have a row for every
     triangle of the soup, by triangle id, but only some rows are made. A static soup makes
     all (it is kept across frames, so once). A moving one puts in its grid only the
-    triangles ``rows`` a search can return: the first search covers the box of its
-    particles' search boxes, grown (``region``), and a later search that reaches beyond it
-    grows the region. The other tables it makes only for the triangles ``live`` the searches
-    returned, at the frame fraction of the substep under way. A search returns only
-    triangles whose box overlaps the particle's (``collider_candidates``), and the contacts
-    read only the candidates' rows, so the contacts are the same to the bit as with every
-    row made; a rope on a character-sized mesh pays for the part it touches (at 159,000
-    triangles, all rows took ~100 ms a frame)."""
+    triangles ``rows`` a search can return: those on the cells (``region``) that the first
+    search's particle boxes cover, each grown; a later search that reaches beyond them adds
+    cells. The other tables it makes only for the triangles ``live`` the searches returned,
+    at the frame fraction of the substep under way. A search returns only triangles whose
+    box overlaps the particle's (``collider_candidates``), and the contacts read only the
+    candidates' rows, so the contacts are the same to the bit as with every row made; a
+    rope on a character-sized mesh pays for the part it touches (at 159,000 triangles, all
+    rows took ~100 ms a frame), and ropes round it for their own parts."""
 
     culls = True
     """False: a moving soup makes every row too (the reference the tests compare with)"""
@@ -107,8 +117,8 @@ class MeshScene:
         """The frame fraction the corners are at (``at``); None: the end's corners"""
         self.rows = np.zeros(0, dtype=np.int64)
         """The triangles whose rows are made, in increasing order"""
-        self.region: tuple[np.ndarray, np.ndarray] | None = None
-        """(lo, hi) (3,) [m]: the box the triangles ``rows`` cover (None: none yet)"""
+        self.region: _Cells | None = None
+        """The cells the triangles ``rows`` cover (None: none yet, or every triangle)"""
         self.regions = 0
         """How often the rows were made (diagnostics)"""
         self.marker = tables.marker
@@ -118,15 +128,19 @@ class MeshScene:
         """The triangles whose rows of the tables above are made (those the searches
         returned; all of a static soup's)"""
         if not (self.moving and self.culls):
-            self._cover(np.full(3, -np.inf), np.full(3, np.inf))
+            self._cover_all()
             self._make(np.arange(count))
 
-    def _cover(self, lo: np.ndarray, hi: np.ndarray) -> None:
-        """Put in the broad phase the triangles whose box over the frame overlaps [lo, hi]
-        (3,) [m] (``kernels_region.region_rows``)."""
-        self.rows, extent = region_rows(self.vertices, self.vertices_end, self.triangles,
-                                        self.triangle_collider, self.params, lo, hi)
-        self.region = (lo, hi)
+    def _cover_all(self) -> None:
+        """Put every triangle in the broad phase."""
+        self.rows = np.arange(len(self.triangles))
+        extent = np.empty(len(self.rows))
+        triangle_summaries(self.rows, self.vertices, self.vertices_end, self.triangles, extent,
+                           self.frame_motion, self.triangle_moves)
+        self._covered(extent)
+        self.region = None
+
+    def _covered(self, extent: np.ndarray) -> None:
         self.regions += 1
         self.grid = None
         self.triangle_size = float(np.median(extent)) if len(extent) else 0.0
@@ -192,23 +206,34 @@ class MeshScene:
 
     def _reach(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                particles: np.ndarray) -> None:
-        """Make sure the rows cover the search boxes of ``particles`` (chords x -> x_end grown
-        by ``reach`` [m], as ``collider_candidates`` makes them); else grow the region to
-        their box and theirs, by the collider's largest motion over the frame and the
-        largest reach (a rope pushed by the collider searches again that much farther)."""
+        """Make sure the broad phase holds the triangles the search boxes of ``particles``
+        (chords x -> x_end grown by ``reach`` [m], as ``collider_candidates`` makes them)
+        can meet: every cell of them is in the region's cells; else add their cells, each box
+        grown by the collider's largest motion over the frame and the largest reach (a rope
+        pushed by the collider searches again about that much farther), and put the
+        triangles on the new cells in the broad phase too."""
+        if len(self.rows) == len(self.triangles) and self.region is None and self.regions:
+            return  # (every triangle)
         r = reach[particles]
         active = particles[r > 0.0]
         if not len(active):
             return
-        r = reach[active][:, None]
-        lo = (np.minimum(x[active], x_end[active]) - r).min(axis=0)
-        hi = (np.maximum(x[active], x_end[active]) + r).max(axis=0)
-        if self.region is not None:
-            if (lo >= self.region[0]).all() and (hi <= self.region[1]).all():
-                return
-            lo, hi = np.minimum(lo, self.region[0]), np.maximum(hi, self.region[1])
-        grow = self.growth * (2.0 * self.vertex_motion + float(r.max()))
-        self._cover(lo - grow, hi + grow)
+        region = self.region
+        if region is not None and cells_cover(active, x, x_end, reach, region.inverse_cell,
+                                              region.keys, region.used, REGION_BOX_CELLS):
+            return
+        grow = self.growth * (2.0 * self.vertex_motion + float(reach[active].max()))
+        if region is None:
+            boxes = np.abs(x_end[active] - x[active]).max(axis=1) + 2.0 * (reach[active] + grow)
+            region = self.region = _Cells(max(0.5 * float(np.median(boxes)), 1e-4))
+        if not region.add(active, x, x_end, reach, grow):
+            self._cover_all()  # (a box of too many cells: a very fast particle)
+            return
+        self.rows, extent = region_rows(
+            self.vertices, self.vertices_end, self.triangles, self.triangle_collider,
+            self.params, region.inverse_cell, region.keys, region.used, region.low,
+            region.high, float(REGION_BOX_CELLS))
+        self._covered(extent)
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                         lists: CandidateLists,
@@ -290,6 +315,50 @@ class MeshScene:
             while len(kept) > KEPT_GRIDS:
                 del kept[next(iter(kept))]
         return grid
+
+
+REGION_BOX_CELLS = 4096
+"""A search box of more region cells than this (a particle moving very fast) makes a moving
+soup put all its triangles in the broad phase."""
+
+
+class _Cells:
+    """The cells of a ``MeshScene``'s region: a set of (i, j, k) of a cubic grid
+    (``kernels_region``), open addressing; the cell is half the median grown search box of
+    the first search (a box then covers about 3 x 3 x 3 cells: the region hugs the ropes)."""
+
+    __slots__ = ("inverse_cell", "keys", "used", "count", "low", "high")
+
+    def __init__(self, cell: float) -> None:
+        self.inverse_cell = 1.0 / cell
+        """1 / the cell's edge [1/m]"""
+        self.keys = np.zeros((1024, 3), dtype=np.int64)
+        self.used = np.zeros(1024, dtype=np.uint8)
+        self.count = 0
+        self.low = np.zeros(3, dtype=np.int64)
+        """The smallest cell index on each axis"""
+        self.high = np.full(3, -1, dtype=np.int64)
+        """The largest (below ``low``: no cell yet)"""
+
+    def add(self, particles: np.ndarray, x: np.ndarray, x_end: np.ndarray,
+            reach: np.ndarray, grow: float) -> bool:
+        """Add the cells of the particles' search boxes grown by ``grow`` [m]; False if a box
+        covers more than ``REGION_BOX_CELLS``."""
+        while True:
+            count = mark_cells(particles, x, x_end, reach, grow, self.inverse_cell, self.keys,
+                               self.used, self.count, float(REGION_BOX_CELLS))
+            if count == -2:
+                return False
+            if count >= 0:
+                break
+            keys = np.zeros((4 * len(self.keys), 3), dtype=np.int64)
+            used = np.zeros(4 * len(self.keys), dtype=np.uint8)
+            copy_cells(self.keys, self.used, keys, used)
+            self.keys, self.used = keys, used
+        self.count = count
+        cells = self.keys[self.used.astype(bool)]
+        self.low, self.high = cells.min(axis=0), cells.max(axis=0)
+        return True
 
 
 class _Tables:
