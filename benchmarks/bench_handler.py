@@ -20,7 +20,8 @@ is left per object (reading, checks, writing).
 Last, one 20-point rope (radius 5 mm) falling onto a 159,200-triangle sphere with Collision
 physics (a character-sized collider): at rest, moved by its object's transform (a driver),
 and deformed by a Wave modifier; with the rope's stretch and how close it came to the
-sphere's surface (the rope's radius: it lies on it).
+sphere's surface (the rope's radius: it lies on it). Then six such ropes hanging round the
+deforming sphere's equator, as six runs (substeps 10-15) and as one batch.
 
     python benchmarks/bench_handler.py [--frames 60] [--json out/bench_handler.json]
 """
@@ -289,6 +290,50 @@ def measure_big_collider(bpy, frames: int, motion: str) -> dict:
             "closest_mm": 1e3 * float(min(gaps))}
 
 
+def measure_ropes_round(bpy, frames: int, batch: bool) -> dict:
+    """Six 20-point ropes hanging round the equator of the 159,200-triangle sphere deformed
+    by a Wave modifier: one batch (the same settings) or six runs (substeps 10-15)."""
+    from xpbd_addon import handlers
+    from xpbd_addon.blender import sim
+
+    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+    scene = bpy.context.scene
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=400, ring_count=200, radius=0.5)
+    sphere = bpy.context.object
+    wave = sphere.modifiers.new("Wave", "WAVE")
+    wave.height, wave.width, wave.speed = 0.01, 0.5, 0.05
+    sphere.modifiers.new("Collision", "COLLISION")
+    ropes = make_objects_of(bpy, scene, "mesh", 6)
+    for k, rope in enumerate(ropes):
+        angle = 2.0 * np.pi * k / len(ropes)
+        rope.location = (0.55 * np.cos(angle), 0.55 * np.sin(angle), 0.0)
+        rope.rotation_euler = (0.0, 0.0, angle)
+        if not batch:
+            rope.xpbd.substeps = OBJECT_SUBSTEPS + k
+    handler_ms: list[float] = []
+
+    def timed_handler(scene_, depsgraph=None):
+        t = time.perf_counter()
+        handlers.update_scene(scene_, depsgraph)
+        handler_ms.append(1e3 * (time.perf_counter() - t))
+
+    post = bpy.app.handlers.frame_change_post
+    post[post.index(handlers.on_frame_change_post)] = timed_handler
+    gaps, stretch = [], 0.0
+    try:
+        for frame in range(1, 6 + frames):
+            scene.frame_set(frame)
+            for rope in ropes:
+                x = sim.REGISTRY[rope.session_uid].cache[frame].x
+                gaps.append(np.linalg.norm(x, axis=1).min() - 0.5)
+                length = np.linalg.norm(np.diff(x, axis=0), axis=1).sum()
+                stretch = max(stretch, length - 1.0)
+    finally:
+        post[post.index(timed_handler)] = handlers.on_frame_change_post
+    return {"batch": batch, "handler_ms": float(np.median(handler_ms[5:])),
+            "stretch": float(stretch), "closest_mm": 1e3 * float(min(gaps))}
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--frames", type=int, default=60)
@@ -305,6 +350,7 @@ def main(argv: list[str]) -> int:
         many = [measure_objects(bpy, kind, args.frames, collider)
                 for collider in (False, True) for kind in ("mesh", "curve")]
         big = [measure_big_collider(bpy, args.frames, motion) for motion in BIG_MOTIONS]
+        round_ = [measure_ropes_round(bpy, args.frames, batch) for batch in (False, True)]
     finally:
         xpbd_addon.unregister()
     print(f"XPBD Rope handler, {ROPES} ropes x {POINTS} points, S = {SUBSTEPS}, "
@@ -329,9 +375,14 @@ def main(argv: list[str]) -> int:
     for r in big:
         print(f"{r['motion']:<24}{r['handler_ms']:>12.1f}{100 * r['stretch']:>9.2f}%"
               f"{r['closest_mm']:>17.1f} mm")
+    print(f"\nsix {OBJECT_POINTS}-point ropes round the deforming sphere's equator")
+    for r in round_:
+        print(f"{'one batch' if r['batch'] else 'six runs':<24}{r['handler_ms']:>12.1f}"
+              f"{100 * r['stretch']:>9.2f}%{r['closest_mm']:>17.1f} mm")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps({"one_object": results, "many_objects": many,
-                                           "big_collider": big}, indent=2))
+                                           "big_collider": big, "ropes_round": round_},
+                                          indent=2))
     return 0
 
 
