@@ -341,3 +341,22 @@ def test_a_search_beyond_a_moving_colliders_region_grows_it(monkeypatch):
         scene.find_candidates(x, x, reach, lists, only=np.array([0]))
     compare()
     assert culled.regions == 2 and len(culled.rows) < len(triangles) // 10
+
+
+def test_a_moving_colliders_region_keeps_every_cell_as_its_set_grows():
+    """The region's cell set starts small and grows (rehashed) while cells are added: every
+    cell of every box added is in it afterwards, and it never fills past half."""
+    from xpbd_addon.core.contacts.kernels_region import cells_cover
+    from xpbd_addon.core.contacts.scene import _Cells
+
+    cells = _Cells(0.01)
+    cells.keys, cells.used = np.zeros((16, 3), dtype=np.int64), np.zeros(16, dtype=np.uint8)
+    x = np.random.default_rng(1).uniform(0.0, 1.0, (50, 3))
+    reach = np.full(50, 0.02)
+    assert cells.add(np.arange(50), x, x, reach, 0.0)
+    assert cells.count == np.count_nonzero(cells.used) and 2 * cells.count <= len(cells.keys)
+    assert cells_cover(np.arange(50), x, x, reach, cells.inverse_cell, cells.keys, cells.used,
+                       4096.0)
+    far = x + 2.0
+    assert not cells_cover(np.arange(50), far, far, reach, cells.inverse_cell, cells.keys,
+                           cells.used, 4096.0)

@@ -116,11 +116,12 @@ class MeshScene:
         self.fraction: float | None = None
         """The frame fraction the corners are at (``at``); None: the end's corners"""
         self.rows = np.zeros(0, dtype=np.int64)
-        """The triangles whose rows are made, in increasing order"""
+        """The triangles in the broad phase (all, or those on the ``region``'s cells), in
+        increasing order"""
         self.region: _Cells | None = None
         """The cells the triangles ``rows`` cover (None: none yet, or every triangle)"""
         self.regions = 0
-        """How often the rows were made (diagnostics)"""
+        """How often the broad phase's triangles were chosen (diagnostics)"""
         self.marker = tables.marker
         self.mark = tables.mark
         """``collider_candidates``' seen-marks (entries below ``mark``), kept between calls"""
@@ -354,7 +355,8 @@ class _Cells:
             keys = np.zeros((4 * len(self.keys), 3), dtype=np.int64)
             used = np.zeros(4 * len(self.keys), dtype=np.uint8)
             copy_cells(self.keys, self.used, keys, used)
-            self.keys, self.used = keys, used
+            # (with the cells the failed call added before it stopped: counted again)
+            self.keys, self.used, self.count = keys, used, int(np.count_nonzero(used))
         self.count = count
         cells = self.keys[self.used.astype(bool)]
         self.low, self.high = cells.min(axis=0), cells.max(axis=0)
