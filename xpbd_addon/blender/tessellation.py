@@ -1,6 +1,6 @@
 """Blender's loop triangles of a mesh of triangles and quads, made from its corners and
-positions in numpy instead of read through RNA (about 140 ns a triangle: 23 ms a frame for a
-deforming 159,000-triangle collider).
+positions (one numba pass, 3 ms at 159,000 triangles) instead of read through RNA (about
+140 ns a triangle: 23 ms a frame for a deforming 159,000-triangle collider).
 
 Blender cuts a quad (corners 0 1 2 3) on its 0-2 diagonal, into (0 1 2) (0 2 3), unless the
 quad is folded or concave so that this diagonal lies outside it; then on 1-3, into (0 1 3)
@@ -8,7 +8,7 @@ quad is folded or concave so that this diagonal lies outside it; then on 1-3, in
 the face normals happen to be cached: the sign of (d12 x d13) . (d14 x d13)
 (``is_quad_flip_v3_first_third_fast``), or on which side of the diagonal's line, in the
 face's plane, corners 1 and 3 lie (``is_quad_flip_v3_first_third_fast_with_normal``), in
-single precision. Both are computed here in double precision, and a quad's cut is taken only
+single precision. Both are computed here in double precision (``quad_cuts``), and a quad's cut is taken only
 when the two agree with a margin far above single precision's rounding at the mesh's scale;
 the other quads (folded so that the tests disagree, or too close to call) are left for the
 caller to ask Blender about, one by one, and a mesh with a face of more corners is read
