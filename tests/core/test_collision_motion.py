@@ -360,3 +360,35 @@ def test_a_moving_colliders_region_keeps_every_cell_as_its_set_grows():
     far = x + 2.0
     assert not cells_cover(np.arange(50), far, far, reach, cells.inverse_cell, cells.keys,
                            cells.used, 4096.0)
+
+
+def test_a_moving_colliders_swept_boxes_are_made_once_a_frame_and_never_stale(monkeypatch):
+    """The triangles' boxes over a frame, which every rope's region reads, are made once for
+    all colliders equal to one another (each rope's run makes its own frame of the mesh),
+    and made again for another frame, also for an older one asking again."""
+    from xpbd_addon.core.contacts import scene as contact_scene
+    from xpbd_addon.core.contacts.kernels_region import swept_boxes
+    from xpbd_addon.core.contacts.scene import swept
+
+    made_boxes = []
+    monkeypatch.setattr(contact_scene, "swept_boxes",
+                        lambda *args: made_boxes.append(1) or swept_boxes(*args))
+
+    vertices, triangles = icosphere(2, 0.5)
+    sphere = Collider(vertices, triangles, thickness=0.01)
+    path = [vertices + (0.02 * k, 0.0, 0.0) for k in range(3)]
+
+    def fresh(collider):
+        lo, hi = np.empty((len(triangles), 3)), np.empty((len(triangles), 3))
+        swept_boxes(collider.vertices, collider.vertices_end, collider.triangles, 0.01, lo, hi)
+        return lo, hi
+
+    first, again = sphere.moved(path[0], path[1]), sphere.moved(path[0], path[1])
+    second = sphere.moved(path[1], path[2])
+    lo, hi, motion = swept(first)
+    assert swept(again)[0] is lo and motion == pytest.approx(0.02)
+    assert len(made_boxes) == 1  # shared
+    for collider in (second, first):  # another frame, then the older one again
+        made = swept(collider)
+        for kept, expected in zip(made[:2], fresh(collider), strict=True):
+            np.testing.assert_array_equal(kept, expected)

@@ -8,11 +8,11 @@ quad is folded or concave so that this diagonal lies outside it; then on 1-3, in
 the face normals happen to be cached: the sign of (d12 x d13) . (d14 x d13)
 (``is_quad_flip_v3_first_third_fast``), or on which side of the diagonal's line, in the
 face's plane, corners 1 and 3 lie (``is_quad_flip_v3_first_third_fast_with_normal``), in
-single precision. Both are computed here in double precision (``quad_cuts``), and a quad's cut is taken only
-when the two agree with a margin far above single precision's rounding at the mesh's scale;
-the other quads (folded so that the tests disagree, or too close to call) are left for the
-caller to ask Blender about, one by one, and a mesh with a face of more corners is read
-whole. Triangles come in Blender's order: by face, a quad's two in turn.
+single precision. Both are computed here in double precision (``quad_cuts``), and a quad's
+cut is taken only when the two agree with a margin far above single precision's rounding at
+the mesh's scale; the other quads (folded so that the tests disagree, or too close to call)
+are left for the caller to ask Blender about, one by one, and a mesh with a face of more
+corners is read whole. Triangles come in Blender's order: by face, a quad's two in turn.
 """
 
 from __future__ import annotations

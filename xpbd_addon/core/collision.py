@@ -61,6 +61,10 @@ class _Topology:
     vertex_count: int
     closed: bool
     problems: tuple[str, ...]
+    swept: list = field(default_factory=list, compare=False)
+    """[collider, lo, hi, motion]: the triangles' boxes over the frame of the last collider of
+    this mesh asked for them, and its largest vertex motion (``contacts.scene.swept``; the
+    arrays reused frame after frame)"""
     scratch: list = field(default_factory=list, compare=False)
     """The contacts' per-triangle tables of this mesh moving, free for its next frame
     (``contacts.scene.MeshScene.release``): its frames move it, the mesh stays"""

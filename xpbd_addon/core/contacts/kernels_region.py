@@ -107,23 +107,11 @@ def cells_cover(particles, x, x_end, reach, inverse_cell, keys, used, limit):
 
 
 @kernel
-def region_rows(vertices, vertices_end, triangles, triangle_collider, params, inverse_cell,
-                keys, used, low_cell, high_cell, limit):
-    """The triangles of a soup moving from ``vertices`` to ``vertices_end`` (V, 3) [m] whose box
-    over the frame, grown by their collider's thickness params[c, 0] [m] (``triangle_grid``'s
-    t_lo, t_hi, computed alike), covers a cell of the set (``mark_cells``; its cells lie
-    within low_cell..high_cell (3,) on each axis), or more than ``limit`` cells: their ids in
-    increasing order, and their largest extent along an axis at the start (K,) [m]. A search
-    box's cells all in the set, a triangle whose box overlaps it shares one of them: it is
-    kept."""
-    count = triangles.shape[0]
-    kept = np.empty(count, dtype=np.int64)
-    extent = np.empty(count)
-    kept_count = 0
-    lo = np.empty(3)
-    hi = np.empty(3)
-    for t in range(count):
-        grow = params[triangle_collider[t], 0]
+def swept_boxes(vertices, vertices_end, triangles, thickness, lo, hi):
+    """Each triangle's box over a frame moving from ``vertices`` to ``vertices_end`` (V, 3)
+    [m], grown by ``thickness`` [m], into lo, hi (T, 3): ``triangle_grid``'s t_lo, t_hi,
+    computed alike (made once a frame for a moving collider, for every rope's region)."""
+    for t in range(triangles.shape[0]):
         for c in range(3):
             low = np.inf
             high = -np.inf
@@ -131,9 +119,24 @@ def region_rows(vertices, vertices_end, triangles, triangle_collider, params, in
                 vertex = triangles[t, k]
                 low = min(low, vertices[vertex, c], vertices_end[vertex, c])
                 high = max(high, vertices[vertex, c], vertices_end[vertex, c])
-            lo[c] = low - grow
-            hi[c] = high + grow
-        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+            lo[t, c] = low - thickness
+            hi[t, c] = high + thickness
+
+
+@kernel
+def region_rows(box_lo, box_hi, vertices, triangles, inverse_cell, keys, used, low_cell,
+                high_cell, limit):
+    """The triangles whose box over the frame (``swept_boxes`` (T, 3) each) covers a cell of
+    the set (``mark_cells``; its cells lie within low_cell..high_cell (3,) on each axis), or
+    more than ``limit`` cells: their ids in increasing order, and their largest extent along
+    an axis at the start (K,) [m], from ``vertices`` (V, 3) [m]. A search box's cells all in
+    the set, a triangle whose box overlaps it shares one of them: it is kept."""
+    count = triangles.shape[0]
+    kept = np.empty(count, dtype=np.int64)
+    extent = np.empty(count)
+    kept_count = 0
+    for t in range(count):
+        i0, j0, k0, i1, j1, k1, cells = _cell_span(box_lo[t], box_hi[t], inverse_cell)
         if (i1 < low_cell[0] or i0 > high_cell[0] or j1 < low_cell[1] or j0 > high_cell[1]
                 or k1 < low_cell[2] or k0 > high_cell[2]):
             continue

@@ -23,6 +23,7 @@ from .kernels_region import (
     new_rows,
     one_ring,
     region_rows,
+    swept_boxes,
 )
 
 
@@ -105,9 +106,7 @@ class MeshScene:
         """Typical extent [m] of the triangles made, the smallest sensible grid cell"""
         self.triangle_motion = self.frame_motion
         """Displacement of each triangle's centroid over one substep [m], (T, 3)"""
-        motion = self.vertices_end - self.vertices
-        self.vertex_motion = float(np.sqrt(np.einsum("ij,ij->i", motion, motion).max(
-            initial=0.0))) if self.moving else 0.0
+        self.vertex_motion = max(swept(m)[2] for m in meshes) if self.moving else 0.0
         """Largest displacement of a collider vertex over the frame [m] (of all of them)"""
         self.max_motion = 0.0
         """Largest displacement of a collider point over one substep [m] (0: static)"""
@@ -230,10 +229,13 @@ class MeshScene:
         if not region.add(active, x, x_end, reach, grow):
             self._cover_all()  # (a box of too many cells: a very fast particle)
             return
+        boxes = [swept(m) for m in self.meshes]
+        box_lo, box_hi = ((boxes[0][0], boxes[0][1]) if len(boxes) == 1 else
+                          (np.concatenate([b[0] for b in boxes]),
+                           np.concatenate([b[1] for b in boxes])))
         self.rows, extent = region_rows(
-            self.vertices, self.vertices_end, self.triangles, self.triangle_collider,
-            self.params, region.inverse_cell, region.keys, region.used, region.low,
-            region.high, float(REGION_BOX_CELLS))
+            box_lo, box_hi, self.vertices, self.triangles, region.inverse_cell, region.keys,
+            region.used, region.low, region.high, float(REGION_BOX_CELLS))
         self._covered(extent)
 
     def find_candidates(self, x: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
@@ -421,6 +423,31 @@ class CandidateLists:
         """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
         self.distance = np.zeros(0)
         """Scratch of the narrow phase, one entry per candidate"""
+
+
+def swept(mesh: Collider) -> tuple[np.ndarray, np.ndarray, float]:
+    """A moving collider's triangle boxes over its frame grown by its thickness (lo, hi
+    (T, 3) [m], ``kernels_region.swept_boxes``) and its largest vertex motion [m]: made once
+    for every rope's contact scene of the frame, in arrays kept on the mesh's topology (fresh
+    memory for 159,000 triangles costs more in page faults than the boxes). They belong to
+    the last collider that asked, and serve any equal to it (the same positions and
+    thickness); an older frame's collider asking again has them made again."""
+    kept = mesh._topology.swept
+    if kept and (kept[0] is mesh or (  # (each rope's run makes its own frame of the mesh)
+            kept[0].thickness == mesh.thickness
+            and np.array_equal(kept[0].vertices, mesh.vertices)
+            and np.array_equal(kept[0].vertices_end, mesh.vertices_end))):
+        return kept[1], kept[2], kept[3]
+    count = len(mesh.triangles)
+    if kept and len(kept[1]) == count:
+        lo, hi = kept[1], kept[2]
+    else:
+        lo, hi = np.empty((count, 3)), np.empty((count, 3))
+    swept_boxes(mesh.vertices, mesh.vertices_end, mesh.triangles, mesh.thickness, lo, hi)
+    motion = mesh.vertices_end - mesh.vertices
+    largest = float(np.sqrt(np.einsum("ij,ij->i", motion, motion).max(initial=0.0)))
+    kept[:] = [mesh, lo, hi, largest]
+    return lo, hi, largest
 
 
 def mesh_scene(meshes: list[Collider]) -> MeshScene:
