@@ -32,6 +32,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -242,16 +244,11 @@ def measure_objects(bpy, kind: str, frames: int, collider: bool) -> dict:
 BIG_MOTIONS = ("at rest", "moved by its transform", "deformed by a wave")
 
 
-def measure_big_collider(bpy, frames: int, motion: str) -> dict:
-    """The handler's frame for one rope over a 159,200-triangle sphere (see the module), the
-    sphere at rest, moved by a driver on its location (1 cm a frame) or deformed by a Wave
-    modifier (before its Collision); with the rope's stretch and how close it came to the
-    sphere's surface (it must touch it, not sink in)."""
-    from xpbd_addon import handlers
-    from xpbd_addon.blender import sim
-
+def _big_sphere(bpy, motion: str):
+    """A new scene with the 159,200-triangle sphere (r = 0.5 m, Collision physics), at rest,
+    moved by a driver on its location (1 cm a frame) or deformed by a Wave modifier (before
+    its Collision), as ``motion`` (``BIG_MOTIONS``) says. Returns (scene, sphere)."""
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
-    scene = bpy.context.scene
     bpy.ops.mesh.primitive_uv_sphere_add(segments=400, ring_count=200, radius=0.5)
     sphere = bpy.context.object
     if motion == BIG_MOTIONS[1]:
@@ -262,7 +259,14 @@ def measure_big_collider(bpy, frames: int, motion: str) -> dict:
         wave = sphere.modifiers.new("Wave", "WAVE")
         wave.height, wave.width, wave.speed = 0.01, 0.5, 0.05
     sphere.modifiers.new("Collision", "COLLISION")
-    (rope,) = make_objects_of(bpy, scene, "mesh", 1)
+    return bpy.context.scene, sphere
+
+
+@contextmanager
+def _timed_handler(bpy) -> Iterator[list[float]]:
+    """The frame handler timed within the block: yields the list of its ms per frame."""
+    from xpbd_addon import handlers
+
     handler_ms: list[float] = []
 
     def timed_handler(scene_, depsgraph=None):
@@ -272,16 +276,26 @@ def measure_big_collider(bpy, frames: int, motion: str) -> dict:
 
     post = bpy.app.handlers.frame_change_post
     post[post.index(handlers.on_frame_change_post)] = timed_handler
-    gaps = []
     try:
-        for frame in range(1, 6 + frames):
-            scene.frame_set(frame)
-            entry = sim.REGISTRY[rope.session_uid]
-            x = entry.cache[frame].x
-            center = np.array(sphere.matrix_world.translation)
-            gaps.append(np.linalg.norm(x - center, axis=1).min() - 0.5)
+        yield handler_ms
     finally:
         post[post.index(timed_handler)] = handlers.on_frame_change_post
+
+
+def measure_big_collider(bpy, frames: int, motion: str) -> dict:
+    """The handler's frame for one rope over the big sphere (``_big_sphere``), with the rope's
+    stretch and how close it came to the sphere's surface (it must touch it, not sink in)."""
+    from xpbd_addon.blender import sim
+
+    scene, sphere = _big_sphere(bpy, motion)
+    (rope,) = make_objects_of(bpy, scene, "mesh", 1)
+    gaps = []
+    with _timed_handler(bpy) as handler_ms:
+        for frame in range(1, 6 + frames):
+            scene.frame_set(frame)
+            x = sim.REGISTRY[rope.session_uid].cache[frame].x
+            center = np.array(sphere.matrix_world.translation)
+            gaps.append(np.linalg.norm(x - center, axis=1).min() - 0.5)
     triangles = sum(len(p.vertices) - 2 for p in sphere.data.polygons)
     x = sim.REGISTRY[rope.session_uid].cache[5 + frames].x
     stretch = np.linalg.norm(np.diff(x, axis=0), axis=1).sum() / 1.0 - 1.0
@@ -291,18 +305,11 @@ def measure_big_collider(bpy, frames: int, motion: str) -> dict:
 
 
 def measure_ropes_round(bpy, frames: int, batch: bool) -> dict:
-    """Six 20-point ropes hanging round the equator of the 159,200-triangle sphere deformed
-    by a Wave modifier: one batch (the same settings) or six runs (substeps 10-15)."""
-    from xpbd_addon import handlers
+    """Six 20-point ropes hanging round the equator of the big sphere deformed by a Wave
+    modifier: one batch (the same settings) or six runs (substeps 10-15)."""
     from xpbd_addon.blender import sim
 
-    bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
-    scene = bpy.context.scene
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=400, ring_count=200, radius=0.5)
-    sphere = bpy.context.object
-    wave = sphere.modifiers.new("Wave", "WAVE")
-    wave.height, wave.width, wave.speed = 0.01, 0.5, 0.05
-    sphere.modifiers.new("Collision", "COLLISION")
+    scene, _ = _big_sphere(bpy, BIG_MOTIONS[2])
     ropes = make_objects_of(bpy, scene, "mesh", 6)
     for k, rope in enumerate(ropes):
         angle = 2.0 * np.pi * k / len(ropes)
@@ -310,17 +317,8 @@ def measure_ropes_round(bpy, frames: int, batch: bool) -> dict:
         rope.rotation_euler = (0.0, 0.0, angle)
         if not batch:
             rope.xpbd.substeps = OBJECT_SUBSTEPS + k
-    handler_ms: list[float] = []
-
-    def timed_handler(scene_, depsgraph=None):
-        t = time.perf_counter()
-        handlers.update_scene(scene_, depsgraph)
-        handler_ms.append(1e3 * (time.perf_counter() - t))
-
-    post = bpy.app.handlers.frame_change_post
-    post[post.index(handlers.on_frame_change_post)] = timed_handler
     gaps, stretch = [], 0.0
-    try:
+    with _timed_handler(bpy) as handler_ms:
         for frame in range(1, 6 + frames):
             scene.frame_set(frame)
             for rope in ropes:
@@ -328,8 +326,6 @@ def measure_ropes_round(bpy, frames: int, batch: bool) -> dict:
                 gaps.append(np.linalg.norm(x, axis=1).min() - 0.5)
                 length = np.linalg.norm(np.diff(x, axis=0), axis=1).sum()
                 stretch = max(stretch, length - 1.0)
-    finally:
-        post[post.index(timed_handler)] = handlers.on_frame_change_post
     return {"batch": batch, "handler_ms": float(np.median(handler_ms[5:])),
             "stretch": float(stretch), "closest_mm": 1e3 * float(min(gaps))}
 

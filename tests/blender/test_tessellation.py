@@ -52,6 +52,17 @@ def _flipped_rows(obj):
     return rows
 
 
+def _keyed_deform(obj, method, angle):
+    """``obj`` with a Simple Deform modifier (``method``) keyed from its default angle at
+    frame 1 to ``angle`` [rad] at frame 12."""
+    deform = obj.modifiers.new(method.title(), "SIMPLE_DEFORM")
+    deform.deform_method = method
+    deform.keyframe_insert("angle", frame=1)
+    deform.angle = angle
+    deform.keyframe_insert("angle", frame=12)
+    return obj
+
+
 @pytest.mark.parametrize("shape", ["wave sphere", "twisted monkey", "bent grid"])
 def test_made_triangles_are_blenders_on_deforming_meshes(scene, shape):
     """Meshes of triangles and quads deformed by modifiers over 12 frames: the triangles
@@ -64,20 +75,10 @@ def test_made_triangles_are_blenders_on_deforming_meshes(scene, shape):
         wave.height, wave.width, wave.speed = 0.05, 0.3, 0.1
     elif shape == "twisted monkey":
         bpy.ops.mesh.primitive_monkey_add(size=1.0, location=(3.0, 0.0, 0.0))
-        obj = bpy.context.object
-        twist = obj.modifiers.new("Twist", "SIMPLE_DEFORM")
-        twist.deform_method = "TWIST"
-        twist.keyframe_insert("angle", frame=1)
-        twist.angle = 3.0
-        twist.keyframe_insert("angle", frame=12)
+        obj = _keyed_deform(bpy.context.object, "TWIST", 3.0)
     else:
         bpy.ops.mesh.primitive_grid_add(x_subdivisions=30, y_subdivisions=30, size=2.0)
-        obj = bpy.context.object
-        bend = obj.modifiers.new("Bend", "SIMPLE_DEFORM")
-        bend.deform_method = "BEND"
-        bend.keyframe_insert("angle", frame=1)
-        bend.angle = 4.0
-        bend.keyframe_insert("angle", frame=12)
+        obj = _keyed_deform(bpy.context.object, "BEND", 4.0)
     for frame in range(1, 13):
         scene.frame_set(frame)
         made, unsure, blenders = _made_and_blenders(obj)

@@ -109,6 +109,31 @@ def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
 
 
 @kernel
+def swept_box(vertices, vertices_end, triangles, t, grow, lo, hi):
+    """Triangle t's box over a frame moving from ``vertices`` to ``vertices_end`` (V, 3) [m],
+    grown by ``grow`` [m], into rows t of lo, hi (T, 3); returns its corners' largest
+    displacement over the frame [m]."""
+    motion = 0.0
+    for c in range(3):
+        lo[t, c] = np.inf
+        hi[t, c] = -np.inf
+    for k in range(3):
+        vertex = triangles[t, k]
+        m2 = 0.0
+        for c in range(3):
+            p0 = vertices[vertex, c]
+            p1 = vertices_end[vertex, c]
+            lo[t, c] = min(lo[t, c], p0, p1)
+            hi[t, c] = max(hi[t, c], p0, p1)
+            m2 += (p1 - p0) * (p1 - p0)
+        motion = max(motion, math.sqrt(m2))
+    for c in range(3):
+        lo[t, c] -= grow
+        hi[t, c] += grow
+    return motion
+
+
+@kernel
 def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, max_cells):
     """The swept triangles of one frame in a hashed grid of cell ``cell`` [m]: their boxes
     over the frame grown by the thickness [m] (t_lo, t_hi (T, 3)), slack (T,) [m] thickness +
@@ -119,25 +144,8 @@ def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, m
     t_hi = np.empty((m, 3))
     slack = np.empty(m)
     for t in range(m):
-        motion = 0.0
-        for c in range(3):
-            t_lo[t, c] = np.inf
-            t_hi[t, c] = -np.inf
-        for k in range(3):
-            vertex = triangles[t, k]
-            m2 = 0.0
-            for c in range(3):
-                p0 = vertices[vertex, c]
-                p1 = vertices_end[vertex, c]
-                t_lo[t, c] = min(t_lo[t, c], p0, p1)
-                t_hi[t, c] = max(t_hi[t, c], p0, p1)
-                m2 += (p1 - p0) * (p1 - p0)
-            motion = max(motion, math.sqrt(m2))
         grow = triangle_thickness[t]
-        for c in range(3):
-            t_lo[t, c] -= grow
-            t_hi[t, c] += grow
-        slack[t] = motion + grow
+        slack[t] = swept_box(vertices, vertices_end, triangles, t, grow, t_lo, t_hi) + grow
     start, ids, oversize, mask = build_grid(t_lo, t_hi, 1.0 / cell, max_cells)
     return t_lo, t_hi, slack, start, ids, oversize, mask
 

@@ -13,26 +13,12 @@ it hangs from, not for the body.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..jit import kernel
+from .kernels_broadphase import _hash, _span, swept_box
 from .kernels_collider import face_normal
 from .kernels_geometry import triangle_summaries as summaries
-
-
-@kernel
-def _cell_span(lo, hi, inverse_cell):
-    """The cell index ranges of the box [lo, hi] (3 floats each) and their cell count."""
-    i0 = np.int64(math.floor(lo[0] * inverse_cell))
-    j0 = np.int64(math.floor(lo[1] * inverse_cell))
-    k0 = np.int64(math.floor(lo[2] * inverse_cell))
-    i1 = np.int64(math.floor(hi[0] * inverse_cell))
-    j1 = np.int64(math.floor(hi[1] * inverse_cell))
-    k1 = np.int64(math.floor(hi[2] * inverse_cell))
-    cells = float(i1 - i0 + 1) * float(j1 - j0 + 1) * float(k1 - k0 + 1)
-    return i0, j0, k0, i1, j1, k1, cells
 
 
 @kernel
@@ -40,7 +26,7 @@ def _slot(keys, used, i, j, k):
     """Where cell (i, j, k) is in the open-addressing set (keys (S, 3), used (S,)), or the free
     slot it would take."""
     mask = keys.shape[0] - 1
-    h = ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
+    h = _hash(i, j, k, mask)
     while used[h] and not (keys[h, 0] == i and keys[h, 1] == j and keys[h, 2] == k):
         h = (h + 1) & mask
     return h
@@ -68,7 +54,7 @@ def mark_cells(particles, x, x_end, reach, grow, inverse_cell, keys, used, count
         if not reach[p] > 0.0:
             continue
         _particle_box(x, x_end, reach, p, grow, lo, hi)
-        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = _span(lo, hi, inverse_cell)
         if cells > limit:
             return -2
         for i in range(i0, i1 + 1):
@@ -95,7 +81,7 @@ def cells_cover(particles, x, x_end, reach, inverse_cell, keys, used, limit):
         if not reach[p] > 0.0:
             continue
         _particle_box(x, x_end, reach, p, 0.0, lo, hi)
-        i0, j0, k0, i1, j1, k1, cells = _cell_span(lo, hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = _span(lo, hi, inverse_cell)
         if cells > limit:
             return False
         for i in range(i0, i1 + 1):
@@ -109,18 +95,10 @@ def cells_cover(particles, x, x_end, reach, inverse_cell, keys, used, limit):
 @kernel
 def swept_boxes(vertices, vertices_end, triangles, thickness, lo, hi):
     """Each triangle's box over a frame moving from ``vertices`` to ``vertices_end`` (V, 3)
-    [m], grown by ``thickness`` [m], into lo, hi (T, 3): ``triangle_grid``'s t_lo, t_hi,
-    computed alike (made once a frame for a moving collider, for every rope's region)."""
+    [m], grown by ``thickness`` [m], into lo, hi (T, 3): ``triangle_grid``'s t_lo, t_hi
+    (``swept_box``; made once a frame for a moving collider, for every rope's region)."""
     for t in range(triangles.shape[0]):
-        for c in range(3):
-            low = np.inf
-            high = -np.inf
-            for k in range(3):
-                vertex = triangles[t, k]
-                low = min(low, vertices[vertex, c], vertices_end[vertex, c])
-                high = max(high, vertices[vertex, c], vertices_end[vertex, c])
-            lo[t, c] = low - thickness
-            hi[t, c] = high + thickness
+        swept_box(vertices, vertices_end, triangles, t, thickness, lo, hi)
 
 
 @kernel
@@ -136,7 +114,7 @@ def region_rows(box_lo, box_hi, vertices, triangles, inverse_cell, keys, used, l
     extent = np.empty(count)
     kept_count = 0
     for t in range(count):
-        i0, j0, k0, i1, j1, k1, cells = _cell_span(box_lo[t], box_hi[t], inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = _span(box_lo[t], box_hi[t], inverse_cell)
         if (i1 < low_cell[0] or i0 > high_cell[0] or j1 < low_cell[1] or j0 > high_cell[1]
                 or k1 < low_cell[2] or k0 > high_cell[2]):
             continue
