@@ -293,7 +293,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
-                          planes, velocity_scale)
+                          planes, velocity_scale,
+                          accelerations=None if extra is workspace.no_accelerations else extra)
     lanes = plan.lanes
     # one substep per call: a parallel region's start-up is paid every substep
     threads = lanes is not None and (parallel if parallel is not None

@@ -39,7 +39,7 @@ class ColliderContacts:
     """The meshes and planes of one frame (fields in ``__init__``)."""
 
     __slots__ = ("model", "motion", "scene", "plane_rows", "frictionless",
-                 "frictionless_planes", "collider_margin", "beyond", "push_max", "no_extra",
+                 "frictionless_planes", "collider_margin", "beyond", "no_extra",
                  "strayed", "verified_end", "resumed", "refreshes", "lists", "triangle_chord",
                  "triangle_reach", "cache_triangle", "cache_point", "cache_room", "cache_time",
                  "cache_second", "cache_room_second", "cache_near", "geometry",
@@ -62,8 +62,6 @@ class ColliderContacts:
         self.beyond = DEPTH_REACH * self.collider_margin
         """How deep [m] past r + thickness a contact still holds a particle inside a closed
         mesh or behind a shell (the search reaches that much farther than the margin)"""
-        self.push_max = model.contact_push_speed * motion.h
-        """The most a contact pushes out per substep beyond the approach [m]"""
         self.no_extra = np.zeros(count)
         """(N,) [m] zeros: no approach besides the substep's"""
         self.strayed = np.zeros(count, dtype=np.uint8)
@@ -229,7 +227,7 @@ class ColliderContacts:
         # the vectorised kernel computes every particle, the scalar one skips those not chosen
         if static and (dense or not selective):
             left = resting_static(
-                x.reshape(-1), v.reshape(-1), len(x), radius, velocity_scale, self.push_max,
+                x.reshape(-1), v.reshape(-1), len(x), radius, velocity_scale, self.motion.push,
                 self.thickest, self.beyond, 1.0 if params is scene.params else 0.0, only,
                 selective, extra, self.cache_triangle, self.cache_point.reshape(-1),
                 self.cache_room, self.cache_near, *self.geometry_rows, moved, self.rest)
@@ -237,7 +235,7 @@ class ColliderContacts:
             left = resting_contacts(
                 x, v, w, radius, velocity_scale, fraction, scene.corners, scene.face_normal,
                 scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_collider, s1,
-                params, self.push_max, self.thickest, self.beyond, moved, only, selective,
+                params, self.motion.push, self.thickest, self.beyond, moved, only, selective,
                 scene.max_motion, extra, self.cache_triangle, self.cache_point,
                 self.cache_room, self.cache_time, self.cache_near, self.rest)
         if left:  # those resting on two faces
@@ -245,7 +243,7 @@ class ColliderContacts:
                 x, v, radius, velocity_scale, fraction, scene.corners, scene.face_normal,
                 scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_edges,
                 scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
-                scene.edge_normal, scene.edge_normal_end, s1, params, self.push_max,
+                scene.edge_normal, scene.edge_normal_end, s1, params, self.motion.push,
                 self.thickest, self.beyond, moved, scene.max_motion, extra,
                 self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
                 self.cache_second, self.cache_room_second, self.rest)
@@ -255,7 +253,7 @@ class ColliderContacts:
                 scene.vertices, scene.vertices_end, scene.triangle_motion, scene.triangles,
                 scene.triangle_edges, scene.triangle_collider, scene.vertex_normal,
                 scene.vertex_normal_end, scene.edge_normal, scene.edge_normal_end, s1, params,
-                self.lists.spans, self.lists.candidates, self.push_max, self.lists.distance,
+                self.lists.spans, self.lists.candidates, self.motion.push, self.lists.distance,
                 moved, self.rest, True, scene.max_motion, extra, self.thickest, self.beyond,
                 self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
                 self.cache_second, self.cache_room_second, self.cache_near)
@@ -275,7 +273,7 @@ class ColliderContacts:
             rows = self.frictionless_planes
         model = self.model
         plane_contacts(x, v, model.particle_inv_mass, model.particle_radius,
-                       self.motion.velocity_scale, rows, self.push_max, moved, only,
+                       self.motion.velocity_scale, rows, self.motion.push, moved, only,
                        selective, extra)
 
 

@@ -53,6 +53,12 @@ SPARSE_AWAKE = 4
 kernel) when fewer than 1 in SPARSE_AWAKE are awake, else compute all and keep the awake
 ones' (the vectorised kernel, 8 at a time)."""
 
+RESIDUE_SINKS = 2.0
+"""Overlap a contact finds at a substep's start that it undoes with velocity, in substeps of
+gravity's sink g h^2 (``kernels_collider.push_out``): the residue that contacts sharing a
+particle leave each other (a resting stack: about 0.8 g h^2). Beyond it, an overlap is
+pushed out without velocity. The velocity it can give is RESIDUE_SINKS g h at most."""
+
 CONTACT_PASSES = 2
 """Passes over all contacts per substep when rope-rope contacts are on."""
 

@@ -50,7 +50,7 @@ class FrameContacts:
     then for the awake particles only, and a rope wakes when a pair links it to an awake one
     or a moving triangle becomes its candidate (``_contact_pairs``)."""
 
-    __slots__ = ("model", "workspace", "substeps", "dt", "h", "velocity_scale", "push_max",
+    __slots__ = ("model", "workspace", "substeps", "dt", "h", "velocity_scale",
                  "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
                  "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
                  "awake_blocks", "pairs_seen", "candidates_seen", "awake_pairs", "sleeping",
@@ -58,7 +58,8 @@ class FrameContacts:
 
     def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
                  pin_end: np.ndarray, dt: float, substeps: int, gravity: np.ndarray,
-                 meshes: list[Collider], planes: list[Plane], velocity_scale: float) -> None:
+                 meshes: list[Collider], planes: list[Plane], velocity_scale: float, *,
+                 accelerations: np.ndarray | None = None) -> None:
         count = model.particle_count
         self.model, self.workspace = model, workspace
         """The rope; the state's workspace (where the carried candidates come and go)"""
@@ -66,10 +67,8 @@ class FrameContacts:
         """Substeps, frame [s], substep [s]"""
         self.velocity_scale = velocity_scale
         """exp(-damping h) / h [1/s]: a contact's dx adds dx velocity_scale to v"""
-        self.push_max = model.contact_push_speed * self.h
-        """The most a contact pushes out per substep beyond the approach [m]"""
         self.motion = MotionPrediction(model, x, v, pin_end, dt, substeps, gravity,
-                                       velocity_scale)
+                                       velocity_scale, accelerations=accelerations)
         """The motion the broad phases predict"""
         self.colliders = ColliderContacts(model, workspace, self.motion, x, meshes, planes)
         """The meshes and planes"""
@@ -168,7 +167,7 @@ class FrameContacts:
             acted = 0
             if len(pairs):
                 acted = segment_contacts(x, v, w, radius, self.velocity_scale,
-                                         model.edge_index, pairs, self.push_max,
+                                         model.edge_index, pairs, self.motion.push,
                                          model.self_friction, touched, collided, False)
             if index > 0 and not acted:
                 break  # the ropes moved nothing: the selective colliders have nothing to do
@@ -200,7 +199,7 @@ class FrameContacts:
         pairs = self._contact_pairs()
         if len(pairs):
             segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
-                             self.push_max, 0.0, touched, only, True)
+                             self.motion.push, 0.0, touched, only, True)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0

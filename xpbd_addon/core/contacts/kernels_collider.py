@@ -28,8 +28,8 @@ import numpy as np
 from ..jit import kernel
 from .kernels_geometry import _cross, _segment_crosses, closest_on_triangle
 
-__all__ = ["collider_contacts", "face_normals", "friction_correction", "CACHE_UNKNOWN",
-           "CACHE_NOTHING"]
+__all__ = ["collider_contacts", "face_normals", "friction_correction", "push_out",
+           "CACHE_UNKNOWN", "CACHE_NOTHING"]
 
 _TINY = 1e-12
 
@@ -40,6 +40,24 @@ CACHE_NOTHING = -2
 
 _ROOM_SAFETY = 1e-9
 """Relative and absolute [m] margin taken off every room bound (rounding of distances)."""
+
+@kernel
+def push_out(overlap, approach, push):
+    """A contact's correction along its normal and the part of it that changes the velocity,
+    (depth, kept) [m], for an ``overlap`` [m] (r + thickness - distance > 0) and the
+    ``approach`` [m] of the substep (how far the particle moved into the surface, relative
+    to it). ``push`` = (push_max, residue) [m] (``MotionPrediction.push``).
+
+    depth = min(overlap, approach + push_max): a rope that starts inside something leaves
+    it at push_max / h at most; kept = min(depth, approach + residue): v += kept n s undoes
+    the approach and an overlap up to ``residue`` that the contacts of the substep before
+    left (contacts sharing a particle, solved one after the other, leave each other a few
+    micrometres); the rest is gentle push-out, which must not launch the rope. Pushed out
+    without velocity, that residue kept a resting rope's velocity at about -g h in every
+    substep (it sank and was pushed back each time): a pile of crossed ropes on the floor
+    crept by 0.1-0.8 mm a frame and never slept."""
+    depth = min(overlap, approach + push[0])
+    return depth, min(depth, approach + push[1])
 
 
 @kernel
@@ -165,7 +183,7 @@ def _point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
 def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                       vertices, vertices_end, triangle_motion, triangles, triangle_edges,
                       triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
-                      edge_normal_end, s1, collider_params, spans, candidates, push_max,
+                      edge_normal_end, s1, collider_params, spans, candidates, push,
                       distance, moved, only, selective, max_motion, extra, thickest, beyond,
                       cache_triangle, cache_point, cache_room, cache_time, cache_second,
                       cache_room_second, cache_near):
@@ -180,8 +198,9 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     3), triangle_edges (T, 3), triangle_collider (T,), the pseudo-normals of ``mesh_normals`` at the
     start and end of the frame; collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of
     each collider; spans (N, 2), candidates: particle i's candidate triangles are
-    candidates[spans[i, 0]:spans[i, 1]] (``collider_candidates``); push_max [m] the largest
-    correction beyond the substep's approach; distance (K,) scratch (squared distances [m^2], or
+    candidates[spans[i, 0]:spans[i, 1]] (``collider_candidates``); push (push_max, residue) [m]
+    (``push_out``): the largest correction beyond the substep's approach, and the overlap
+    undone with velocity; distance (K,) scratch (squared distances [m^2], or
     lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
     particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
     collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
@@ -361,10 +380,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         if signed >= contact:
             continue
         approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
-        # only the part that undoes this substep's approach changes the velocity: the rest
-        # is a gentle push-out that must not launch the rope
-        kept = min(depth, approach)
+        depth, kept = push_out(contact - signed, approach, push)
         px += depth * nx
         py += depth * ny
         pz += depth * nz
@@ -395,14 +411,14 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                     continue  # this face sees the point from inside: not a contact
             elif ex * (ox - gx) + ey * (oy - gy) + ez * (oz - gz) <= 0.0:
                 continue  # the far side of a shell: the primary contact handles it
-            push = reach - gap
-            px += push * ex / gap
-            py += push * ey / gap
-            pz += push * ez / gap
-            vx += push * ex / gap
-            vy += push * ey / gap
-            vz += push * ez / gap
-            depth += push
+            further = reach - gap
+            px += further * ex / gap
+            py += further * ey / gap
+            pz += further * ez / gap
+            vx += further * ex / gap
+            vy += further * ey / gap
+            vz += further * ez / gap
+            depth += further
         tx, ty, tz = friction_correction(px - ox - mx, py - oy - my, pz - oz - mz, nx, ny, nz,
                                          depth, collider_params[collider, 1],
                                          collider_params[collider, 2])

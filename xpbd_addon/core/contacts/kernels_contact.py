@@ -20,9 +20,10 @@ v = (x - x_prev) s (s = velocity_scale = exp(-damping h) / h), so a correction d
 s dx to v and x_prev = x - v / s is recovered without being stored.
 
 Gentle push-out: a correction is capped at the approach of the substep (how far the particle
-moved into the surface, relative to it) plus ``push_max`` = push speed x h, so a rope that
+moved into the surface, relative to it) plus push_max = push speed x h, so a rope that
 starts inside a collider is pushed out at that speed instead of being shot out, while a
-particle hit by a fast collider is moved the full distance.
+particle hit by a fast collider is moved the full distance; only the approach and a small
+residue of the substep before (2 g h^2) become velocity (``kernels_collider.push_out``).
 
 The mesh side (narrow phase against triangles) is ``kernels_collider``'s. Candidates come from
 ``kernels_broadphase`` and ``kernels_segments`` (hashed grids, redone only when a particle
@@ -46,6 +47,7 @@ from .kernels_collider import (
     collider_contacts,
     face_normals,
     friction_correction,
+    push_out,
 )
 from .kernels_geometry import _cross, closest_on_segments, mesh_normals
 from .kernels_resting import (
@@ -67,7 +69,7 @@ _TINY = 1e-12
 
 
 @kernel
-def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, only,
+def plane_contacts(x, v, w, radius, velocity_scale, planes, push, moved, only,
                    selective, extra):
     """Keep every free particle above each plane: C = (x - p) . n - (r + thickness) >= 0.
 
@@ -88,8 +90,7 @@ def plane_contacts(x, v, w, radius, velocity_scale, planes, push_max, moved, onl
             dy = v[i, 1] * inverse_scale
             dz = v[i, 2] * inverse_scale
             approach = max(-(dx * nx + dy * ny + dz * nz), 0.0) + extra[i]
-            depth = min(contact - signed, approach + push_max)
-            kept = min(depth, approach)
+            depth, kept = push_out(contact - signed, approach, push)
             tx, ty, tz = friction_correction(dx + depth * nx, dy + depth * ny, dz + depth * nz,
                                              nx, ny, nz, depth, planes[p, 7], planes[p, 8])
             x[i, 0] += depth * nx + tx
@@ -121,7 +122,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 
 @kernel
-def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, friction,
+def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
                      moved, only, selective):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
     order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
@@ -196,8 +197,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push_max, fr
         if not W > 0.0:
             continue
         approach = max(-(rx * nx + ry * ny + rz * nz), 0.0)
-        depth = min(contact - gap, approach + push_max)
-        kept = min(depth, approach)
+        depth, kept = push_out(contact - gap, approach, push)
         fx, fy, fz = friction_correction(rx + depth * nx, ry + depth * ny, rz + depth * nz, nx,
                                          ny, nz, depth, friction, friction)
         # the move of the four ends per unit of correction of the closest points' gap

@@ -36,6 +36,7 @@ from .kernels_collider import (
     _over_face,
     _point_motion,
     friction_correction,
+    push_out,
 )
 from .kernels_geometry import closest_on_triangle
 
@@ -78,7 +79,7 @@ def fill_resting(flags, cache_triangle, corners, face_normal, triangle_collider,
 
 
 @kernel
-def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyond, friction,
+def resting_static(x, v, count, radius, velocity_scale, push, thickest, beyond, friction,
                    only, selective, extra, cache_triangle, cache_point, cache_room,
                    cache_near, ax_, ay_, az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_,
                    contact_, static_, dynamic_, closed_, moved, rest):
@@ -115,14 +116,13 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
         nx, ny, nz, signed = _face_side(px, py, pz, ox, oy, oz, hx, hy, hz, plane,
                                         closed_[i] > 0.5)
         approach = max(-((px - ox) * nx + (py - oy) * ny + (pz - oz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
+        depth, kept = push_out(contact - signed, approach, push)
         fast = (chosen and t >= 0 and room > 0.0 and not math.sqrt(moved2) > r
                 and e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
                 and plane * plane < room * room
                 and not room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY)
         touch = (fast and not plane * plane > (contact + beyond) * (contact + beyond)
                  and signed < contact)
-        kept = min(depth, approach)
         qx, qy, qz = px + depth * nx, py + depth * ny, pz + depth * nz
         tx, ty, tz = friction_correction(qx - ox, qy - oy, qz - oz, nx, ny, nz, depth,
                                          friction * static_[i], friction * dynamic_[i])
@@ -142,7 +142,7 @@ def resting_static(x, v, count, radius, velocity_scale, push_max, thickest, beyo
 @kernel
 def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
                      vertices, vertices_end, triangles, triangle_collider, s1, collider_params,
-                     push_max, thickest, beyond, moved, only, selective, max_motion, extra,
+                     push, thickest, beyond, moved, only, selective, max_motion, extra,
                      cache_triangle, cache_point, cache_room, cache_time, cache_near, rest):
     """The contacts of the particles still over the face of the triangle that was nearest
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
@@ -215,12 +215,11 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         if signed >= contact:
             continue
         approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
+        depth, kept = push_out(contact - signed, approach, push)
         if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
             rest[i] = 1  # another triangle may be within reach after the correction
             left += 1
             continue
-        kept = min(depth, approach)  # the rest is push-out, which must not launch the rope
         px += depth * nx
         py += depth * ny
         pz += depth * nz
@@ -239,7 +238,7 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
 def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_normal, vertices,
                       vertices_end, triangles, triangle_edges, triangle_collider,
                       vertex_normal, vertex_normal_end, edge_normal, edge_normal_end, s1,
-                      collider_params, push_max, thickest, beyond, moved, max_motion, extra,
+                      collider_params, push, thickest, beyond, moved, max_motion, extra,
                       cache_triangle, cache_point, cache_room, cache_time, cache_second,
                       cache_room_second, rest):
     """The particles flagged in ``rest`` that rest on two faces (in a valley, on an edge):
@@ -312,8 +311,7 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
             left -= 1
             continue
         approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
-        depth = min(contact - signed, approach + push_max)
-        kept = min(depth, approach)
+        depth, kept = push_out(contact - signed, approach, push)
         qx, qy, qz = px + depth * nx, py + depth * ny, pz + depth * nz
         vx, vy, vz = kept * nx, kept * ny, kept * nz
         shell = r + collider_params[triangle_collider[t2], 0]
@@ -339,14 +337,14 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
                 else:
                     touching = ex * (ox - fx) + ey * (oy - fy) + ez * (oz - fz) > 0.0
                 if touching:
-                    push = shell - gap
-                    qx += push * ex / gap
-                    qy += push * ey / gap
-                    qz += push * ez / gap
-                    vx += push * ex / gap
-                    vy += push * ey / gap
-                    vz += push * ez / gap
-                    depth += push
+                    further = shell - gap
+                    qx += further * ex / gap
+                    qy += further * ey / gap
+                    qz += further * ez / gap
+                    vx += further * ex / gap
+                    vy += further * ey / gap
+                    vz += further * ez / gap
+                    depth += further
         if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
             continue  # a third triangle may be within reach: the general kernel
         tx, ty, tz = friction_correction(qx - ox - mx, qy - oy - my, qz - oz - mz, nx, ny, nz,

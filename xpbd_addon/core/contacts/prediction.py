@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .constants import STILL
+from .constants import RESIDUE_SINKS, STILL
 from .kernels_segments import measure_motion, start_prediction
 
 
@@ -24,10 +24,11 @@ class MotionPrediction:
 
     __slots__ = ("dt", "substeps", "h", "velocity_scale", "free", "pin_velocity", "velocity",
                  "acceleration", "acceleration_limit", "v_last", "held", "x_from",
-                 "every_particle")
+                 "every_particle", "push")
 
     def __init__(self, model: Any, x: np.ndarray, v: np.ndarray, pin_end: np.ndarray,
-                 dt: float, substeps: int, gravity: np.ndarray, velocity_scale: float) -> None:
+                 dt: float, substeps: int, gravity: np.ndarray, velocity_scale: float, *,
+                 accelerations: np.ndarray | None = None) -> None:
         self.dt, self.substeps = dt, substeps
         """The frame [s] and its substep count"""
         self.h = dt / substeps
@@ -56,6 +57,13 @@ class MotionPrediction:
         """(N, 3) [m] where the particles began the substep under way (rows ``measure`` set)"""
         self.every_particle = model.contact_topology.every_particle
         """int64 (N,) every particle's id"""
+        # the residue scales with the strongest pull: gravity, or a field added to it
+        pull = (math.sqrt(float(gravity @ gravity)) if accelerations is None
+                else float(np.sqrt(((accelerations + gravity) ** 2).sum(axis=1)).max(initial=0.0)))
+        self.push = (model.contact_push_speed * self.h, RESIDUE_SINKS * pull * self.h * self.h)
+        """What every contact kernel's ``push`` reads (``kernels_collider.push_out``): the
+        most a contact pushes out per substep beyond the approach [m], and the overlap at
+        the substep's start that it undoes with velocity [m]"""
 
     def measure(self, x: np.ndarray, v: np.ndarray, ids: np.ndarray | None) -> None:
         """Prediction velocity and acceleration from the substep under way, its rope solve
