@@ -4,7 +4,8 @@
 (60 points, 1.2 m, radius 5 mm, 10 g a point, self-collision, default frictions), 24 fps,
 S = 20, sleeping off (nothing may hide a rope that still moves). Plays 240 frames (10 s)
 twice in one process: with the contacts as they are, and with the residue that they undo
-with velocity set to 0 (``contacts.constants.RESIDUE_SINKS``, the rule before 2026-12-04:
+with velocity set to 0 (``contacts.constants.RESIDUE_SINKS``, read where ``MotionPrediction``
+makes it, so patched there; the rule before 2026-12-04:
 every overlap found at a substep's start pushed out without velocity). Prints, every second,
 the largest move of a particle in a frame [mm], the kinetic energy [J] and the fastest
 particle [mm/s], and the ms per frame.

@@ -41,6 +41,7 @@ CACHE_NOTHING = -2
 _ROOM_SAFETY = 1e-9
 """Relative and absolute [m] margin taken off every room bound (rounding of distances)."""
 
+
 @kernel
 def push_out(overlap, approach, push):
     """A contact's correction along its normal and the part of it that changes the velocity,
