@@ -69,3 +69,46 @@ def segment_distance(p0, p1, q0, q1):
     q = q0[:, None, :] + s[None, :, None] * (q1 - q0)[:, None, :]
     d = np.linalg.norm(p[:, :, None, :] - q[:, None, :, :], axis=-1)
     return d.min(axis=(1, 2))
+
+
+def cylinder(radius, length=1.0, sides=16, center=(0.0, 0.0, 0.0)):
+    """A closed cylinder along y (a pole, a pipe, a wire): ``sides`` side quads and two
+    fanned caps, 4 * sides triangles."""
+    angle = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
+    ring = np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1)
+    vertices = [(a, y, b) for y in (-0.5 * length, 0.5 * length) for a, b in ring]
+    vertices += [(0.0, -0.5 * length, 0.0), (0.0, 0.5 * length, 0.0)]
+    triangles = []
+    for i in range(sides):
+        j = (i + 1) % sides
+        triangles += [(i, j, sides + j), (i, sides + j, sides + i),
+                      (2 * sides, j, i), (2 * sides + 1, sides + i, sides + j)]
+    return (np.asarray(center, float) + np.array(vertices, float),
+            np.array(triangles, dtype=np.int64))
+
+
+def torus(major, minor, rings=32, sides=12, center=(0.0, 0.0, 0.0)):
+    """A closed torus in the xz-plane (its hole along y), tube radius ``minor``."""
+    u = np.linspace(0.0, 2.0 * np.pi, rings, endpoint=False)
+    w = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
+    uu, ww = np.meshgrid(u, w, indexing="ij")
+    distance = major + minor * np.cos(ww)
+    vertices = np.stack([distance * np.cos(uu), minor * np.sin(ww), distance * np.sin(uu)],
+                        axis=-1).reshape(-1, 3)
+    triangles = []
+    for i in range(rings):
+        for j in range(sides):
+            a, b = i * sides + j, ((i + 1) % rings) * sides + j
+            c, d = ((i + 1) % rings) * sides + (j + 1) % sides, i * sides + (j + 1) % sides
+            triangles += [(a, b, c), (a, c, d)]
+    return np.asarray(center, float) + vertices, np.array(triangles, dtype=np.int64)
+
+
+def distance_to_axis(x, edges, center=(0.0, 0.0, 0.0)):
+    """(M,) distance [m] from each rope segment to the line through ``center`` along y (a
+    cylinder's axis), in closed form: an oracle independent of the kernels."""
+    p = (x - np.asarray(center, float))[:, [0, 2]]
+    a, b = p[edges[:, 0]], p[edges[:, 1]]
+    d = b - a
+    t = np.clip(-(a * d).sum(axis=1) / np.maximum((d * d).sum(axis=1), 1e-30), 0.0, 1.0)
+    return np.linalg.norm(a + t[:, None] * d, axis=1)

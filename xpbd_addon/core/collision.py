@@ -59,6 +59,11 @@ class _Topology:
     """int64 (T, 3) edge id of (v0, v1), (v1, v2), (v2, v0) of each triangle"""
     edge_count: int
     vertex_count: int
+    edge_vertices: np.ndarray
+    """int64 (E, 2) the two vertices of each edge"""
+    edge_faces: np.ndarray
+    """int64 (E, 2) the triangles at each edge; the second -1 where it has not exactly two
+    (an open mesh's border, a non-manifold edge)"""
     closed: bool
     problems: tuple[str, ...]
     swept: list = field(default_factory=list, compare=False)
@@ -245,7 +250,8 @@ def _analyse(vertices: np.ndarray, triangles: np.ndarray) -> _Topology:
     if len(triangles) == 0:
         problems.append("no usable triangles: the collider does nothing")
         empty = np.zeros((0, 3), dtype=np.int64)
-        return _Topology(empty, empty, 0, len(vertices), False, tuple(problems))
+        pairs = np.zeros((0, 2), dtype=np.int64)
+        return _Topology(empty, empty, 0, len(vertices), pairs, pairs, False, tuple(problems))
     directed = np.stack([triangles, np.roll(triangles, -1, axis=1)], axis=-1).reshape(-1, 2)
     undirected = np.sort(directed, axis=1)
     keys, edge_of, uses = np.unique(undirected, axis=0, return_inverse=True, return_counts=True)
@@ -270,7 +276,20 @@ def _analyse(vertices: np.ndarray, triangles: np.ndarray) -> _Topology:
         problems.append("inconsistent face winding: treated as a two-sided shell")
     return _Topology(np.ascontiguousarray(triangles),
                      np.ascontiguousarray(edge_of.reshape(-1, 3).astype(np.int64)),
-                     int(len(keys)), len(vertices), closed, tuple(problems))
+                     int(len(keys)), len(vertices), np.ascontiguousarray(keys, dtype=np.int64),
+                     _edge_faces(edge_of, uses), closed, tuple(problems))
+
+
+def _edge_faces(edge_of: np.ndarray, uses: np.ndarray) -> np.ndarray:
+    """int64 (E, 2) the triangles at each edge (``edge_of`` (3 T,): the edge of each
+    triangle's sides in order), the second -1 unless the edge has exactly two."""
+    order = np.argsort(edge_of, kind="stable")
+    first = np.searchsorted(edge_of[order], np.arange(len(uses)))
+    faces = np.full((len(uses), 2), -1, dtype=np.int64)
+    faces[:, 0] = order[first] // 3
+    two = uses == 2
+    faces[two, 1] = order[first[two] + 1] // 3
+    return faces
 
 
 # ------------------------------------------------------------ the step argument

@@ -68,6 +68,8 @@ class ColliderCaches(NamedTuple):
     """(N,) [m] distance to the nearest candidate"""
     geometry: np.ndarray
     """(GEOMETRY_ROWS, N) each particle's cached triangle, for ``resting_static``"""
+    segment_edges: CandidateLists
+    """Candidate collider edges of each rope segment (``contacts.edges``)"""
 
 
 class PairPrediction(NamedTuple):

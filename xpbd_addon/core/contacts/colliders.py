@@ -18,7 +18,7 @@ import numpy as np
 
 from ..collision import Collider, Plane
 from ..workspace import ColliderCaches, ColliderCarry, Workspace
-from .constants import DEPTH_REACH, MIN_MARGIN, PARTIAL_SEARCH
+from .constants import DEPTH_REACH, EDGE_PASSES, MIN_MARGIN, PARTIAL_SEARCH
 from .kernels_broadphase import chord_rows, left_chord, restart_chords
 from .kernels_contact import (
     CACHE_UNKNOWN,
@@ -30,6 +30,7 @@ from .kernels_contact import (
     resting_static,
     resting_two_faces,
 )
+from .edges import EdgeContacts
 from .kernels_segments import flagged, predicted_end
 from .prediction import MotionPrediction
 from .scene import CandidateLists, MeshScene, mesh_scene, plane_table
@@ -43,7 +44,7 @@ class ColliderContacts:
                  "strayed", "verified_end", "resumed", "refreshes", "lists", "triangle_chord",
                  "triangle_reach", "cache_triangle", "cache_point", "cache_room", "cache_time",
                  "cache_second", "cache_room_second", "cache_near", "geometry",
-                 "geometry_rows", "rest", "thickest")
+                 "geometry_rows", "rest", "thickest", "edges")
 
     def __init__(self, model: Any, workspace: Workspace, motion: MotionPrediction,
                  x: np.ndarray, meshes: list[Collider], planes: list[Plane]) -> None:
@@ -79,7 +80,8 @@ class ColliderContacts:
                 CandidateLists(size), (np.empty((size, 3)), np.empty((size, 3))), np.empty(size),
                 np.full(size, CACHE_UNKNOWN, dtype=np.int64), np.zeros((size, 3)),
                 np.zeros(size), np.zeros(size), np.full(size, CACHE_UNKNOWN, dtype=np.int64),
-                np.zeros(size), np.zeros(size), np.zeros((GEOMETRY_ROWS, size)))
+                np.zeros(size), np.zeros(size), np.zeros((GEOMETRY_ROWS, size)),
+                CandidateLists(model.edge_count if self.scene is not None else 0))
         self.lists = carried.lists
         """Candidate triangles of each particle"""
         self.triangle_chord = carried.triangle_chord
@@ -102,6 +104,9 @@ class ColliderContacts:
         self.thickest = (float(self.scene.params[:, 0].max()) if self.scene is not None
                          else 0.0)
         """The thickest collider's thickness [m]"""
+        self.edges = (EdgeContacts(model, self.scene, carried.segment_edges)
+                      if self.scene is not None and model.edge_count else None)
+        """The rope segments' contacts with the meshes' edges, or None"""
         if self.resumed:
             self._resume_triangles(x)
         elif self.scene is not None:
@@ -138,7 +143,7 @@ class ColliderContacts:
             ColliderCaches(self.lists, self.triangle_chord, self.triangle_reach,
                            self.cache_triangle, self.cache_point, self.cache_room,
                            self.cache_time, self.cache_second, self.cache_room_second,
-                           self.cache_near, self.geometry))
+                           self.cache_near, self.geometry, self.lists_of_edges()))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -179,6 +184,8 @@ class ColliderContacts:
                    x0, chord_end, self.triangle_reach)
         assert self.scene is not None
         self.scene.find_candidates(x0, chord_end, self.triangle_reach, self.lists, only)
+        if self.edges is not None:  # (from the chords as searched, before the restart)
+            self.edges.search(x0, chord_end, self.triangle_reach, only)
         # the chord the stray test follows starts where the particle is now; new
         # candidates: the nearest triangle must be searched for again
         restart_chords(rows, x, x0, self.cache_triangle, CACHE_UNKNOWN)
@@ -203,7 +210,12 @@ class ColliderContacts:
     @property
     def live(self) -> bool:
         """Some mesh has candidates to test"""
-        return self.scene is not None and self.lists.live > 0
+        return self.scene is not None and (self.lists.live > 0 or (
+            self.edges is not None and self.edges.lists.live > 0))
+
+    def lists_of_edges(self) -> CandidateLists:
+        """The segments' candidate edges (empty lists without them)"""
+        return self.edges.lists if self.edges is not None else CandidateLists(0)
 
     def meshes(self, x: np.ndarray, v: np.ndarray, s1: float, moved: np.ndarray,
                only: np.ndarray, selective: bool, extra: np.ndarray, *,
@@ -260,6 +272,10 @@ class ColliderContacts:
             if static:  # the triangles it cached, for the next ``resting_static``
                 fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
                              scene.triangle_collider, scene.params, radius, self.geometry)
+        if self.edges is not None:  # the segments' capsules against the edges between
+            for _ in range(EDGE_PASSES):
+                self.edges.project(x, v, s1, motion.substeps, velocity_scale, params,
+                                   motion.push, moved, only, selective, extra)
 
     def planes(self, x: np.ndarray, v: np.ndarray, moved: np.ndarray, only: np.ndarray,
                selective: bool, extra: np.ndarray, *, frictionless: bool = False) -> None:

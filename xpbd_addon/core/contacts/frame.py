@@ -252,6 +252,8 @@ class FrameContacts:
             if self.candidates_seen is not None:
                 self.woken += woke
             self.candidates_seen = lists.candidates
+        if self.colliders.edges is not None:  # (the segments' edges, likewise)
+            woke += self.colliders.edges.wake(self.particle_rope, self.awake_ropes)
         if pairs is not self.pairs_seen or woke:
             found = self.ropes.found_pairs if self.ropes is not None else None
             if (not woke and found is not None and found.before is self.pairs_seen

@@ -57,6 +57,8 @@ class MeshScene:
             self.triangles = mesh.triangles
             self.triangle_edges = mesh._topology.triangle_edges
             self.triangle_collider = np.zeros(len(mesh.triangles), dtype=np.int64)
+            self.edge_vertices = mesh._topology.edge_vertices
+            self.edge_faces = mesh._topology.edge_faces
         else:
             vertex_offset = np.cumsum([0] + [len(m.vertices) for m in meshes])
             edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
@@ -69,12 +71,23 @@ class MeshScene:
                  for m, o in zip(meshes, edge_offset, strict=False)])
             self.triangle_collider = np.concatenate(
                 [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
+            self.edge_vertices = np.concatenate(
+                [m._topology.edge_vertices + o
+                 for m, o in zip(meshes, vertex_offset, strict=False)])
+            triangle_offset = np.cumsum([0] + [len(m.triangles) for m in meshes])
+            self.edge_faces = np.concatenate(
+                [np.where(m._topology.edge_faces >= 0, m._topology.edge_faces + o, -1)
+                 for m, o in zip(meshes, triangle_offset, strict=False)])
+        # (E, 2) each edge's vertices and its two triangles (-1: not two), for the segment
+        # contacts (``edges.EdgeContacts``)
         self.params = np.array([[m.thickness, m.static_friction, m.dynamic_friction,
                                  1.0 if m.closed else 0.0] for m in meshes])
         self.moving = any(m.moving for m in meshes)
         self.meshes = meshes
         self.grid: tuple | None = None
         """(key, grid) of the last broad phase: ``triangle_grid``'s tables by triangle id"""
+        self.cell = 1.0
+        """The grid cell [m] of the last search (the segments' searches use it too)"""
         count = len(self.triangles)
         edges = sum(m._topology.edge_count for m in meshes)
         pool = meshes[0]._topology.scratch if self.moving else []
@@ -261,7 +274,7 @@ class MeshScene:
                 cell = 1.0
         # a power of two, so that the grid of the triangles is reused by the refreshes of the
         # frame, and by later frames while the colliders do not move
-        cell = 2.0 ** math.ceil(math.log2(cell))
+        cell = self.cell = 2.0 ** math.ceil(math.log2(cell))
         grid = self._grid(cell)
         if self.mark + len(particles) >= MARK_LIMIT:
             self.marker[:] = -1
@@ -282,6 +295,15 @@ class MeshScene:
             lists.live += change
         if len(lists.distance) < len(lists.candidates):
             lists.distance = np.empty(max(len(lists.candidates), 2 * len(lists.distance)))
+
+    def segment_grid(self, lo: np.ndarray, hi: np.ndarray, reach: np.ndarray,
+                     segments: np.ndarray) -> tuple:
+        """The grid of the last search (``triangle_grid``'s tables), for searches of the
+        boxes lo -> hi (M, 3) [m] grown by ``reach`` (M,) [m] of ``segments`` (ids): a moving
+        soup first adds the cells they cover to its region (``_reach``)."""
+        if self.moving and self.culls:
+            self._reach(lo, hi, reach, segments)
+        return self._grid(self.cell)
 
     def _grid(self, cell: float) -> tuple:
         """``kernels_broadphase.triangle_grid`` for this cell size, built once per frame, or

@@ -1,0 +1,110 @@
+"""Contacts between the rope's segments and the colliders' edges, one frame
+(``kernels_edges``: the capsule's part that the particle contacts cannot see, a pole or an
+edge passing between two particles).
+
+Their candidates follow the particles' collider searches (``colliders.ColliderContacts``):
+a segment's box holds both its particles' search chords grown by their reach, so its list
+holds every edge it can meet while both particles stay within their margin; a search again
+for some particles searches again for the segments they end. The lists are kept from frame
+to frame with the particles' (``ColliderCaches.segment_edges``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .constants import MARK_LIMIT, MAX_BOX_CELLS
+from .kernels_broadphase import append_lists
+from .kernels_edges import edge_contacts, segment_edges, segments_of, wake_near_moving_edges
+from .scene import CandidateLists, MeshScene
+
+
+class EdgeContacts:
+    """The segment-edge contacts of one frame (fields in ``__init__``)."""
+
+    __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "fractions",
+                 "candidates_seen")
+
+    def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
+        self.model, self.scene = model, scene
+        self.lists = lists
+        """Candidate edges of each rope segment (spans (M, 2))"""
+        self.marker = np.full(len(scene.edge_vertices), -1, dtype=np.int64)
+        self.mark = 0
+        """``segment_edges``' seen-marks (entries below ``mark``)"""
+        self.seen = np.zeros(model.edge_count, dtype=np.uint8)
+        """(M,) scratch of ``segments_of``"""
+        self.fractions = np.zeros(2)
+        """The frame fractions of the substep under way's start and end"""
+        self.candidates_seen: np.ndarray | None = None
+        """The candidates the sleeping ropes were last woken for"""
+
+    def search(self, x0: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
+               only: np.ndarray | None) -> None:
+        """Candidate edges of every segment, or of those ending at a particle of ``only``
+        (sorted ids), from the particles' search chords x0 -> x_end (N, 3) [m] grown by
+        ``reach`` (N,) [m], as the particles' search just made them."""
+        model, scene, lists = self.model, self.scene, self.lists
+        if only is None:
+            segments = np.arange(model.edge_count)
+        else:
+            topology = model.contact_topology
+            segments = segments_of(only, topology.segment_start, topology.segments, self.seen)
+        if not len(segments):
+            return
+        edges = model.edge_index
+        if scene.moving and scene.culls:  # the region must hold the segments' boxes
+            a, b = edges[:, 0], edges[:, 1]
+            lo = np.minimum(np.minimum(x0[a], x_end[a]), np.minimum(x0[b], x_end[b]))
+            hi = np.maximum(np.maximum(x0[a], x_end[a]), np.maximum(x0[b], x_end[b]))
+            grid = scene.segment_grid(lo, hi, np.maximum(reach[a], reach[b]), segments)
+        else:
+            grid = scene.segment_grid(x0, x_end, reach, segments)
+        if self.mark + len(segments) >= MARK_LIMIT:
+            self.marker[:] = -1
+            self.mark = 0
+        t_lo, t_hi, _, start, ids, oversize, mask = grid
+        offsets, found = segment_edges(
+            segments, edges, x0, x_end, reach, scene.vertices, scene.vertices_end,
+            scene.triangles, scene.triangle_edges, scene.edge_vertices, scene.edge_faces,
+            scene.triangle_collider, scene.params, scene.rows, t_lo, t_hi, start, ids,
+            oversize, mask, scene.cell,
+            float(MAX_BOX_CELLS), self.marker, self.mark)
+        self.mark += len(segments)
+        if only is None:
+            lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
+            lists.candidates = found
+            lists.used = lists.live = len(found)
+        else:
+            lists.candidates, lists.used, change = append_lists(
+                segments, offsets, found, lists.spans, lists.candidates, lists.used)
+            lists.live += change
+
+    def project(self, x: np.ndarray, v: np.ndarray, s1: float, substeps: int,
+                velocity_scale: float, params: np.ndarray, push: np.ndarray,
+                moved: np.ndarray, only: np.ndarray, selective: bool,
+                extra: np.ndarray) -> None:
+        """The contacts of the substep ending at frame fraction ``s1`` (``kernels_edges.
+        edge_contacts``; arguments as ``ColliderContacts.meshes``)."""
+        if not self.lists.live:
+            return
+        model, scene = self.model, self.scene
+        self.fractions[0], self.fractions[1] = s1 - 1.0 / substeps, s1
+        edge_contacts(x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
+                      model.edge_index, self.lists.spans, self.lists.candidates,
+                      scene.vertices, scene.vertices_end, scene.triangles,
+                      scene.edge_vertices, scene.edge_faces, scene.triangle_collider, params,
+                      self.fractions, push, moved, only, selective, extra)
+
+    def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
+        """Wake the sleeping ropes with a moving candidate edge (after a search for every
+        segment since the last call); returns how many woke."""
+        lists, scene = self.lists, self.scene
+        if not scene.moving or lists.candidates is self.candidates_seen:
+            return 0
+        self.candidates_seen = lists.candidates
+        return int(wake_near_moving_edges(self.model.edge_index, lists.spans, lists.candidates,
+                                          scene.edge_vertices, scene.vertices,
+                                          scene.vertices_end, particle_rope, awake_ropes))
