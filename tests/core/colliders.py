@@ -88,12 +88,13 @@ def cylinder(radius, length=1.0, sides=16, center=(0.0, 0.0, 0.0)):
 
 
 def torus(major, minor, rings=32, sides=12, center=(0.0, 0.0, 0.0)):
-    """A closed torus in the xz-plane (its hole along y), tube radius ``minor``."""
+    """A closed torus standing in the yz-plane (its hole along x, a ring a rope along x
+    crosses), tube radius ``minor``."""
     u = np.linspace(0.0, 2.0 * np.pi, rings, endpoint=False)
     w = np.linspace(0.0, 2.0 * np.pi, sides, endpoint=False)
     uu, ww = np.meshgrid(u, w, indexing="ij")
     distance = major + minor * np.cos(ww)
-    vertices = np.stack([distance * np.cos(uu), minor * np.sin(ww), distance * np.sin(uu)],
+    vertices = np.stack([minor * np.sin(ww), distance * np.cos(uu), distance * np.sin(uu)],
                         axis=-1).reshape(-1, 3)
     triangles = []
     for i in range(rings):

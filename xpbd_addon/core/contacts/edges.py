@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .constants import MARK_LIMIT, MAX_BOX_CELLS
+from .constants import EDGE_RELAX, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists
 from .kernels_edges import edge_contacts, segment_edges, segments_of, wake_near_moving_edges
 from .scene import CandidateLists, MeshScene
@@ -25,7 +25,7 @@ class EdgeContacts:
     """The segment-edge contacts of one frame (fields in ``__init__``)."""
 
     __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "fractions",
-                 "candidates_seen")
+                 "candidates_seen", "delta", "count", "touched", "moved")
 
     def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
         self.model, self.scene = model, scene
@@ -40,6 +40,14 @@ class EdgeContacts:
         """The frame fractions of the substep under way's start and end"""
         self.candidates_seen: np.ndarray | None = None
         """The candidates the sleeping ropes were last woken for"""
+        count = model.particle_count
+        self.delta = np.zeros((count, 6))
+        self.count = np.zeros(count, dtype=np.int64)
+        self.touched = np.zeros(count, dtype=np.int64)
+        """Scratch of ``edge_contacts`` (its corrections summed per particle)"""
+        self.moved = np.zeros(count, dtype=np.uint8)
+        """(N,) flags of the particles the last passes moved (``ColliderContacts.meshes``
+        clears them)"""
 
     def search(self, x0: np.ndarray, x_end: np.ndarray, reach: np.ndarray,
                only: np.ndarray | None) -> None:
@@ -85,18 +93,20 @@ class EdgeContacts:
     def project(self, x: np.ndarray, v: np.ndarray, s1: float, substeps: int,
                 velocity_scale: float, params: np.ndarray, push: np.ndarray,
                 moved: np.ndarray, only: np.ndarray, selective: bool,
-                extra: np.ndarray) -> None:
+                extra: np.ndarray) -> int:
         """The contacts of the substep ending at frame fraction ``s1`` (``kernels_edges.
-        edge_contacts``; arguments as ``ColliderContacts.meshes``)."""
+        edge_contacts``; arguments as ``ColliderContacts.meshes``). Returns how many
+        acted."""
         if not self.lists.live:
-            return
+            return 0
         model, scene = self.model, self.scene
         self.fractions[0], self.fractions[1] = s1 - 1.0 / substeps, s1
-        edge_contacts(x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
+        return edge_contacts(x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
                       model.edge_index, self.lists.spans, self.lists.candidates,
                       scene.vertices, scene.vertices_end, scene.triangles,
                       scene.edge_vertices, scene.edge_faces, scene.triangle_collider, params,
-                      self.fractions, push, moved, only, selective, extra)
+                      self.fractions, push, moved, only, selective, extra, self.delta,
+                      self.count, self.touched, EDGE_RELAX)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

@@ -16,9 +16,8 @@ Continuous in time: n is the direction from q to p at the *start* of the substep
 speculative contact, as in Macklin et al. 2014 sec. 6.1 and Obi's surface collisions): the
 segment is kept on the side of the edge it came from, however far it moved in the substep,
 so a pole between two particles cannot be crossed within a substep either. An edge of a
-closed mesh whose segment starts behind both of its faces (the segment already sank past
-the edge's line, by less than its radius) is pushed back out the way it came (n flipped);
-deeper, the edge is not this segment's to handle.
+closed mesh whose segment starts behind both of its faces (inside the solid, past the
+edge's line) is not this edge's to push out: the particle contacts and the other edges do.
 
 The correction of the contact point is shared by the two particles by their weights along
 the segment and their inverse masses (the collider is infinitely heavy):
@@ -269,9 +268,14 @@ def segments_of(particles, segment_start, segments, seen):
 @kernel
 def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, vertices,
                   vertices_end, triangles, edge_vertices, edge_faces, triangle_collider,
-                  params, fractions, push, moved, only, selective, extra):
+                  params, fractions, push, moved, only, selective, extra, delta, count,
+                  touched, relax):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
-    place on x, v (N, 3), Gauss-Seidel in segment and edge order.
+    place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
+    and the corrections of a particle summed (Macklin et al. 2014 sec. 4.2). In order,
+    Gauss-Seidel, neighbouring segments share a particle and a segment touches several edges
+    of a thin pole: a symmetric rope draped over a pole was pushed to the side it was solved
+    from first and walked off it at low friction.
 
     w (N,) [1/kg], radius (N,) [m], velocity_scale exp(-damping h) / h [1/s]; edges (M, 2)
     the rope's segments; spans (M, 2) into ``candidates``, each segment's edge ids;
@@ -280,11 +284,15 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
     (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
     the substep's start and end; push (push_max, residue) [m]; moved (N,) uint8 set for the
     particles moved; with ``selective`` only segments with an end flagged in ``only`` (N,);
-    extra (N,) [m] approach besides the substep's (the re-solve's moves). Returns how many
-    contacts acted."""
+    extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
+    zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
+    contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
+    min(relax, k) / k of their sum (``constants.EDGE_RELAX``). Returns how many contacts
+    acted."""
     inverse_scale = 1.0 / velocity_scale
     f0, f1 = fractions[0], fractions[1]
     acted = 0
+    touches = 0
     for m in range(edges.shape[0]):
         first, last = spans[m, 0], spans[m, 1]
         if first == last:
@@ -326,7 +334,6 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
             uy = ay0 + s0 * (by0 - ay0) - (cy0 + t0 * (dy0 - cy0))
             uz = az0 + s0 * (bz0 - az0) - (cz0 + t0 * (dz0 - cz0))
             apart0 = math.sqrt(ux * ux + uy * uy + uz * uz)
-            contact0 = radius[a] + s0 * (radius[b] - radius[a]) + thickness
             solid = params[row, 3] > 0.0 and edge_faces[e, 1] >= 0
             n1x = n1y = n1z = n2x = n2y = n2z = 0.0
             if solid:
@@ -338,11 +345,11 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
                 nx, ny, nz = ux / apart0, uy / apart0, uz / apart0
                 if solid and (nx * n1x + ny * n1y + nz * n1z < 0.0
                               and nx * n2x + ny * n2y + nz * n2z < 0.0):
-                    # behind both faces: sank past the edge's line; out the way it came
-                    # while shallower than the radius, else not this edge's
-                    if apart0 >= contact0:
-                        continue
-                    nx, ny, nz = -nx, -ny, -nz
+                    # behind both faces: inside the solid, past this edge's line; whichever
+                    # way it got there, out through this edge is no way out (pushed "back
+                    # the way it came", a rope wrapped under a thin box was pushed into it
+                    # by the box's far edge): the faces and the other edges push it out
+                    continue
             elif solid:  # on the edge's line: out along its pseudo-normal
                 l1 = math.sqrt(n1x * n1x + n1y * n1y + n1z * n1z)
                 l2 = math.sqrt(n2x * n2x + n2y * n2y + n2z * n2z)
@@ -387,14 +394,27 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
             kz = (kept * nz + fz) / W * velocity_scale
             for end, weight in ((a, ca * wa), (b, cb * wb)):
                 if weight != 0.0:
-                    x[end, 0] += weight * jx
-                    x[end, 1] += weight * jy
-                    x[end, 2] += weight * jz
-                    v[end, 0] += weight * kx
-                    v[end, 1] += weight * ky
-                    v[end, 2] += weight * kz
-                    moved[end] = 1
+                    if count[end] == 0:
+                        touched[touches] = end
+                        touches += 1
+                    count[end] += 1
+                    delta[end, 0] += weight * jx
+                    delta[end, 1] += weight * jy
+                    delta[end, 2] += weight * jz
+                    delta[end, 3] += weight * kx
+                    delta[end, 4] += weight * ky
+                    delta[end, 5] += weight * kz
             acted += 1
+    for k in range(touches):  # (in the order first touched: the same bits every run)
+        i = touched[k]
+        share = min(relax, count[i]) / count[i]
+        for c in range(3):
+            x[i, c] += delta[i, c] * share
+            v[i, c] += delta[i, 3 + c] * share
+        for c in range(6):
+            delta[i, c] = 0.0
+        count[i] = 0
+        moved[i] = 1
     return acted
 
 
