@@ -23,13 +23,18 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
     from .blender import geometry, rest, sim
 
-    if obj.mode == "EDIT":
-        raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
+    editor = sim.data_editor(obj)
+    if editor is not None:
+        raise RopeError(f"'{editor}' is in Edit Mode: leave it first")
     layout = geometry.build_layout(obj)
     if not obj.xpbd.enabled and not rest.has_rest(obj):
         raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
     found = None if use_current else rest.inspect(obj, layout)
-    sim.forget(obj)
+    # The rest shape is stored in the data: every object sharing it (a linked duplicate)
+    # starts again from what this reset leaves there.
+    for other in bpy.data.objects:
+        if other == obj or (obj.data is not None and other.data == obj.data):
+            sim.forget(other)
     if found is None or found.local is None:
         # Refuses (RopeError, nothing stored) a current shape with a NaN or infinite point.
         rest.store(obj, layout, geometry.read_local(obj, layout))

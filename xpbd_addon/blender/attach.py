@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import pins
+from .checks import matrix_problem
+from .errors import RetryError
 from .geometry import Layout, RopeError
 
 
@@ -116,6 +118,12 @@ def target_matrix(spec: Spec, depsgraph: Any) -> np.ndarray | None:
         bone = evaluated.pose.bones.get(spec.subtarget)
         if bone is not None:
             matrix = matrix @ np.array(bone.matrix, dtype=np.float64)
+    if matrix_problem(matrix, obj.name) is not None:
+        # (the held points' offsets are taken through its inverse) retried every frame,
+        # as a pin target's NaN: the target may be scaled back
+        raise RetryError(f"The attachment target '{obj.name}' has a scale of zero (or is "
+                         "flattened along some direction, or not finite): the points it "
+                         "holds cannot follow it")
     return matrix
 
 

@@ -81,6 +81,17 @@ def _check_settings(obj: Any, scene: Any) -> None:
         raise RopeError(problem)
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
+    # The Damping check needs the substep, so it is made here and not in the schema (the
+    # core refuses the same, keyed values included, as "The solver refused the input").
+    from ..core.solver import MAX_DAMPING_PER_SUBSTEP
+
+    settings = obj.xpbd
+    limit = MAX_DAMPING_PER_SUBSTEP * int(settings.substeps) / frame_dt(scene)
+    if not settings.damping <= limit:
+        raise RopeError(f"Damping must be at most {limit:g} 1/s at {int(settings.substeps)} "
+                        f"substeps and {1.0 / frame_dt(scene):g} fps (got "
+                        f"{settings.damping:g}): above that every substep already stops "
+                        "all motion")
 
 
 def settings_snapshot(settings: Any) -> SimpleNamespace:
@@ -378,9 +389,13 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     """The object's simulation, built or rebuilt if its settings key changed; None (and a
     status message) if it cannot be simulated."""
     uid = obj.session_uid
-    if obj.mode == "EDIT":
+    editor = data_editor(obj)
+    if editor is not None:
         # Edit Mode data is not in the mesh/curve until the user leaves it: write nothing.
-        FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode")
+        FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode"
+                       if editor == obj.name else
+                       f"Paused while '{editor}', which shares its data, is in Edit Mode: "
+                       "the rope resumes in Object Mode")
         return None
     if obj.type not in ("MESH", "CURVE"):
         key = repr(("TYPE", obj.type))
@@ -409,6 +424,21 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     FAILED.pop(uid, None)
     REGISTRY[uid] = entry
     return entry
+
+
+def data_editor(obj: Any) -> str | None:
+    """The name of the object whose Edit Mode holds ``obj``'s data (``obj`` itself, or a
+    linked duplicate sharing its mesh or curve), or None. While one is in Edit Mode the
+    data's points are not readable or writable (a mesh has no 'position' attribute then)."""
+    if obj.mode == "EDIT":
+        return obj.name
+    data = obj.data
+    if data is None or not getattr(data, "is_editmode", False):
+        return None
+    import bpy
+
+    return next((o.name for o in bpy.data.objects if o.data == data and o.mode == "EDIT"),
+                "another object")
 
 
 def internal_error(exc: BaseException) -> str:
@@ -459,7 +489,7 @@ def clear() -> None:
 def restore_rest(obj: Any) -> bool:
     """Write the stored rest shape back into the object's data, if there is one that still
     fits its topology. Returns True if it did."""
-    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT":
+    if obj.type not in ("MESH", "CURVE") or data_editor(obj) is not None:
         return False
     try:
         layout = geometry.build_layout(obj)
@@ -480,7 +510,8 @@ def rest_unusable(obj: Any) -> bool:
     """True if the object's data holds a stored rest shape that can never be written back
     (another topology, wrong type, NaN); False if it has none, it fits, or the object cannot
     be read now (Edit Mode, shape keys, linked data: it may fit again later)."""
-    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT" or not rest.has_rest(obj):
+    if (obj.type not in ("MESH", "CURVE") or data_editor(obj) is not None
+            or not rest.has_rest(obj)):
         return False
     try:
         layout = geometry.build_layout(obj)
