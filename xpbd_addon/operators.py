@@ -26,6 +26,10 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     editor = sim.data_editor(obj)
     if editor is not None:
         raise RopeError(f"'{editor}' is in Edit Mode: leave it first")
+    if obj.xpbd.bake.baked:
+        # Its stored rest shape is what Free Bake puts back: a reset (Use Current above
+        # all, which would store the baked pose) must not change it.
+        raise RopeError(f"'{obj.name}' is baked: Free Bake first")
     layout = geometry.build_layout(obj)
     if not obj.xpbd.enabled and not rest.has_rest(obj):
         raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
@@ -66,12 +70,18 @@ class XPBD_OT_reset(bpy.types.Operator):
             description="Keep the current shape and make it the new rest shape")
 
     def execute(self, context: Any) -> Any:
+        baked: list[str] = []
         if self.all_objects:
+            # Baked ropes play their bake and keep the rest shape Free Bake restores: Reset
+            # All leaves them alone (docs/blender-usage.md, "The rest shape").
             objects = [o for o in context.scene.objects if o.xpbd.enabled]
+            baked = [o.name for o in objects if o.xpbd.bake.baked]
+            objects = [o for o in objects if not o.xpbd.bake.baked]
         else:
             objects = [context.active_object] if context.active_object else []
         if not objects:
-            self.report({"ERROR"}, "No active object to reset")
+            self.report({"ERROR"}, "Every simulated rope is baked: Free Bake first" if baked
+                        else "No active object to reset")
             return {"CANCELLED"}
         messages, errors = [], []
         for obj in objects:
@@ -84,8 +94,9 @@ class XPBD_OT_reset(bpy.types.Operator):
             return {"CANCELLED"}
         for error in errors:  # Reset All: the ropes that could be reset were
             self.report({"WARNING"}, error)
-        self.report({"INFO"}, messages[0] if len(messages) == 1 else
-                    f"Reset {len(messages)} ropes")
+        left = f" ({len(baked)} baked left as they are)" if baked else ""
+        self.report({"INFO"}, messages[0] + left if len(messages) == 1 else
+                    f"Reset {len(messages)} ropes{left}")
         return {"FINISHED"}
 
 
