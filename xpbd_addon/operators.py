@@ -35,10 +35,15 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
         raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
     found = None if use_current else rest.inspect(obj, layout)
     # The rest shape is stored in the data: every object sharing it (a linked duplicate)
-    # starts again from what this reset leaves there.
-    for other in bpy.data.objects:
-        if other == obj or (obj.data is not None and other.data == obj.data):
-            sim.forget(other)
+    # starts again from what this reset leaves there, and none of them may be baked.
+    sharers = [other for other in bpy.data.objects
+               if other == obj or (obj.data is not None and other.data == obj.data)]
+    for other in sharers:
+        if other.xpbd.bake.baked:
+            raise RopeError(f"'{other.name}', which shares its data, is baked: Free Bake "
+                            "first")
+    for other in sharers:
+        sim.forget(other)
     if found is None or found.local is None:
         # Refuses (RopeError, nothing stored) a current shape with a NaN or infinite point.
         rest.store(obj, layout, geometry.read_local(obj, layout))
