@@ -21,9 +21,9 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     """Restore ``obj``'s rest shape exactly and drop its cache. If its topology changed since
     the rest shape was stored, or ``use_current`` is set, the current shape becomes the rest
     shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
-    from .blender import geometry, rest, sim
+    from .blender import geometry, rest, rope_data, sim
 
-    editor = sim.data_editor(obj)
+    editor = rope_data.data_editor(obj)
     if editor is not None:
         raise RopeError(f"'{editor}' is in Edit Mode: leave it first")
     if obj.xpbd.bake.baked:
@@ -52,7 +52,7 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
         if found is not None and found.problem is not None:
             return "The stored rest shape could not be used: the current shape is the new one"
         return "The current shape is the rest shape"
-    sim.restore_rest(obj)
+    rope_data.restore_rest(obj)
     return "Rest shape restored"
 
 

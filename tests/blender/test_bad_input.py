@@ -299,3 +299,20 @@ def test_attachment_target_with_zero_scale(scene, witness):
     ropes.play(scene, 1, 5)
     assert sim.status(obj) is None
     _still_simulating(scene, witness)
+
+
+def test_an_attachment_switched_off_may_hold_on_to_a_zero_scale_target(scene):
+    """Only an attachment that is on needs its target's inverse: one switched off whose
+    target is scaled to zero (an object made to vanish) leaves the rope simulating."""
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("gone", None)
+    scene.collection.objects.link(target)
+    target.scale = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
+    obj.xpbd.attachments[0].target = target
+    obj.xpbd.attachments[0].enabled = False
+    obj.xpbd.attachments[0].keyframe_insert("enabled", frame=1)  # (evaluated: tagged)
+    ropes.play(scene, 1, 5)
+    assert sim.status(obj) is None
+    assert ropes.world_points(obj)[-1, 2] < -0.05

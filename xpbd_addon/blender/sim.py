@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import animated, attach, changes, geometry, pins, rest, schema, stiffness, tear
+from . import animated, attach, changes, geometry, pins, rest, rope_data, schema, stiffness, tear
 from .checks import check_energy, check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
@@ -234,10 +234,11 @@ class RopeSim:
         pinned_ids = np.flatnonzero(self.pinned_at(values)) if values else self.pinned_ids
         stamp = (animated.stamp(obj, evaluated, found.channels, frame) if found.channels
                  else None)
+        enabled = found.enabled(evaluated)
         return changes.Inputs(
-            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids),
-            found.enabled(evaluated),
-            [attach.target_matrix(spec, depsgraph) for spec in found.attachments], stamp)
+            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids), enabled,
+            [attach.target_matrix(spec, depsgraph, on)
+             for spec, on in zip(found.attachments, enabled, strict=True)], stamp)
 
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool,
@@ -389,7 +390,7 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     """The object's simulation, built or rebuilt if its settings key changed; None (and a
     status message) if it cannot be simulated."""
     uid = obj.session_uid
-    editor = data_editor(obj)
+    editor = rope_data.data_editor(obj)
     if editor is not None:
         # Edit Mode data is not in the mesh/curve until the user leaves it: write nothing.
         FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode"
@@ -424,21 +425,6 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     FAILED.pop(uid, None)
     REGISTRY[uid] = entry
     return entry
-
-
-def data_editor(obj: Any) -> str | None:
-    """The name of the object whose Edit Mode holds ``obj``'s data (``obj`` itself, or a
-    linked duplicate sharing its mesh or curve), or None. While one is in Edit Mode the
-    data's points are not readable or writable (a mesh has no 'position' attribute then)."""
-    if obj.mode == "EDIT":
-        return obj.name
-    data = obj.data
-    if data is None or not getattr(data, "is_editmode", False):
-        return None
-    import bpy
-
-    return next((o.name for o in bpy.data.objects if o.data == data and o.mode == "EDIT"),
-                "another object")
 
 
 def internal_error(exc: BaseException) -> str:
@@ -484,37 +470,3 @@ def clear() -> None:
     """Forget every simulation (new file loaded, add-on unregistered)."""
     REGISTRY.clear()
     FAILED.clear()
-
-
-def restore_rest(obj: Any) -> bool:
-    """Write the stored rest shape back into the object's data, if there is one that still
-    fits its topology. Returns True if it did."""
-    if obj.type not in ("MESH", "CURVE") or data_editor(obj) is not None:
-        return False
-    try:
-        layout = geometry.build_layout(obj)
-    except RopeError:
-        return False
-    stored = rest.load(obj, layout)  # checked: never a NaN, never another topology
-    if stored is None:
-        return False
-    if layout.kind == "MESH":
-        geometry.write_mesh_positions(obj.data, stored)
-    else:
-        geometry.write_curve_rest(obj.data, layout, stored)
-    tear.restore(obj, layout)
-    return True
-
-
-def rest_unusable(obj: Any) -> bool:
-    """True if the object's data holds a stored rest shape that can never be written back
-    (another topology, wrong type, NaN); False if it has none, it fits, or the object cannot
-    be read now (Edit Mode, shape keys, linked data: it may fit again later)."""
-    if (obj.type not in ("MESH", "CURVE") or data_editor(obj) is not None
-            or not rest.has_rest(obj)):
-        return False
-    try:
-        layout = geometry.build_layout(obj)
-    except RopeError:
-        return False
-    return rest.inspect(obj, layout).problem is not None
