@@ -36,7 +36,8 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     found = None if use_current else rest.inspect(obj, layout)
     # The rest shape is stored in the data: every object sharing it (a linked duplicate)
     # starts again from what this reset leaves there, and none of them may be baked.
-    sharers = [other for other in bpy.data.objects
+    objects: Any = bpy.data.objects
+    sharers = [other for other in objects
                if other == obj or (obj.data is not None and other.data == obj.data)]
     for other in sharers:
         if other.xpbd.bake.baked:
