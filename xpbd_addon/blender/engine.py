@@ -5,7 +5,9 @@ each other (``group.partition``), or plain ropes stepped together for speed (a b
 ``group.batches``), each stepped as one core Model (``runs.py`` says which). Playback
 (``Run.show``), the render fill-in (``Run.fill_interpolated``), the handler's replay of a
 jump (``show`` frame by frame) and the bake (``Run.start`` / ``Run.next``, bake.py) all go
-through it, so a change to resets, pins, colliders or stepping is made here once.
+through it, so a change to resets, pins, colliders or stepping is made here once. A subframe
+(motion blur) is one shorter ``Run.step`` from the cached whole frame before it, shown and
+never cached (subframes.py).
 
 Each frame of a run is made the same way:
 
@@ -149,7 +151,8 @@ class Run:
         return snapshot
 
     def inputs_of(self, members: Members, depsgraph: Any, render: bool, frame: int
-                ) -> list[Inputs]:
+                  ) -> list[Inputs]:
+        """Each member's inputs at the depsgraph's (sub)frame (``RopeSim.inputs``)."""
         return each_member(members, lambda obj, rope: rope.inputs(obj, depsgraph, render, frame))
 
     def _read(self, members: Members, depsgraph: Any, frame: int) -> colliders.Snapshot:
