@@ -76,22 +76,12 @@ def settings_key(obj: Any, scene: Any) -> str:
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
-    problem = schema.problem(obj.xpbd)
+    problem = schema.problem(obj.xpbd, frame_dt(scene))
     if problem is not None:
         raise RopeError(problem)
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
-    # The Damping check needs the substep, so it is made here and not in the schema (the
-    # core refuses the same, keyed values included, as "The solver refused the input").
-    from ..core.solver import MAX_DAMPING_PER_SUBSTEP
 
-    settings = obj.xpbd
-    limit = MAX_DAMPING_PER_SUBSTEP * int(settings.substeps) / frame_dt(scene)
-    if not settings.damping <= limit:
-        raise RopeError(f"Damping must be at most {limit:g} 1/s at {int(settings.substeps)} "
-                        f"substeps and {1.0 / frame_dt(scene):g} fps (got "
-                        f"{settings.damping:g}): above that every substep already stops "
-                        "all motion")
 
 
 def settings_snapshot(settings: Any) -> SimpleNamespace:
