@@ -83,9 +83,8 @@ class Check:
     after: str = ""
     """The value must be above this other setting's (with ``message``)"""
     per_substep: bool = False
-    """A rate [1/s]: the value times the substep h [s] (the frame length over ``substeps``)
-    must be at most ``core.solver.MAX_DAMPING_PER_SUBSTEP`` (with ``message``; checked when
-    ``problem`` is given the frame length)"""
+    """A rate [1/s] whose product with the substep [s] is at most
+    ``core.solver.MAX_DAMPING_PER_SUBSTEP`` (``message``; when ``problem`` has the frame)"""
     message: str = ""
     """The message of ``within_coordinates`` / ``after`` / ``per_substep``"""
 
@@ -456,7 +455,6 @@ def _problem_of(setting: Setting, check: Check, value: Any, settings: Any,
     if check.after and not value > getattr(settings, check.after):
         return check.message
     if check.per_substep and frame is not None:
-        # exp(-d h) / h underflows to 0 past d h = 745, and the contacts divide by it
         from ..core.solver import MAX_DAMPING_PER_SUBSTEP  # numpy: only when a rope is built
 
         substeps = int(settings.substeps)
