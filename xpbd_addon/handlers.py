@@ -71,7 +71,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import colliders, runs, sim
+    from .blender import colliders, runs, sim, subframes
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
@@ -103,13 +103,21 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             entries.append((obj, entry))
     if entries and not _solver_ready(scene, entries, render):
         return
+    # A subframe (motion blur) is shown from the whole frame before it, never cached
+    # (blender/subframes.py): whole frames stay what playback makes them.
+    subframe = float(scene.frame_subframe)
+
+    def show(run: Any, members: Any) -> int | None:
+        if subframe > 0.0:
+            return subframes.show(run, members, depsgraph, frame, subframe, render)
+        return run.show(members, depsgraph, frame, render, keep_cache=_replaying)
+
     # The runs of the frame engine (blender/runs.py): ropes that collide with each other,
     # batches of plain ropes, ropes alone. They all read the scene's colliders once.
     with colliders.shared_reads():
-        jumps = _each_run(scene, entries, lambda run, members: run.show(
-            members, depsgraph, frame, render, keep_cache=_replaying))
-        if not jumps:
-            return
+        jumps = _each_run(scene, entries, show)
+        if not jumps or (subframe > 0.0 and (render or _replaying)):
+            return  # (a subframe never fills whole frames with its own inputs)
         if render or _replaying:
             # (no replay: the missing frames are simulated with inputs moving linearly)
             late = {obj.session_uid for _run, members, _need in jumps for obj, _r in members}
@@ -122,11 +130,12 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             _each_run(scene, entries, fill)
             return
     first = min(need for _run, _members, need in jumps)
-    subframe = scene.frame_subframe
     _replaying = True
     try:
         for k in range(first, frame + 1):
-            scene.frame_set(k, subframe=subframe if k == frame else 0.0)
+            scene.frame_set(k)
+        if subframe > 0.0:
+            scene.frame_set(frame, subframe=subframe)
     finally:
         _replaying = False
 

@@ -21,15 +21,30 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     """Restore ``obj``'s rest shape exactly and drop its cache. If its topology changed since
     the rest shape was stored, or ``use_current`` is set, the current shape becomes the rest
     shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
-    from .blender import geometry, rest, sim
+    from .blender import geometry, rest, rope_data, sim
 
-    if obj.mode == "EDIT":
-        raise RopeError(f"'{obj.name}' is in Edit Mode: leave it first")
+    editor = rope_data.data_editor(obj)
+    if editor is not None:
+        raise RopeError(f"'{editor}' is in Edit Mode: leave it first")
+    if obj.xpbd.bake.baked:
+        # Its stored rest shape is what Free Bake puts back: a reset (Use Current above
+        # all, which would store the baked pose) must not change it.
+        raise RopeError(f"'{obj.name}' is baked: Free Bake first")
     layout = geometry.build_layout(obj)
     if not obj.xpbd.enabled and not rest.has_rest(obj):
         raise RopeError(f"'{obj.name}' is not a rope: enable XPBD Rope in its Physics tab")
     found = None if use_current else rest.inspect(obj, layout)
-    sim.forget(obj)
+    # The rest shape is stored in the data: every object sharing it (a linked duplicate)
+    # starts again from what this reset leaves there, and none of them may be baked.
+    objects: Any = bpy.data.objects
+    sharers = [other for other in objects
+               if other == obj or (obj.data is not None and other.data == obj.data)]
+    for other in sharers:
+        if other.xpbd.bake.baked:
+            raise RopeError(f"'{other.name}', which shares its data, is baked: Free Bake "
+                            "first")
+    for other in sharers:
+        sim.forget(other)
     if found is None or found.local is None:
         # Refuses (RopeError, nothing stored) a current shape with a NaN or infinite point.
         rest.store(obj, layout, geometry.read_local(obj, layout))
@@ -38,7 +53,7 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
         if found is not None and found.problem is not None:
             return "The stored rest shape could not be used: the current shape is the new one"
         return "The current shape is the rest shape"
-    sim.restore_rest(obj)
+    rope_data.restore_rest(obj)
     return "Rest shape restored"
 
 
@@ -61,12 +76,18 @@ class XPBD_OT_reset(bpy.types.Operator):
             description="Keep the current shape and make it the new rest shape")
 
     def execute(self, context: Any) -> Any:
+        baked: list[str] = []
         if self.all_objects:
+            # Baked ropes play their bake and keep the rest shape Free Bake restores: Reset
+            # All leaves them alone (docs/blender-usage.md, "The rest shape").
             objects = [o for o in context.scene.objects if o.xpbd.enabled]
+            baked = [o.name for o in objects if o.xpbd.bake.baked]
+            objects = [o for o in objects if not o.xpbd.bake.baked]
         else:
             objects = [context.active_object] if context.active_object else []
         if not objects:
-            self.report({"ERROR"}, "No active object to reset")
+            self.report({"ERROR"}, "Every simulated rope is baked: Free Bake first" if baked
+                        else "No active object to reset")
             return {"CANCELLED"}
         messages, errors = [], []
         for obj in objects:
@@ -79,8 +100,9 @@ class XPBD_OT_reset(bpy.types.Operator):
             return {"CANCELLED"}
         for error in errors:  # Reset All: the ropes that could be reset were
             self.report({"WARNING"}, error)
-        self.report({"INFO"}, messages[0] if len(messages) == 1 else
-                    f"Reset {len(messages)} ropes")
+        left = f" ({len(baked)} baked left as they are)" if baked else ""
+        self.report({"INFO"}, messages[0] + left if len(messages) == 1 else
+                    f"Reset {len(messages)} ropes{left}")
         return {"FINISHED"}
 
 

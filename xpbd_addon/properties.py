@@ -35,7 +35,7 @@ from .blender import schema
 def _on_enabled(self: Any, context: Any) -> None:
     # Imported here, not at the top: they load numpy, which registering must not (Blender 4.2
     # has not loaded it at start; issue 5's start-up budget).
-    from .blender import rest, sim
+    from .blender import rest, rope_data, sim
 
     obj = self.id_data
     if self.enabled:
@@ -53,7 +53,7 @@ def _on_enabled(self: Any, context: Any) -> None:
         # The baked animation plays over the data; Free Bake puts the rest shape back and
         # needs it then.
         return
-    if sim.restore_rest(obj) or sim.rest_unusable(obj):
+    if rope_data.restore_rest(obj) or rope_data.rest_unusable(obj):
         # A rest shape that no longer fits (topology changed, damaged data) cannot come
         # back: the rope is off, the current shape is the user's.
         rest.clear(obj)

@@ -1,15 +1,28 @@
-"""One seeded fuzz run of random user actions on a few ropes, in its own Blender process
-(``python fuzz_session.py SEED ACTIONS FOLDER [BUDGET_S]``; run by ``test_fuzz.py``).
+"""Seeded fuzz sessions of random user actions on a few ropes, in their own Blender process
+(``python fuzz_session.py SEED ACTIONS FOLDER [BUDGET_S] [SESSIONS]``: SESSIONS sessions,
+seeds SEED, SEED + 1, ..., each of at most ACTIONS actions and BUDGET_S seconds; run by
+``test_fuzz.py``, and for longer runs by hand, docs/development.md).
 
 A mesh, a poly, a Bezier and a NURBS rope; the Bezier one hangs from an empty with rotation
-keys. Actions: edit geometry (move a point, add points or a vertex), change a setting, jump
-to a frame, save and reopen, toggle Enabled, Reset, Bake, Free Bake. After each one:
+keys, the poly one moves with location keys, and the mesh has a linked duplicate (Alt-D,
+not simulated itself). Actions: edit geometry (move a point, add points or a vertex),
+change a setting, jump to a frame or a subframe (``frame_set(f, subframe=s)``, as motion
+blur does), move a rope's Simulation Start, save and reopen, toggle Enabled, Reset (also
+through the linked duplicate, with Use Current Shape as Rest), Edit Mode on the duplicate
+while the frame changes, an attachment to an empty scaled to zero or back, extreme values
+set from a script (inf, NaN, 1e30, damping 2e5 with Self Collision), Bake, Free Bake.
+After each one:
 - no mesh or curve holds a NaN or infinite value;
+- no rope shows an "Internal error" (every problem is a message);
 - every rope whose stored rest shape fits its topology holds exactly the rest shape the
   user last gave it (``expected``), so Reset recovers it bit for bit;
 - now and then (``check_playback``) the frame shown equals playing from the start frame.
 
-The last stdout line is ``RESULT <json>``: ``{"ok": bool, "log": [...], "error": str}``.
+A failure is printed with its seed and the actions that led to it (``FAILURE`` lines):
+``python fuzz_session.py SEED ACTIONS FOLDER`` replays that session. The last stdout line
+is ``RESULT <json>``: ``{"ok": bool, "sessions": int, "actions": int, "failures":
+[{"seed", "log", "error"}], "log": [...], "error": str}`` (log and error: the first failure's,
+else the last session's log).
 """
 
 from __future__ import annotations
@@ -34,6 +47,16 @@ from xpbd_addon.blender import geometry, rest, sim  # noqa: E402
 
 NAMES = ("mesh_rope", "poly", "bezier", "nurbs")
 FRAME_END = 24
+TWIN = "mesh_twin"
+"""A linked duplicate of mesh_rope (shares its mesh), not simulated itself"""
+HAND = "hand"
+"""An empty that attachments hold on to (scaled to zero by ``zero_scale``)"""
+EXTREMES = (("damping", 2e5), ("damping", float("inf")), ("damping", 1e30),
+            ("compliance", float("inf")), ("vertex_mass", float("nan")),
+            ("radius", 1e30), ("length_scale", float("inf")), ("tear_force", float("nan")),
+            ("self_friction", float("nan")), ("bending_compliance", float("inf")),
+            ("ground_height", 1e30), ("substeps", 10**6))
+"""(setting, value) a script may set: each must be refused with a message or clamped"""
 
 
 def build() -> None:
@@ -54,6 +77,19 @@ def build() -> None:
     spin.rotation_euler = (0.2, 0.4, 1.5)
     spin.keyframe_insert("rotation_euler", frame=FRAME_END)
     bpy.data.objects["bezier"].parent = spin
+    # A rope whose pins move: its start state depends on its start frame's transform.
+    poly = bpy.data.objects["poly"]
+    poly.keyframe_insert("location", frame=1)
+    poly.location = (1.0, 0.5, 0.5)
+    poly.keyframe_insert("location", frame=FRAME_END)
+    twin = bpy.data.objects["mesh_rope"].copy()
+    twin.name = TWIN
+    scene.collection.objects.link(twin)
+    twin.xpbd.enabled = False
+    twin.location = (0.0, -1.0, 0.0)
+    hand = bpy.data.objects.new(HAND, None)
+    scene.collection.objects.link(hand)
+    hand.location = (2.0, 0.0, 0.0)
     scene.frame_set(1)
 
 
@@ -163,6 +199,75 @@ class Fuzz:
         self.scene.frame_set(frame)
         return f"frame {frame}"
 
+    def subframe(self) -> str:
+        frame = self.rng.randint(1, FRAME_END + 2)
+        fraction = round(self.rng.uniform(0.05, 0.95), 3)
+        self.scene.frame_set(frame, subframe=fraction)
+        return f"frame {frame} subframe {fraction}"
+
+    def late_start(self) -> str:
+        obj = self.obj()
+        start = self.rng.choice([1, 1, 3, 7, 12])
+        obj.xpbd.frame_start = start
+        return f"{obj.name}.frame_start = {start}"
+
+    def twin_edit_mode(self) -> str:
+        """Edit Mode on the linked duplicate while the frame changes: mesh_rope pauses."""
+        twin = bpy.data.objects[TWIN]
+        self.activate(twin)
+        bpy.ops.object.mode_set(mode="EDIT")
+        try:
+            frame = self.rng.randint(1, FRAME_END)
+            self.scene.frame_set(frame)
+            rope = bpy.data.objects["mesh_rope"]
+            message = sim.status(rope) or ""
+            if rope.xpbd.enabled and not rope.xpbd.bake.baked and "Edit Mode" not in message:
+                raise AssertionError(f"mesh_rope not paused by its twin's Edit Mode: {message!r}")
+        finally:
+            bpy.ops.object.mode_set(mode="OBJECT")
+        return f"Edit Mode on {TWIN}, frame {frame}"
+
+    def twin_reset(self) -> str:
+        """Reset (Use Current Shape as Rest) through the linked duplicate."""
+        self.activate(bpy.data.objects[TWIN])
+        try:
+            bpy.ops.xpbd.reset(use_current=True)
+        except RuntimeError as exc:
+            return f"reset through {TWIN} refused: {exc}"
+        self.expected["mesh_rope"] = shape(bpy.data.objects["mesh_rope"])
+        return f"reset through {TWIN} (use current)"
+
+    def zero_scale(self) -> str:
+        """An attachment to the hand (made once per rope), the hand scaled to 0 or back."""
+        obj = self.obj()
+        if not obj.xpbd.bake.baked and not len(obj.xpbd.attachments):
+            self.activate(obj)
+            bpy.ops.xpbd.attachment_add()
+            obj.xpbd.attachments[0].target = bpy.data.objects[HAND]
+            obj.xpbd.attachments[0].point = -1
+        scale = self.rng.choice([0.0, 1.0])
+        bpy.data.objects[HAND].scale = (scale, scale, scale)
+        frame = self.rng.randint(1, FRAME_END)
+        self.scene.frame_set(frame)
+        return f"{obj.name} attached, hand scale {scale}, frame {frame}"
+
+    def extreme(self) -> str:
+        """A value no panel allows, set from a script, for one frame change; then undone."""
+        obj = self.obj()
+        name, value = self.rng.choice(EXTREMES)
+        collide = self.rng.random() < 0.5
+        old = getattr(obj.xpbd, name), obj.xpbd.use_self_collision
+        setattr(obj.xpbd, name, value)
+        obj.xpbd.use_self_collision = collide
+        frame = self.rng.randint(1, FRAME_END)
+        try:
+            self.scene.frame_set(frame)
+            self.check()
+        finally:
+            setattr(obj.xpbd, name, old[0])
+            obj.xpbd.use_self_collision = old[1]
+        return f"{obj.name}.{name} = {value} (self collision {collide}), frame {frame}"
+
     def reopen(self) -> str:
         path = str(self.folder / "fuzz.blend")
         bpy.ops.wm.save_as_mainfile(filepath=path)
@@ -220,8 +325,10 @@ class Fuzz:
         scene = self.scene
         frame = scene.frame_current
         scene.frame_set(frame)  # show what the handler makes of this frame (after toggles)
+        # (a rope that stopped with a message shows what it showed last, not this frame)
         live = [bpy.data.objects[n] for n in NAMES if bpy.data.objects[n].xpbd.enabled
-                and not bpy.data.objects[n].xpbd.bake.baked]
+                and not bpy.data.objects[n].xpbd.bake.baked
+                and sim.status(bpy.data.objects[n]) is None]
         shown = {o.name: ropes.local_points(o).copy() for o in live}
         sim.clear()
         for k in range(1, frame + 1):
@@ -236,6 +343,10 @@ class Fuzz:
         where = all_finite()
         if where is not None:
             raise AssertionError(f"a non-finite value in {where}")
+        for obj in bpy.data.objects:
+            message = sim.status(obj) or ""
+            if "Internal error" in message:
+                raise AssertionError(f"{obj.name}: {message}")
         for name in NAMES:
             obj = bpy.data.objects[name]
             expected = self.expected[name]
@@ -254,7 +365,10 @@ class Fuzz:
     def run(self, actions: int, budget: float) -> None:
         weighted = ([self.jump] * 6 + [self.move_point] * 2 + [self.setting] * 2
                     + [self.add_points, self.reopen, self.toggle, self.toggle, self.reset,
-                       self.reset, self.bake, self.free_bake, self.check_playback])
+                       self.reset, self.bake, self.free_bake, self.check_playback]
+                    + [self.subframe] * 2 + [self.check_playback, self.late_start,
+                                             self.twin_edit_mode, self.twin_reset,
+                                             self.zero_scale, self.extreme])
         end = time.perf_counter() + budget
         for _ in range(actions):
             if time.perf_counter() > end:
@@ -265,16 +379,46 @@ class Fuzz:
             self.check()
 
 
-def main() -> None:
-    seed, actions, folder = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
-    xpbd_addon.register()
+def session(seed: int, actions: int, folder: Path, budget: float) -> dict:
+    """One session: ``{"seed", "ok", "log", "error"}``."""
     fuzz = None
     try:
         fuzz = Fuzz(seed, folder)
-        fuzz.run(actions, budget=float(sys.argv[4]) if len(sys.argv) > 4 else 40.0)
-        out = {"ok": True, "log": fuzz.log, "error": ""}
-    except Exception:  # noqa: BLE001 - reported to the test with the actions that led to it
-        out = {"ok": False, "log": fuzz.log if fuzz else [], "error": traceback.format_exc()}
+        fuzz.run(actions, budget=budget)
+        return {"seed": seed, "ok": True, "log": fuzz.log, "error": ""}
+    except Exception:  # noqa: BLE001 - reported with the actions that led to it
+        return {"seed": seed, "ok": False, "log": fuzz.log if fuzz else [],
+                "error": traceback.format_exc()}
+
+
+def main() -> None:
+    seed, actions, folder = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    budget = float(sys.argv[4]) if len(sys.argv) > 4 else 40.0
+    sessions = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+    xpbd_addon.register()
+    results = []
+    for k in range(sessions):
+        done = session(seed + k, actions, folder, budget)
+        results.append(done)
+        steps = sum(1 for line in done["log"] if not line.startswith("("))
+        print(f"SESSION seed {done['seed']}: {steps} actions, "
+              f"{'ok' if done['ok'] else 'FAILED'}", flush=True)
+        if not done["ok"]:
+            print(f"FAILURE seed {done['seed']} after {steps} actions "
+                  f"(replay: python {Path(__file__).name} {done['seed']} {actions} FOLDER):",
+                  flush=True)
+            for line in done["log"]:
+                print(f"  {line}")
+            print(done["error"], flush=True)
+    failures = [r for r in results if not r["ok"]]
+    shown = failures[0] if failures else results[-1]
+    out = {"ok": not failures, "sessions": len(results),
+           "actions": sum(sum(1 for line in r["log"] if not line.startswith("("))
+                          for r in results),
+           "failures": [{k: r[k] for k in ("seed", "log", "error")} for r in failures],
+           "seed": shown["seed"], "log": shown["log"], "error": shown["error"]}
+    print(f"FUZZ {out['sessions']} sessions, {out['actions']} actions, "
+          f"{len(failures)} failures", flush=True)
     print("RESULT " + json.dumps(out), flush=True)
     xpbd_addon.unregister()
 

@@ -250,3 +250,69 @@ def test_two_simulated_objects_sharing_one_curve(scene):
     assert sim.status(first) is None
     assert "Shares its data with 'first'" in sim.status(second)
     assert ropes.world_points(first)[-1, 2] < -0.05
+
+
+def test_damping_beyond_what_a_substep_can_hold_is_refused_by_name(scene, witness):
+    """Damping 2e5 1/s with Self Collision (exp(-d h) / h underflows to 0 at 10 substeps),
+    and infinity set from a script (stored as 3.4e38): the message names Damping, nothing
+    is written, and the rope simulates again once Damping is back."""
+    obj = ropes.curve_rope(scene, "POLY")
+    obj.xpbd.use_self_collision = True
+    obj.xpbd.radius = 0.02
+    obj.keyframe_insert("location", frame=1)
+    obj.location = (0.0, 0.0, 3.0)
+    obj.keyframe_insert("location", frame=6)
+    ropes.play(scene, 1, 3)
+    for value in (2e5, float("inf")):
+        before = ropes.local_points(obj).copy()
+        obj.xpbd.damping = value
+        ropes.play(scene, 4, 6)
+        message = sim.status(obj)
+        assert message is not None and "Damping" in message, message
+        assert "Internal error" not in message
+        assert np.array_equal(ropes.local_points(obj), before)
+    obj.xpbd.damping = 50.0  # high, but within what a substep can hold
+    ropes.play(scene, 1, 6)
+    assert sim.status(obj) is None
+    _still_simulating(scene, witness)
+
+
+def test_attachment_target_with_zero_scale(scene, witness):
+    """An empty scaled to zero holding a point: a message like a rope's own zero scale, no
+    Internal error, nothing written; the rope goes on once the scale is back."""
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("hand", None)
+    scene.collection.objects.link(target)
+    target.location = (2.0, 0.0, 0.0)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
+    obj.xpbd.attachments[0].target = target
+    obj.xpbd.attachments[0].point = -1
+    ropes.play(scene, 1, 3)
+    before = ropes.local_points(obj).copy()
+    target.scale = (0.0, 0.0, 0.0)  # the hold starts again at the start frame, scaled
+    ropes.play(scene, 1, 5)
+    message = sim.status(obj)
+    assert message is not None and "scale of zero" in message and "hand" in message, message
+    assert np.array_equal(ropes.local_points(obj), before)
+    target.scale = (1.0, 1.0, 1.0)
+    ropes.play(scene, 1, 5)
+    assert sim.status(obj) is None
+    _still_simulating(scene, witness)
+
+
+def test_an_attachment_switched_off_may_hold_on_to_a_zero_scale_target(scene):
+    """Only an attachment that is on needs its target's inverse: one switched off whose
+    target is scaled to zero (an object made to vanish) leaves the rope simulating."""
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("gone", None)
+    scene.collection.objects.link(target)
+    target.scale = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
+    obj.xpbd.attachments[0].target = target
+    obj.xpbd.attachments[0].enabled = False
+    obj.xpbd.attachments[0].keyframe_insert("enabled", frame=1)  # (evaluated: tagged)
+    ropes.play(scene, 1, 5)
+    assert sim.status(obj) is None
+    assert ropes.world_points(obj)[-1, 2] < -0.05

@@ -203,3 +203,31 @@ def test_a_usd_cache_holds_the_live_points_for_an_independent_reader(scene, tmp_
     buf = np.empty(3 * len(cached.data.points), dtype=np.float32)
     cached.data.attributes["position"].data.foreach_get("vector", buf)
     np.testing.assert_allclose(buf.reshape(-1, 3)[:20], played[12]["curve rope"], atol=1e-6)
+
+
+def test_a_usd_bake_refuses_mixed_cyclic_and_open_splines_before_simulating(scene, tmp_path,
+                                                                           monkeypatch):
+    """A curve rope with an open spline and a cyclic one-point spline: USD cannot hold both
+    in one curves prim. The bake is refused with a message naming the rope and what to do,
+    before any frame is simulated and with nothing written; Alembic bakes it."""
+    from xpbd_addon.blender import engine
+
+    scene.frame_start, scene.frame_end = 1, 5
+    obj = ropes.curve_rope(scene, "POLY", n=8, name="loop rope")
+    dot = obj.data.splines.new("POLY")
+    dot.points[0].co = (0.0, 0.5, 0.0, 1.0)
+    dot.use_cyclic_u = True
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "loop.blend"))
+    steps = []
+    original = engine.Run.step
+    monkeypatch.setattr(engine.Run, "step",
+                        lambda self, *a, **k: steps.append(1) or original(self, *a, **k))
+    obj.xpbd.bake.cache_path = str(tmp_path / "loop.usdc")
+    bpy.context.view_layer.objects.active = obj
+    with pytest.raises(RuntimeError, match="USD cache cannot hold cyclic and open splines"):
+        bpy.ops.xpbd.bake(target="CACHE")
+    assert not steps, "simulated before refusing"
+    assert not (tmp_path / "loop.usdc").exists()
+    assert not obj.xpbd.bake.baked and "loop rope Cache" not in bpy.data.objects
+    obj.xpbd.bake.cache_path = str(tmp_path / "loop.abc")
+    assert bpy.ops.xpbd.bake(target="CACHE") == {"FINISHED"}

@@ -250,3 +250,29 @@ def test_a_rest_shape_stored_with_the_old_count_signature_still_restores(scene):
     bpy.context.view_layer.objects.active = obj
     bpy.ops.xpbd.reset()
     assert np.array_equal(ropes.local_points(obj), rest_shape)
+
+
+def test_reset_all_with_the_current_shape_leaves_baked_ropes_alone(scene):
+    """Reset All (Use Current Shape as Rest) with a baked rope and a live one: the live one
+    takes its current shape as rest; the baked one keeps its rest shape, so Free Bake still
+    brings back the shape the user modelled (not the baked pose). A Reset of the baked rope
+    alone is refused with a message."""
+    baked = ropes.curve_rope(scene, "POLY", name="baked")
+    live = ropes.curve_rope(scene, "POLY", name="live")
+    live.location.y = 1.0
+    modelled = ropes.local_points(baked).copy()
+    scene.frame_start, scene.frame_end = 1, 10
+    bpy.context.view_layer.objects.active = baked
+    assert bpy.ops.xpbd.bake() == {"FINISHED"}
+    ropes.play(scene, 1, 8)
+    posed = ropes.local_points(live).copy()
+    assert bpy.ops.xpbd.reset(all_objects=True, use_current=True) == {"FINISHED"}
+    np.testing.assert_array_equal(rest.load(live, sim.geometry.build_layout(live))[:, :3],
+                                  posed)
+    np.testing.assert_array_equal(rest.load(baked, sim.geometry.build_layout(baked))[:, :3],
+                                  modelled)
+    with pytest.raises(RuntimeError, match="'baked' is baked: Free Bake first"):
+        bpy.ops.xpbd.reset(use_current=True)
+    assert bpy.ops.xpbd.free_bake() == {"FINISHED"}
+    scene.frame_set(1)  # the start frame: the rest shape
+    np.testing.assert_array_equal(ropes.local_points(baked), modelled)

@@ -289,3 +289,17 @@ def test_the_settings_that_may_change_over_time():
         "compliance", "vertex_mass", "damping", "bending_compliance", "linear_density",
         "stretch_stiffness", "bend_stiffness", "radius", "ground_height", "ground_friction",
         "self_friction", "pin_first", "pin_last", "length_scale"}
+
+
+def test_damping_is_checked_per_substep_with_the_frame_length():
+    """Damping times the substep at most core.solver.MAX_DAMPING_PER_SUBSTEP (50): 12,000 1/s
+    at 10 substeps and 24 fps passes, above it the message names Damping and the limit;
+    without a frame length (the panel's own checks) it is not checked."""
+    settings = _defaults()
+    settings.damping = 12000.0
+    assert schema.problem(settings, 1.0 / 24.0) is None
+    settings.damping = 2e5
+    assert schema.problem(settings, 1.0 / 24.0) == (
+        "Damping must be at most 12000 1/s at 10 substeps and 24 fps (got 200000): above "
+        "that every substep already stops all motion")
+    assert schema.problem(settings) is None

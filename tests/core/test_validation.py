@@ -153,3 +153,25 @@ def test_empty_model_runs():
     state = model.state()
     step(model, state, 1 / 24, 10)
     assert state.x.shape == (0, 3)
+
+
+def test_step_refuses_more_damping_than_a_substep_holds():
+    """damping * h beyond core.solver.MAX_DAMPING_PER_SUBSTEP (exp(-d h) / h would be 0 past
+    d h = 745, and the contacts divide by it): a ValueError naming damping, the state as it
+    was; at the limit the step runs and stays finite, with a self-contact radius too."""
+    from xpbd_addon.core import State
+    from xpbd_addon.core.solver import MAX_DAMPING_PER_SUBSTEP
+
+    dt, substeps = 1 / 24, 10
+    limit = MAX_DAMPING_PER_SUBSTEP * substeps / dt
+    model = Model(GOOD["positions"], GOOD["edges"], GOOD["inv_mass"], 0.0,
+                  damping=limit * 1.001)
+    state = State(np.array(GOOD["positions"], dtype=float), np.zeros((3, 3)))
+    before = state.x.copy()
+    with pytest.raises(ValueError, match="damping"):
+        step(model, state, dt, substeps)
+    assert np.array_equal(state.x, before)
+    model = Model(GOOD["positions"], GOOD["edges"], GOOD["inv_mass"], 0.0, damping=limit,
+                  radius=0.05, self_collision=True)
+    step(model, state, dt, substeps)
+    assert np.isfinite(state.x).all() and np.isfinite(state.v).all()

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import pins
+from .checks import matrix_problem
+from .errors import RetryError
 from .geometry import Layout, RopeError
 
 
@@ -102,9 +104,10 @@ def specs(obj: Any, layout: Layout) -> tuple[Spec, ...]:
     return tuple(found)
 
 
-def target_matrix(spec: Spec, depsgraph: Any) -> np.ndarray | None:
+def target_matrix(spec: Spec, depsgraph: Any, on: bool = True) -> np.ndarray | None:
     """The world matrix [4, 4] of the attachment's target (bone: the pose bone's) at the
-    depsgraph's frame; None if the target object is gone."""
+    depsgraph's frame; None if the target object is gone. RetryError if the attachment is
+    ``on`` and the matrix cannot be inverted (a zero scale)."""
     import bpy
 
     obj = bpy.data.objects.get(spec.target) if spec.target else None
@@ -116,6 +119,12 @@ def target_matrix(spec: Spec, depsgraph: Any) -> np.ndarray | None:
         bone = evaluated.pose.bones.get(spec.subtarget)
         if bone is not None:
             matrix = matrix @ np.array(bone.matrix, dtype=np.float64)
+    if on and matrix_problem(matrix, obj.name) is not None:
+        # (the held points' offsets are taken through its inverse) retried every frame,
+        # as a pin target's NaN: the target may be scaled back
+        raise RetryError(f"The attachment target '{obj.name}' has a scale of zero (or is "
+                         "flattened along some direction, or not finite): the points it "
+                         "holds cannot follow it")
     return matrix
 
 

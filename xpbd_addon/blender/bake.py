@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import action_compat, bake_keys, pins, rest, sim
+from . import action_compat, bake_keys, pins, rest, rope_data, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ class BakeJob:
                 # Start from the stored rest shape, as the live simulation does at its start
                 # frame, and build the simulation with its own settings and pins.
                 sim.forget(obj)
-                sim.restore_rest(obj)
+                rope_data.restore_rest(obj)
                 rope = sim.RopeSim(obj, self.scene, sim.settings_key(obj, self.scene))
                 self.records.append(Recording(obj, rope, first, last))
         except RopeError as exc:
@@ -293,7 +293,7 @@ class BakeJob:
         the original frame again)."""
         self._release()
         for record in self.records:
-            sim.restore_rest(record.obj)
+            rope_data.restore_rest(record.obj)
         self.scene.frame_set(self.frame_original)
 
     def write(self) -> list[str]:
@@ -302,7 +302,7 @@ class BakeJob:
         if not self.done:
             raise RuntimeError("write() before every frame was simulated")
         for record in self.records:
-            sim.restore_rest(record.obj)
+            rope_data.restore_rest(record.obj)
         try:
             if self.target == "BONES":
                 from . import bake_bones
@@ -415,7 +415,7 @@ def free(obj: Any) -> str:
     settings.baked = False
     settings.kind = ""
     sim.forget(obj)
-    if sim.restore_rest(obj) and not obj.xpbd.enabled:
+    if rope_data.restore_rest(obj) and not obj.xpbd.enabled:
         # Disabled while baked: the rope is off now, as unticking Enabled leaves it (the
         # stored copy kept for this Free is dropped, unless a linked duplicate uses it).
         import bpy

@@ -56,11 +56,31 @@ def cache_path(obj: Any) -> str:
 
 
 def check(objects: list) -> None:
-    """RopeError if ``objects`` cannot be baked to a cache (the file is the first one's)."""
-    cache_path(objects[0])
+    """RopeError if ``objects`` cannot be baked to a cache (the file is the first one's):
+    made before anything is simulated, so a refusal costs nothing."""
+    path = cache_path(objects[0])
+    usd = EXTENSIONS[os.path.splitext(path)[1].lower()] == "USD"
     for obj in objects:
         if obj.type == "MESH" and not len(obj.data.polygons):  # a tube needs chains
             bake_bones.chains(obj, geometry.build_layout(obj))
+        if usd and obj.type == "CURVE":
+            _check_usd_curve(obj)
+
+
+def _check_usd_curve(obj: Any) -> None:
+    """RopeError if the curves of ``obj``'s cache would mix cyclic and open ones, which
+    Blender's USD exporter cannot write (a BasisCurves prim has one wrap: it warns "Cannot
+    export mixed cyclic and non-cyclic curves" and writes no points). A tear opens a cyclic
+    spline (``cache_tears.curve_pieces``), so a tearing rope with a cyclic spline among
+    others would mix them too."""
+    loops = [bool(s.use_cyclic_u) for s in obj.data.splines]
+    tears = obj.xpbd.tear_force > 0.0 and len(loops) > 1
+    if any(loops) and (not all(loops) or tears):
+        why = ("cyclic and open splines" if not all(loops)
+               else "cyclic splines that a tear (Tear Force) opens among the others")
+        raise RopeError(f"'{obj.name}': a USD cache cannot hold {why} in one curve (USD "
+                        "curves are all cyclic or all open): bake it to Alembic (.abc), or "
+                        "make its splines all cyclic or all open")
 
 
 def abc_name(name: str) -> str:

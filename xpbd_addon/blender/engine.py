@@ -5,7 +5,9 @@ each other (``group.partition``), or plain ropes stepped together for speed (a b
 ``group.batches``), each stepped as one core Model (``runs.py`` says which). Playback
 (``Run.show``), the render fill-in (``Run.fill_interpolated``), the handler's replay of a
 jump (``show`` frame by frame) and the bake (``Run.start`` / ``Run.next``, bake.py) all go
-through it, so a change to resets, pins, colliders or stepping is made here once.
+through it, so a change to resets, pins, colliders or stepping is made here once. A subframe
+(motion blur) is one shorter ``Run.step`` from the cached whole frame before it, shown and
+never cached (subframes.py).
 
 Each frame of a run is made the same way:
 
@@ -53,7 +55,7 @@ class MemberError(Exception):
         self.error = error
 
 
-def _each(members: Members, function: Any) -> list[Any]:
+def each_member(members: Members, function: Any) -> list[Any]:
     """``function(obj, rope)`` for every member; an exception becomes a MemberError."""
     results = []
     for obj, rope in members:
@@ -70,7 +72,7 @@ def worlds(members: Members, depsgraph: Any) -> list[np.ndarray]:
         matrix = np.array(obj.evaluated_get(depsgraph).matrix_world, dtype=np.float64)
         sim.check_matrix(matrix, obj.name)
         return matrix
-    return _each(members, world)
+    return each_member(members, world)
 
 
 def _joint_model(ropes: list[sim.RopeSim], collide: bool) -> core.Model:
@@ -148,9 +150,10 @@ class Run:
             rope.snapshot_problems = snapshot.problems
         return snapshot
 
-    def _inputs(self, members: Members, depsgraph: Any, render: bool, frame: int
-                ) -> list[Inputs]:
-        return _each(members, lambda obj, rope: rope.inputs(obj, depsgraph, render, frame))
+    def inputs_of(self, members: Members, depsgraph: Any, render: bool, frame: int
+                  ) -> list[Inputs]:
+        """Each member's inputs at the depsgraph's (sub)frame (``RopeSim.inputs``)."""
+        return each_member(members, lambda obj, rope: rope.inputs(obj, depsgraph, render, frame))
 
     def _read(self, members: Members, depsgraph: Any, frame: int) -> colliders.Snapshot:
         """This frame's colliders (``read_colliders``), kept as ``colliders``."""
@@ -165,7 +168,7 @@ class Run:
         """The start frame of every member: rest shape placed by ``matrices`` (``worlds``),
         pins on this frame's targets, the colliders read afresh; then the pre-roll."""
         frame = self.frame_start if frame is None else frame
-        inputs = self._inputs(members, depsgraph, render, frame)
+        inputs = self.inputs_of(members, depsgraph, render, frame)
         self.colliders = None
         self.snapshots = {}
         snapshot = self._read(members, depsgraph, frame)
@@ -191,18 +194,20 @@ class Run:
              previous: list[sim.Frame], frame: int) -> list[sim.Frame]:
         """The frame ``frame`` after ``previous`` (one per member), with that frame's inputs
         and colliders (moving from the last frame's)."""
-        inputs = self._inputs(members, depsgraph, render, frame)
+        inputs = self.inputs_of(members, depsgraph, render, frame)
         start = self.colliders
         snapshot = self._read(members, depsgraph, frame)
         return self.step(previous, inputs, snapshot, start=start)
 
     def step(self, previous: list[sim.Frame], inputs: list[Inputs],
              snapshot: colliders.Snapshot, *, start: colliders.Snapshot | None,
-             part: tuple[float, float] = (0.0, 1.0)) -> list[sim.Frame]:
+             part: tuple[float, float] = (0.0, 1.0), dt: float | None = None
+             ) -> list[sim.Frame]:
         """One frame of all members from their ``previous`` frames with their ``inputs``
         (pins ending on their targets, attachments), colliders moving from ``start`` to
         ``snapshot`` (or the fraction ``part`` of that motion). Returns each member's new
-        Frame."""
+        Frame. ``dt`` [s]: a shorter step (a subframe, subframes.py), made on a State of
+        its own so that the run's (its workspace carried to the next frame) is untouched."""
         holds = []
         for rope, before, i in zip(self.ropes, previous, inputs, strict=True):
             found = rope.changes.attachments
@@ -214,7 +219,9 @@ class Run:
             self.model = _joint_model(self.ropes, not self.batch)
             self.member_models = [rope.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
-        state = self._state_from(previous)
+        state = self._state_from(previous) if dt is None else core.State(
+            np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]))
+        dt = self.dt if dt is None else dt
         soft = self._springs(holds, inputs)
         still = []
         for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
@@ -230,7 +237,7 @@ class Run:
         contacts = colliders.for_step(start, snapshot, *part)
         start_energy = (sum(rope.start_energy or 0.0 for rope in self.ropes)
                         if all(still) and not self.batch else None)
-        stepped = sim.checked_step(self.model, state, self.dt, self.substeps, self.gravity,
+        stepped = sim.checked_step(self.model, state, dt, self.substeps, self.gravity,
                                    self.pin_targets, contacts, self.what,
                                    start_energy=start_energy, margin=self.margin,
                                    soft_pins=soft)
@@ -249,7 +256,7 @@ class Run:
                                  start_energy=rope.start_energy, margin=self._margin_of(k))
         torn = [f.torn for f in previous]
         if any(_loaded(rope) for rope in self.ropes):
-            tensions = self._tensions(stepped, state, list(torn))
+            tensions = self._tensions(stepped, state, list(torn), dt)
             for k, rope in enumerate(self.ropes):
                 if not _loaded(rope):
                     continue
@@ -304,10 +311,10 @@ class Run:
         return self.state
 
     def _tensions(self, stepped: core.Model, state: core.State,
-                  torn: list[np.ndarray | None]) -> list[np.ndarray]:
-        """Each member's segment tensions [N] at the end of the frame just stepped, per
-        segment of its layout (0 for torn ones)."""
-        joint = core.edge_tension(stepped, state, self.dt, self.substeps)
+                  torn: list[np.ndarray | None], dt: float) -> list[np.ndarray]:
+        """Each member's segment tensions [N] at the end of the step of ``dt`` [s] just
+        made, per segment of its layout (0 for torn ones)."""
+        joint = core.edge_tension(stepped, state, dt, self.substeps)
         if np.isnan(joint).any():
             raise RopeError("Tear Force and attachments' Break Force need the Direct solver "
                             "(the Gauss-Seidel sweep keeps no segment tension)")
@@ -355,7 +362,7 @@ class Run:
                 rope.cache = {}
 
     # --- frames of playback ------------------------------------------------------------------
-    def _last(self) -> int | None:
+    def last_cached(self) -> int | None:
         """The newest frame all members have cached, or None (then they restart; a batch
         restarts those without frames, ``_reset``)."""
         lasts = {max(rope.cache) if rope.cache else None for rope in self.ropes}
@@ -381,14 +388,23 @@ class Run:
              keep_cache: bool = False) -> int | None:
         """Bring every member to ``frame``. Returns None when done, or the first frame that
         has to be simulated before ``frame`` can be shown (a jump past the cache):
-        - at or before the start frame the caches restart (pin animation edited since is
-          picked up by replaying), unless ``keep_cache`` (the handler's replay of another
-          rope's missing frames passes through the start frame);
+        - before the start frame the rope shows its stored rest shape and the caches
+          restart (unless ``keep_cache``), but no start state is made: it is made from
+          the start frame's own pins, transform and colliders, only at that frame (a jump
+          past it replays from there);
+        - at the start frame the caches restart (pin animation edited since is picked up
+          by replaying), unless ``keep_cache`` (the handler's replay of another rope's
+          missing frames passes through the start frame);
         - a cached frame is written again, nothing simulated;
         - the frame after the newest cached one is simulated;
         - past the end frame, the end frame's state is held."""
         matrices = worlds(members, depsgraph)
-        if frame <= self.frame_start:
+        if frame < self.frame_start:
+            if not keep_cache:
+                self.forget_frames()
+            each_member(members, lambda obj, rope: rope.write_rest(obj))
+            return None
+        if frame == self.frame_start:
             if not (keep_cache and all(self.frame_start in r.cache for r in self.ropes)):
                 self._reset(members, depsgraph, render, matrices,
                             missing=keep_cache and self.batch)
@@ -396,12 +412,12 @@ class Run:
             if self.preroll > 0:  # the settled start frame
                 self._write(members, matrices, self.frame_start)
             else:  # the stored rest shape, exactly
-                _each(members, lambda obj, rope: rope.write_rest(obj))
+                each_member(members, lambda obj, rope: rope.write_rest(obj))
             return None
         self.drop_stale(members, depsgraph, frame)
         frame = min(frame, self.frame_end)
         if not all(frame in rope.cache for rope in self.ropes):
-            last = self._last()
+            last = self.last_cached()
             if last is None:
                 return self.frame_start
             if self.colliders is None and last > self.frame_start:
@@ -417,10 +433,17 @@ class Run:
         self._write(members, matrices, frame)
         return None
 
+    def forget_frames(self) -> None:
+        """Drop every member's cached frames and the colliders kept with them."""
+        for rope in self.ropes:
+            rope.cache = {}
+        self.colliders = None
+        self.snapshots = {}
+
     def _colliders_of_kept(self, members: Members, depsgraph: Any, frame: int) -> None:
         """A new run on frames its ropes kept (alone or in a batch, ``__init__``) reads the
         colliders when it shows the newest of them, where its next step starts."""
-        if self.colliders is None and frame == self._last():
+        if self.colliders is None and frame == self.last_cached():
             self._read(members, depsgraph, frame)
 
     def _write(self, members: Members, matrices: list[np.ndarray], frame: int) -> None:
@@ -437,8 +460,8 @@ class Run:
         linearly from the newest cached frame to this one. Only where the handler cannot
         replay the frames (while rendering); exact unless pins move non-linearly between."""
         frame = min(frame, self.frame_end)
-        end = self._inputs(members, depsgraph, render, frame)
-        last = self._last()
+        end = self.inputs_of(members, depsgraph, render, frame)
+        last = self.last_cached()
         if last is None:
             matrices = worlds(members, depsgraph)
             self._reset(members, depsgraph, render, matrices)

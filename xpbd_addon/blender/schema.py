@@ -82,8 +82,11 @@ class Check:
     """|value| must be under ``checks.MAX_COORDINATE`` (a height in world space)"""
     after: str = ""
     """The value must be above this other setting's (with ``message``)"""
+    per_substep: bool = False
+    """A rate [1/s] whose product with the substep [s] is at most
+    ``core.solver.MAX_DAMPING_PER_SUBSTEP`` (``message``; when ``problem`` has the frame)"""
     message: str = ""
-    """The message of ``within_coordinates`` / ``after``"""
+    """The message of ``within_coordinates`` / ``after`` / ``per_substep``"""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,11 @@ SETTINGS: tuple[Setting, ...] = (
         description="Velocity damping rate d [1/s]: free motion decays as exp(-d*t), like "
                     "air drag (1 = speed falls to 37 % in one second). Does not change how "
                     "the rope hangs at rest. 0 = none",
-        reaches=MODEL, shared="Damping", check=Check(low=0.0), animatable=True),
+        reaches=MODEL, shared="Damping", animatable=True,
+        check=Check(low=0.0, per_substep=True,
+                    message="Damping must be at most {limit:g} 1/s at {substeps} substeps "
+                            "and {fps:g} fps (got {value:g}): above that every substep "
+                            "already stops all motion")),
     Setting(
         "pin_group", STRING, "Pin Group", default="",
         description="Meshes: vertex group of the pinned vertices (weight > 0 = pinned). "
@@ -425,7 +432,8 @@ def _noun(setting: Setting, check: Check) -> str:
     return check.noun or setting.name.replace("_", " ").capitalize()
 
 
-def _problem_of(setting: Setting, check: Check, value: Any, settings: Any) -> str | None:
+def _problem_of(setting: Setting, check: Check, value: Any, settings: Any,
+                frame: float | None) -> str | None:
     noun = _noun(setting, check)
     if setting.kind == ENUM:
         if value not in {item[0] for item in setting.items}:
@@ -447,16 +455,26 @@ def _problem_of(setting: Setting, check: Check, value: Any, settings: Any) -> st
             return check.message.format(limit=MAX_COORDINATE, value=value)
     if check.after and not value > getattr(settings, check.after):
         return check.message
+    if check.per_substep and frame is not None:
+        from ..core.solver import MAX_DAMPING_PER_SUBSTEP  # numpy: only when a rope is built
+
+        substeps = int(settings.substeps)
+        limit = MAX_DAMPING_PER_SUBSTEP * substeps / frame
+        if not value <= limit:
+            return check.message.format(limit=limit, substeps=substeps, fps=1.0 / frame,
+                                        value=value)
     return None
 
 
-def problem(settings: Any) -> str | None:
+def problem(settings: Any, frame: float | None = None) -> str | None:
     """The message of the first setting (in declaration order) whose value is invalid, or
-    None. Settings that do not matter (``when``) are not checked."""
+    None. Settings that do not matter (``when``) are not checked. ``frame``: the frame's
+    length [s] (``sim.frame_dt``), for the checks per substep (without it they are left
+    out)."""
     for setting in SETTINGS:
         if setting.check is not None and matters(setting, settings):
             found = _problem_of(setting, setting.check, getattr(settings, setting.name),
-                                settings)
+                                settings, frame)
             if found is not None:
                 return found
     return None

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from . import animated, attach, changes, geometry, pins, rest, schema, stiffness, tear
+from . import animated, attach, changes, geometry, pins, rest, rope_data, schema, stiffness, tear
 from .checks import check_energy, check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
@@ -76,11 +76,12 @@ def settings_key(obj: Any, scene: Any) -> str:
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
-    problem = schema.problem(obj.xpbd)
+    problem = schema.problem(obj.xpbd, frame_dt(scene))
     if problem is not None:
         raise RopeError(problem)
     if not all(math.isfinite(g) for g in scene_gravity(scene)):
         raise RopeError("Scene gravity is not a finite vector")
+
 
 
 def settings_snapshot(settings: Any) -> SimpleNamespace:
@@ -223,10 +224,11 @@ class RopeSim:
         pinned_ids = np.flatnonzero(self.pinned_at(values)) if values else self.pinned_ids
         stamp = (animated.stamp(obj, evaluated, found.channels, frame) if found.channels
                  else None)
+        enabled = found.enabled(evaluated)
         return changes.Inputs(
-            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids),
-            found.enabled(evaluated),
-            [attach.target_matrix(spec, depsgraph) for spec in found.attachments], stamp)
+            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids), enabled,
+            [attach.target_matrix(spec, depsgraph, on)
+             for spec, on in zip(found.attachments, enabled, strict=True)], stamp)
 
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool,
@@ -378,9 +380,13 @@ def ensure(obj: Any, scene: Any) -> RopeSim | None:
     """The object's simulation, built or rebuilt if its settings key changed; None (and a
     status message) if it cannot be simulated."""
     uid = obj.session_uid
-    if obj.mode == "EDIT":
+    editor = rope_data.data_editor(obj)
+    if editor is not None:
         # Edit Mode data is not in the mesh/curve until the user leaves it: write nothing.
-        FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode")
+        FAILED[uid] = ("<edit mode>", "Paused in Edit Mode: the rope resumes in Object Mode"
+                       if editor == obj.name else
+                       f"Paused while '{editor}', which shares its data, is in Edit Mode: "
+                       "the rope resumes in Object Mode")
         return None
     if obj.type not in ("MESH", "CURVE"):
         key = repr(("TYPE", obj.type))
@@ -454,36 +460,3 @@ def clear() -> None:
     """Forget every simulation (new file loaded, add-on unregistered)."""
     REGISTRY.clear()
     FAILED.clear()
-
-
-def restore_rest(obj: Any) -> bool:
-    """Write the stored rest shape back into the object's data, if there is one that still
-    fits its topology. Returns True if it did."""
-    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT":
-        return False
-    try:
-        layout = geometry.build_layout(obj)
-    except RopeError:
-        return False
-    stored = rest.load(obj, layout)  # checked: never a NaN, never another topology
-    if stored is None:
-        return False
-    if layout.kind == "MESH":
-        geometry.write_mesh_positions(obj.data, stored)
-    else:
-        geometry.write_curve_rest(obj.data, layout, stored)
-    tear.restore(obj, layout)
-    return True
-
-
-def rest_unusable(obj: Any) -> bool:
-    """True if the object's data holds a stored rest shape that can never be written back
-    (another topology, wrong type, NaN); False if it has none, it fits, or the object cannot
-    be read now (Edit Mode, shape keys, linked data: it may fit again later)."""
-    if obj.type not in ("MESH", "CURVE") or obj.mode == "EDIT" or not rest.has_rest(obj):
-        return False
-    try:
-        layout = geometry.build_layout(obj)
-    except RopeError:
-        return False
-    return rest.inspect(obj, layout).problem is not None

@@ -16,6 +16,11 @@ from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
+MAX_DAMPING_PER_SUBSTEP = 50.0
+"""The most damping d [1/s] times the substep h [s] a step takes: each substep keeps
+exp(-d h) of the velocity, 2e-22 at 50, so nothing moves any more beyond it, while past
+d h = 745 exp(-d h) / h (``velocity_scale``) is 0 in float64 and the contacts divide by it."""
+
 PARALLEL_MIN_WORK = 1_000_000
 """Particle-substeps per frame from which the lane kernel spreads its blocks over threads.
 Below it a parallel region's start-up (about 1 ms here) costs more than it saves."""
@@ -205,8 +210,9 @@ def step(
     as before collisions existed). Contacts keep no state between frames: the state x, v is
     all a cache needs.
 
-    Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere, or
-    arrays of the wrong shape; ``state`` is left untouched then.
+    Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere,
+    arrays of the wrong shape, or a damping above ``MAX_DAMPING_PER_SUBSTEP`` / h; ``state``
+    is left untouched then.
     """
     _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
              accelerations=accelerations)
@@ -234,6 +240,10 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              colliders: Any = (), accelerations: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
+    if not model.damping * (dt / substeps) <= MAX_DAMPING_PER_SUBSTEP:
+        raise ValueError(f"damping {model.damping:g} 1/s is more than a substep of "
+                         f"{dt / substeps:g} s can hold (at most "
+                         f"{MAX_DAMPING_PER_SUBSTEP * substeps / dt:g} 1/s)")
     gravity_vector = _as_gravity(gravity)
     k = kernels()
     _check_state(model, state, k.first_nonfinite)
