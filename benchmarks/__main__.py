@@ -2,7 +2,8 @@
 
 Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake,
 damping, reference (`step` against a minimal C kernel, interleaved), pile (crossed ropes on
-the floor coming to rest). The
+the floor coming to rest), thin (ropes on wires and poles: where the segment contacts hold).
+The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
 collisions on the scenes of `collision` (with our solver's rows beside it; `--blender53`
@@ -32,6 +33,7 @@ SCRIPTS = {
     "reference": "bench_reference.py",
     "step_ab": "bench_step_ab.py",
     "pile": "bench_pile.py",
+    "thin": "bench_thin.py",
 }
 
 

@@ -57,7 +57,7 @@ def _runner(package: str, layout: str):
     template = scene.ropes(layout, True)
     x = template.state().x.copy()
 
-    def frames(count: int) -> list[float]:
+    def frames(count: int) -> tuple[list[float], str]:
         model = core.Model(x, template.edge_index, np.full(template.particle_count, 100.0),
                            1e-7, radius=scene.RADIUS, self_collision=True, damping=0.2)
         state = model.state()
@@ -66,7 +66,12 @@ def _runner(package: str, layout: str):
             start = time.perf_counter()
             core.step(model, state, scene.DT, scene.SUBSTEPS, colliders=colliders)
             times.append((time.perf_counter() - start) * 1e3)
-        return times
+        # what the scene ends as: kinetic energy [J] (0.01 kg a point) and the largest strain
+        edges = model.edge_index
+        length = np.linalg.norm(state.x[edges[:, 0]] - state.x[edges[:, 1]], axis=1)
+        strain = float((length / model.edge_rest_length - 1.0).max())
+        kinetic = 0.5 * 0.01 * float((state.v ** 2).sum())
+        return times, f"kinetic {kinetic:.2e} J, largest strain {100 * strain:.3f} %"
 
     return frames
 
@@ -79,9 +84,10 @@ def main() -> None:
         runners = {ref: _runner(_package_at(ref, Path(directory)), layout),
                    "working tree": _runner("xpbd_addon", layout)}
         results: dict[str, list[list[float]]] = {name: [] for name in runners}
+        ends: dict[str, str] = {}
         for turn in range(TURNS):
             for name, run in runners.items():
-                times = run(count)
+                times, ends[name] = run(count)
                 if turn:
                     results[name].append(times)
     print(f"\n{layout}, {count} frames from release, per-frame minimum of {TURNS - 1} turns"
@@ -90,7 +96,7 @@ def main() -> None:
         ms = np.min(np.array(runs), axis=0)
         print(f"{name:>14}: {ms.mean():.2f} / {ms[len(ms) // 2:].mean():.2f} / "
               f"{ms[3 * len(ms) // 4:].mean():.2f}   frames: "
-              + " ".join(f"{value:.0f}" for value in ms))
+              + " ".join(f"{value:.0f}" for value in ms) + f"\n{'':>16}at the end: {ends[name]}")
 
 
 if __name__ == "__main__":

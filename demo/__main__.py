@@ -1,7 +1,7 @@
 """The demo, in real Blender, headless: ropes doing what ropes do, and what compliance means.
 
 Left: a rope pinned at one end, released horizontally, swings down onto a bar and wraps its
-tail around it; a free rope dropped across a second bar drapes over it. Several frames of
+tail around it; a free rope dropped across a second, thin bar (2 cm, a third of its segment) drapes over it. Several frames of
 each are overlaid, fading from the release to the end. Right: a twelve-point rope (1.98 m,
 top pinned, 1 kg per point) at three compliances side by side: the stiff one ends on its
 rest length, the soft ones sag below it by alpha * m * g * sum(k). Saves a .blend, renders a
@@ -32,7 +32,10 @@ OFFSET = 3.0
 GHOSTS = (1, 8, 13, 18, 24, 34)
 """Frames overlaid (fading) besides the last one, in the bar scene."""
 BAR_RADIUS = 0.1
-"""Radius of the bars [m]."""
+"""Radius of the bar the pinned rope swings onto [m]."""
+THIN_BAR_RADIUS = 0.01
+"""Radius of the bar the free rope is dropped across [m]: far thinner than the rope's
+segments (6 cm), which hold it between their points."""
 SPACING = 2.6
 """Distance between the ropes' pins along x [m]."""
 COLORS = ((0.10, 0.45, 0.85, 1.0), (0.95, 0.55, 0.10, 1.0), (0.85, 0.15, 0.20, 1.0))
@@ -110,9 +113,9 @@ def _rope(bpy, scene, name, start, length, points, rgba, *, pinned, frames):
     return obj
 
 
-def _bar(bpy, scene, location):
-    """A bar along y (a cylinder with Collision physics, friction 0.4)."""
-    bpy.ops.mesh.primitive_cylinder_add(radius=BAR_RADIUS, depth=1.2, vertices=32,
+def _bar(bpy, scene, location, radius=BAR_RADIUS):
+    """A bar along y (a cylinder of ``radius`` [m] with Collision physics, friction 0.4)."""
+    bpy.ops.mesh.primitive_cylinder_add(radius=radius, depth=1.2, vertices=32,
                                         location=location, rotation=(np.pi / 2, 0.0, 0.0))
     obj = bpy.context.active_object
     obj.color = (0.25, 0.25, 0.25, 1.0)
@@ -122,17 +125,17 @@ def _bar(bpy, scene, location):
 
 
 def _bar_scene(bpy, scene, frames):
-    """A pinned rope swinging onto a bar and a free rope dropped across another."""
+    """A pinned rope swinging onto a bar and a free rope dropped across a thin one."""
     blue, green = (0.10, 0.40, 0.80, 1.0), (0.15, 0.60, 0.30, 1.0)
     _bar(bpy, scene, (-4.9, 0.0, -0.75))
-    _bar(bpy, scene, (-1.6, 0.0, -0.75))
+    _bar(bpy, scene, (-1.6, 0.0, -0.75), THIN_BAR_RADIUS)
     swinging = _rope(bpy, scene, "rope_swinging", (-6.3, 0.0, 0.0), 2.6, 40, blue,
                      pinned=True, frames=frames)
     _pin_ball(bpy, scene, (-6.3, 0.0, 0.0))
     dropped = _rope(bpy, scene, "rope_dropped", (-2.8, 0.0, -0.3), 2.4, 40, green,
                     pinned=False, frames=frames)
     _label(bpy, scene, "pinned, released, swings onto a bar", (-6.9, 0.0, 0.45), blue, 0.2)
-    _label(bpy, scene, "dropped across a bar", (-2.9, 0.0, 0.45), green, 0.2)
+    _label(bpy, scene, "dropped across a 2 cm bar", (-2.9, 0.0, 0.45), green, 0.2)
     _label(bpy, scene, f"{len(GHOSTS) + 1} frames overlaid, fading from release",
            (-6.9, 0.0, -2.45), (0.3, 0.3, 0.3, 1.0), 0.16)
     return [swinging, dropped]

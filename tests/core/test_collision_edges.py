@@ -51,13 +51,14 @@ def stretch(model, state):
 @pytest.mark.parametrize("pole", [0.025, 0.01, 0.005])
 def test_the_default_rope_dropped_on_a_thin_pole_hangs_over_it(pole, substeps):
     """Dropped from 30 cm across a pole (it lies between the two middle points): it never
-    cuts into the pole by more than a tenth of its radius, hangs over it after
+    cuts into the pole by more than 15 % of its radius (it rests 7 % in, ``EDGE_SLOP``),
+    hangs over it after
     3 s with both ends below, does not gain energy, and still hangs there after 5 s."""
     model = default_rope()
     state = model.state()
     collider = Collider(*cylinder(pole, 1.0, SIDES))
     # the mesh is inscribed in the pole: its flat sides are that much nearer the axis
-    least = pole * np.cos(np.pi / SIDES) + 0.9 * R
+    least = pole * np.cos(np.pi / SIDES) + 0.85 * R
     start = energy(model, state)
     for frame in range(120):
         step(model, state, DT, substeps, colliders=[collider])

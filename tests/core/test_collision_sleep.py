@@ -186,8 +186,8 @@ def test_ropes_asleep_wake_within_a_frame_when_a_pair_links_them_to_an_awake_one
     edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
     model = Model(x, edges.reshape(-1, 2), np.full(len(x), float(POINTS)), 1e-8, radius=R,
                   self_collision=True, self_friction=0.3, damping=0.5)
-    vertices, triangles = icosphere(2, 0.1, (0.0, 0.0, 0.05))
-    scene = [Collider(vertices, triangles, static_friction=0.0, dynamic_friction=0.0),
+    vertices, triangles = icosphere(3, 0.1, (0.0, 0.0, 0.05))
+    scene = [Collider(vertices, triangles, static_friction=0.2, dynamic_friction=0.1),
              Plane((0.0, 0.0, 0.0))]
     states, asleep = play(model, 24, scene)
     assert sum(play.woken) > 0, "no rope woke within a frame: the scene needs adjusting"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .constants import EDGE_RELAX, MARK_LIMIT, MAX_BOX_CELLS
+from .constants import EDGE_RELAX, EDGE_SLOP, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists
 from .kernels_edges import edge_contacts, segment_edges, segments_of, wake_near_moving_edges
 from .scene import CandidateLists, MeshScene
@@ -106,7 +106,7 @@ class EdgeContacts:
                       scene.vertices, scene.vertices_end, scene.triangles,
                       scene.edge_vertices, scene.edge_faces, scene.triangle_collider, params,
                       self.fractions, push, moved, only, selective, extra, self.delta,
-                      self.count, self.touched, EDGE_RELAX)
+                      self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

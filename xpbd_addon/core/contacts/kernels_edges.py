@@ -269,7 +269,7 @@ def segments_of(particles, segment_start, segments, seen):
 def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, vertices,
                   vertices_end, triangles, edge_vertices, edge_faces, triangle_collider,
                   params, fractions, push, moved, only, selective, extra, delta, count,
-                  touched, relax):
+                  touched, relax, keep):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
     place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
     and the corrections of a particle summed (Macklin et al. 2014 sec. 4.2). In order,
@@ -287,8 +287,9 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
     extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
     zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
     contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
-    min(relax, k) / k of their sum (``constants.EDGE_RELAX``). Returns how many contacts
-    acted."""
+    min(relax, k) / k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep``
+    times its contact distance from an edge (``1 - constants.EDGE_SLOP``). Returns how many
+    contacts acted."""
     inverse_scale = 1.0 / velocity_scale
     f0, f1 = fractions[0], fractions[1]
     acted = 0
@@ -369,7 +370,8 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
             gy = ay1 + s * (by1 - ay1) - (cy1 + t * (dy1 - cy1))
             gz = az1 + s * (bz1 - az1) - (cz1 + t * (dz1 - cz1))
             gap = gx * nx + gy * ny + gz * nz
-            contact = radius[a] + s * (radius[b] - radius[a]) + thickness
+            # (less the slop, which the particle contacts alone keep a segment within)
+            contact = (radius[a] + s * (radius[b] - radius[a]) + thickness) * keep
             if gap >= contact:
                 continue
             ca, cb = 1.0 - s, s
