@@ -167,17 +167,21 @@ out = {"nodes": list(nodes), "stacks": [], "parents": {}}
 for name in names:
     parent = nodes[name].parent
     out["parents"][name] = parent.name if parent is not None else None
-for stack in scene.anim_stacks:
-    heads = []
+def heads(anim, begin):
+    rows = []
     for t in times:
-        evaluated = scene.evaluate(stack.anim, stack.time_begin + t)
+        evaluated = scene.evaluate(anim, begin + t)
         row = []
         for name in names:
             m = evaluated.find_node(name).node_to_world
             row.append([m.c3.x, m.c3.y, m.c3.z])
-        heads.append(row)
+        rows.append(row)
+    return rows
+for stack in scene.anim_stacks:
     out["stacks"].append({"name": stack.name, "time_begin": stack.time_begin,
-                          "heads": heads})
+                          "heads": heads(stack.anim, stack.time_begin)})
+# what a reader plays by default (ufbx: the file's active take, else the first)
+out["default"] = heads(scene.anim, scene.anim.time_begin)
 print(json.dumps(out), flush=True)
 os._exit(0)
 """
@@ -188,7 +192,8 @@ def fbx_read(path: Path, names: list[str], times: list[float]) -> dict:
     (right-handed, Z up) in metres, in a plain Python process (no Blender): node names,
     the parents of ``names``, and per take (anim stack) the world positions [m] of ``names``
     at ``times`` [s] after the take's start: ``{"nodes", "parents", "stacks": [{"name",
-    "time_begin", "heads" [T][N][3]}]}``."""
+    "time_begin", "heads" [T][N][3]}], "default": heads [T][N][3] of the animation ufbx
+    plays by default}``."""
     import sys
 
     done = subprocess.run([sys.executable, "-c", FBX_READ, str(path), json.dumps(names),
