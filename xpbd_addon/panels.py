@@ -291,6 +291,32 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]
 
 
+class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """What the settings do on the frame shown: length, stretch, tension, energy, what the
+    frame cost, whether it came from the cache (``blender.readouts``)."""
+
+    bl_label = "Readouts"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+    greyed_when_baked = False
+
+    def draw(self, context: Any) -> None:
+        from .blender import readouts, sim
+
+        obj = context.object
+        rope = sim.REGISTRY.get(obj.session_uid)
+        shown = readouts.readout(obj, rope) if rope is not None else None
+        col = self.layout.column(align=True)
+        if shown is None:
+            col.label(text="Play, or change the frame, to see the rope's numbers")
+            return
+        for line in readouts.lines(shown):
+            col.label(text=line)
+
+
+CLASSES = CLASSES + (XPBD_PT_rope_readouts,)  # type: ignore[assignment]
+
+
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
