@@ -306,7 +306,8 @@ class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mis
         obj = context.object
         rope = sim.REGISTRY.get(obj.session_uid)
         shown = readouts.readout(obj, rope) if rope is not None else None
-        col = self.layout.column(align=True)
+        layout: Any = self.layout
+        col = layout.column(align=True)
         if shown is None:
             col.label(text="Play, or change the frame, to see the rope's numbers")
             return
