@@ -12,6 +12,7 @@ one computation per frame (``tests/blender/test_readouts.py`` measures both).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,8 +59,9 @@ class Readout:
 class Shown:
     """What the frame engine last showed of a rope (``note``)."""
 
-    rope: Any
-    """The ``sim.RopeSim`` it belongs to (the readout is dropped once it is replaced)"""
+    rope: weakref.ref
+    """The ``sim.RopeSim`` it belongs to, weakly (a simulation dropped or replaced is not
+    kept alive, with its cache, by its readout)"""
     state: Any
     """The ``sim.Frame`` shown"""
     frame: int
@@ -71,14 +73,14 @@ class Shown:
 
 
 SHOWN: dict[int, Shown] = {}
-"""The last frame shown of each rope object, by session_uid (``note``); emptied with the
-simulations (``clear``)."""
+"""The last frame shown of each rope object, by session_uid (``note``): one frame's arrays
+each; emptied with the simulations (``clear``, a new file)."""
 
 
 def note(members: list, states: list, frame: int, cached: bool) -> None:
     """Keep what was just shown of each member (``(obj, rope)``, its ``sim.Frame``)."""
     for (obj, rope), state in zip(members, states, strict=True):
-        SHOWN[obj.session_uid] = Shown(rope, state, frame, cached)
+        SHOWN[obj.session_uid] = Shown(weakref.ref(rope), state, frame, cached)
 
 
 def clear() -> None:
@@ -90,7 +92,7 @@ def readout(obj: Any, rope: Any) -> Readout | None:
     """The readout of the frame last shown of ``obj``, simulated by ``rope`` (its live
     ``sim.RopeSim``), or None (nothing shown yet, or by another simulation)."""
     shown = SHOWN.get(obj.session_uid)
-    if shown is None or shown.rope is not rope:
+    if shown is None or shown.rope() is not rope:
         return None
     if shown.readout is None:
         shown.readout = compute(rope, shown.state, shown.frame, shown.cached)
