@@ -320,9 +320,11 @@ class Run:
         start = 0
         for rope, gone in zip(self.ropes, torn, strict=True):
             count = rope.model.edge_count
-            tension = np.zeros(len(rope.layout.edges))
-            kept = slice(None) if gone is None else np.flatnonzero(~gone)
-            tension[kept] = joint[start:start + count]
+            if gone is None:  # a view: the members' tensions share the frame's one array
+                tension = joint[start:start + count]
+            else:
+                tension = np.zeros(len(rope.layout.edges))
+                tension[np.flatnonzero(~gone)] = joint[start:start + count]
             start += count
             out.append(tension)
         return out
