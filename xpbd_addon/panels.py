@@ -309,7 +309,8 @@ class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mis
         layout: Any = self.layout
         col = layout.column(align=True)
         if shown is None:
-            col.label(text="Play, or change the frame, to see the rope's numbers")
+            col.label(text="Baked: readouts are of the live simulation" if obj.xpbd.bake.baked
+                      else "Play, or change the frame, to see the rope's numbers")
             return
         for line in readouts.lines(shown):
             col.label(text=line)
