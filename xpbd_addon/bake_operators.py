@@ -248,6 +248,8 @@ class _Bake:
             self.report({"ERROR"}, f"Bake failed ({type(exc).__name__}: {exc}); nothing "
                                    "was kept, see the console")
             return {"CANCELLED"}
+        for warning in job.warnings:
+            self.report({"WARNING"}, warning)
         self.report({"INFO"}, messages[0] if len(messages) == 1 else
                     f"Baked {len(messages)} ropes")
         return {"FINISHED"}

@@ -113,6 +113,25 @@ def test_a_loop_bake_flows_from_its_last_frame_into_its_first(scene, target, tmp
     assert plain.position > 0.05
 
 
+def test_a_loop_bake_of_an_animation_that_does_not_repeat_says_so(scene):
+    empty, rope = _circling(scene)
+    from xpbd_addon.blender import action_compat
+
+    factory, _ = action_compat.ensure_action(empty, "unused")
+    for fcurve in factory._collection:  # no Cycles: the empty stops at its last key
+        fcurve.modifiers.remove(fcurve.modifiers[0])
+    scene.frame_end = LAST - 6  # and the range ends before the cycle does
+    rope.xpbd.bake.loop = True
+    from xpbd_addon.blender import bake
+
+    job = bake.BakeJob(bpy.context, [rope], "KEYS")
+    job.run()
+    messages = job.write()
+    assert len(job.warnings) == 1 and "does not repeat" in job.warnings[0], job.warnings
+    assert "m from where they start" in job.warnings[0]
+    assert rope.xpbd.bake.baked and "a loop" in messages[0]
+
+
 def test_loop_frames_longer_than_the_range_are_refused(scene):
     _empty, rope = _circling(scene)
     rope.xpbd.bake.loop = True

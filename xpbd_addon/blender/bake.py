@@ -194,6 +194,9 @@ class BakeJob:
         """Next frame to simulate [frame]"""
         self.cache_path: str | None = None
         """The file a cache bake wrote (set by ``write``)"""
+        self.warnings: list[str] = []
+        """What ``write`` found the user should know (a loop bake whose animation does not
+        repeat), one line per rope"""
         for record in self.records:
             BAKING.add(record.obj.session_uid)
 
@@ -351,6 +354,12 @@ class BakeJob:
             settings.loop_seam_velocity = seam.velocity if seam else 0.0
             looped = (f", a loop: seam {100 * seam.position:.2f} % in position, "
                       f"{100 * seam.velocity:.2f} % in velocity" if seam else "")
+            if seam and seam.pins > bake_loop.PIN_TOLERANCE:
+                self.warnings.append(
+                    f"'{obj.name}': a loop, but its pins are {seam.pins:.3g} m from where they "
+                    "start one frame after the range: the animation does not repeat after "
+                    "it (an F-Curve Cycles modifier makes it repeat), so the loop does not "
+                    "close")
             messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
                             f"({settings.kind.replace('_', ' ').lower()}){where}{looped}")
         # Only now may the handler see the objects again: it leaves baked ones alone.

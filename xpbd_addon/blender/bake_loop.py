@@ -29,10 +29,14 @@ velocity, over the loop). numpy only (no bpy).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+
+PIN_TOLERANCE = 1e-4
+"""[m] Pins further apart than this one frame after the range than on its first frame: the
+animation does not repeat, and the bake's report says so."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,9 @@ class Seam:
     sharpness: float
     """The seam's largest change of velocity (second difference) over the largest one
     within the loop: at most about 1 when the seam is no sharper than any other frame"""
+    pins: float = 0.0
+    """How far [m] the pinned points are, one frame after the range, from where they are on
+    its first frame: 0 when the animation repeats after the range, as a loop needs"""
 
 
 def extra_frames(settings: Any) -> int:
@@ -97,12 +104,16 @@ def close(record: Any, frame_time: float) -> Seam:
     """Turn a loop bake's recording (``bake.Recording`` with ``extra`` frames past its range)
     into the loop: its per-frame lists (object-space and world positions, and the
     character's matrices) cut to the range, the first ``loop_frames`` faded. Returns the
-    seam, measured in world space."""
+    seam, measured in world space, and how far the pins are from repeating."""
     period = record.last - record.first + 1
     count = record.extra - 1
     world = np.stack(record.world)
     loop = fade(world, period, count)
     measured = seam(loop, world, frame_time)
+    pinned = record.always_pinned
+    if pinned is not None and pinned.any():
+        apart = np.linalg.norm(world[period][pinned] - world[0][pinned], axis=-1).max()
+        measured = replace(measured, pins=float(apart))
     local = fade(np.stack(record.local), period, count).astype(np.float32)
     record.local = list(local)
     record.world = list(loop)
