@@ -1,5 +1,6 @@
-"""Bake operators: ``xpbd.bake`` (active object), ``xpbd.bake_all`` (every simulated, unbaked
-object of the scene), ``xpbd.free_bake``; and the bake settings ``Object.xpbd.bake``.
+"""Bake operators: ``xpbd.bake`` (active object), ``xpbd.bake_selected`` (the selected ropes),
+``xpbd.bake_all`` (every simulated, unbaked object of the scene), ``xpbd.free_bake``; and the
+bake settings ``Object.xpbd.bake`` (``loop``: ``blender.bake_loop``).
 
 In the UI a bake runs as a modal operator on a timer: the progress bar of the window manager
 moves, Blender stays responsive, and Esc (or right click) cancels; nothing is written until
@@ -21,7 +22,14 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from . import dependencies, preparation
 
@@ -71,6 +79,10 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
         bone_prefix: str
         cache_path: str
         cache_file: Any
+        loop: bool
+        loop_frames: int
+        loop_seam_position: float
+        loop_seam_velocity: float
     else:
         use_scene_range: BoolProperty(
             name="Scene Frame Range", default=True,
@@ -131,19 +143,49 @@ class XPBD_PG_bake(bpy.types.PropertyGroup):
                         "USD); one file holds every rope of a bake. Empty = "
                         "//xpbd_cache/<rope>.abc next to the .blend")
         cache_file: PointerProperty(type=bpy.types.CacheFile, name="Baked Cache File")
+        loop: BoolProperty(
+            name="Loop", default=False,
+            description="Bake a seamless loop for a cyclic animation: the frames simulated "
+                        "after the end are faded into the first Loop Frames, so the last "
+                        "frame flows into the first (the animation must repeat after the "
+                        "range: an F-Curve Cycles modifier)")
+        loop_frames: IntProperty(
+            name="Loop Frames", default=24, min=1, soft_max=100,
+            description="Loop bake: frames at the start faded from the simulation one "
+                        "range later [frame]; more spreads a rope that has not settled into "
+                        "the cycle more smoothly")
+        loop_seam_position: FloatProperty(
+            name="Seam Position Jump", default=0.0, subtype="FACTOR",
+            description="Loop bake: the jump in position at the seam over the motion's range "
+                        "(0.01 = 1 %)")
+        loop_seam_velocity: FloatProperty(
+            name="Seam Velocity Jump", default=0.0, subtype="FACTOR",
+            description="Loop bake: the jump in velocity across the seam over the range of "
+                        "the velocity (0.01 = 1 %)")
 
 
-def _objects(context: Any, all_objects: bool) -> list:
-    if all_objects:
+def _objects(context: Any, scope: str) -> list:
+    """What a bake operator bakes: 'ALL' every simulated, unbaked rope of the scene,
+    'SELECTED' those that are selected, 'ACTIVE' the active object."""
+    if scope == "ALL":
         return [o for o in context.scene.objects if o.xpbd.enabled and not o.xpbd.bake.baked]
+    if scope == "SELECTED":
+        return [o for o in context.selected_objects if o.xpbd.enabled and not o.xpbd.bake.baked]
     return [context.active_object] if context.active_object is not None else []
+
+
+NOTHING = {"ALL": "No simulated rope to bake",
+           "SELECTED": "No selected rope to bake: select simulated ropes that are not baked",
+           "ACTIVE": "No active object to bake"}
+"""The error of a bake operator that finds nothing to bake, by scope."""
 
 
 class _Bake:
     """The bake operators' shared body (a mixin: Blender registers annotations of mixins)."""
 
     bl_options = {"REGISTER", "UNDO"}
-    all_objects_default = False
+    scope = "ACTIVE"
+    """What it bakes without ``all_objects`` (``_objects``)"""
 
     if TYPE_CHECKING:
         properties: Any
@@ -179,11 +221,10 @@ class _Bake:
         if reason is not None:
             self.report({"ERROR"}, reason)
             return None
-        all_objects = self.all_objects or self.all_objects_default
-        objects = _objects(context, all_objects)
+        scope = "ALL" if self.all_objects else self.scope
+        objects = _objects(context, scope)
         if not objects:
-            self.report({"ERROR"}, "No simulated rope to bake" if all_objects else
-                        "No active object to bake")
+            self.report({"ERROR"}, NOTHING[scope])
             return None
         segments = max(o.xpbd.bake.bone_segments for o in objects)
         target = self.target
@@ -207,6 +248,8 @@ class _Bake:
             self.report({"ERROR"}, f"Bake failed ({type(exc).__name__}: {exc}); nothing "
                                    "was kept, see the console")
             return {"CANCELLED"}
+        for warning in job.warnings:
+            self.report({"WARNING"}, warning)
         self.report({"INFO"}, messages[0] if len(messages) == 1 else
                     f"Baked {len(messages)} ropes")
         return {"FINISHED"}
@@ -287,7 +330,18 @@ class XPBD_OT_bake_all(_Bake, bpy.types.Operator):  # type: ignore[misc]
 
     bl_idname = "xpbd.bake_all"
     bl_label = "Bake All Ropes"
-    all_objects_default = True
+    scope = "ALL"
+
+
+class XPBD_OT_bake_selected(_Bake, bpy.types.Operator):  # type: ignore[misc]
+    """Bake the selected simulated ropes that are not baked yet (and the ropes they collide
+    with, which are simulated with them)"""
+
+    bl_idname = "xpbd.bake_selected"
+    bl_label = "Bake Selected Ropes"
+    bl_description = ("Bake the selected simulated ropes that are not baked yet (and the "
+                      "ropes they collide with, which are simulated with them)")
+    scope = "SELECTED"
 
 
 class XPBD_OT_free_bake(bpy.types.Operator):
@@ -363,7 +417,7 @@ def cli_bake(argv: list[str]) -> int:
     return 0
 
 
-CLASSES = (XPBD_OT_bake, XPBD_OT_bake_all, XPBD_OT_free_bake)
+CLASSES = (XPBD_OT_bake, XPBD_OT_bake_selected, XPBD_OT_bake_all, XPBD_OT_free_bake)
 """Registered here; XPBD_PG_bake is registered by properties (it is part of Object.xpbd)."""
 
 _cli_handle: Any = None

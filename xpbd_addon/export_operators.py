@@ -24,9 +24,14 @@ def _ropes(context: Any, all_objects: bool) -> list:
     picked = {o.session_uid for o in context.selected_objects}
     if context.active_object is not None:
         picked.add(context.active_object.session_uid)
-    return [o for o in baked if {o.session_uid} | {x.session_uid for x in
-                                                    (o.xpbd.bake.rig, o.xpbd.bake.skin)
-                                                    if x is not None} & picked]
+    out = []
+    for o in baked:
+        # a rope counts if it, its rig or its skin is picked (a rig shared with a
+        # character counts for every rope baked into it)
+        own = {x.session_uid for x in (o, o.xpbd.bake.rig, o.xpbd.bake.skin) if x is not None}
+        if own & picked:
+            out.append(o)
+    return out
 
 
 class _Export:

@@ -45,6 +45,8 @@ _RUNS = f"{__package__}.blender.runs"
 """Module name of blender.runs (the runs of the frame engine)."""
 _COLLIDERS = f"{__package__}.blender.colliders"
 """Module name of blender.colliders (the kept tessellations of colliders)."""
+_READOUTS = f"{__package__}.blender.readouts"
+"""Module name of blender.readouts (what the frame engine last showed of each rope)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -266,6 +268,9 @@ def _clear_simulations() -> None:
     runs = sys.modules.get(_RUNS)
     if runs is not None:
         runs.clear()
+    readouts = sys.modules.get(_READOUTS)
+    if readouts is not None:
+        readouts.clear()
     colliders = sys.modules.get(_COLLIDERS)
     if colliders is not None:
         colliders.forget()

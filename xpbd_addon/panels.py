@@ -250,6 +250,9 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
                     "BONES": "bones", "CACHE": "a cache file"}.get(bake.kind, bake.kind)
             layout.label(text=f"Baked to {kind}, frames {bake.baked_first}-{bake.baked_last}",
                          icon="CHECKMARK")
+            if bake.loop:
+                layout.label(text=f"Loop seam: {100 * bake.loop_seam_position:.2f} % position, "
+                                  f"{100 * bake.loop_seam_velocity:.2f} % velocity")
             row = layout.row(align=True)
             row.operator("xpbd.free_bake", text="Free Bake", icon="TRASH")
             row.operator("xpbd.free_bake", text="Free All").all_objects = True
@@ -264,6 +267,11 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         sub.active = not bake.use_scene_range
         sub.prop(bake, "frame_start", text="Bake Start")
         sub.prop(bake, "frame_end", text="End")
+        row = layout.row(heading="Loop")
+        row.prop(bake, "loop", text="")
+        sub = row.row()
+        sub.active = bake.loop
+        sub.prop(bake, "loop_frames", text="Frames")
         layout.prop(bake, "target", expand=True)
         if bake.target == "KEYS" and obj.type == "CURVE":
             layout.prop(bake, "curve_format")
@@ -276,10 +284,39 @@ class XPBD_PT_rope_bake(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             layout.prop(bake, "cache_path")
         row = layout.row(align=True)
         row.operator("xpbd.bake", text="Bake", icon="KEYFRAME")  # the rope's Bake To
-        row.operator("xpbd.bake_all", text="Bake All Ropes")
+        row.operator("xpbd.bake_selected", text="Bake Selected")
+        row.operator("xpbd.bake_all", text="Bake All")
 
 
 CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]
+
+
+class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """What the settings do on the frame shown: length, stretch, tension, energy, what the
+    frame cost, whether it came from the cache (``blender.readouts``)."""
+
+    bl_label = "Readouts"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+    greyed_when_baked = False
+
+    def draw(self, context: Any) -> None:
+        from .blender import readouts, sim
+
+        obj = context.object
+        rope = sim.REGISTRY.get(obj.session_uid)
+        shown = readouts.readout(obj, rope) if rope is not None else None
+        layout: Any = self.layout
+        col = layout.column(align=True)
+        if shown is None:
+            col.label(text="Baked: readouts are of the live simulation" if obj.xpbd.bake.baked
+                      else "Play, or change the frame, to see the rope's numbers")
+            return
+        for line in readouts.lines(shown):
+            col.label(text=line)
+
+
+CLASSES = CLASSES + (XPBD_PT_rope_readouts,)  # type: ignore[assignment]
 
 
 def register() -> None:

@@ -167,17 +167,21 @@ out = {"nodes": list(nodes), "stacks": [], "parents": {}}
 for name in names:
     parent = nodes[name].parent
     out["parents"][name] = parent.name if parent is not None else None
-for stack in scene.anim_stacks:
-    heads = []
+def heads(anim, begin):
+    rows = []
     for t in times:
-        evaluated = scene.evaluate(stack.anim, stack.time_begin + t)
+        evaluated = scene.evaluate(anim, begin + t)
         row = []
         for name in names:
             m = evaluated.find_node(name).node_to_world
             row.append([m.c3.x, m.c3.y, m.c3.z])
-        heads.append(row)
+        rows.append(row)
+    return rows
+for stack in scene.anim_stacks:
     out["stacks"].append({"name": stack.name, "time_begin": stack.time_begin,
-                          "heads": heads})
+                          "heads": heads(stack.anim, stack.time_begin)})
+# what a reader plays by default (ufbx: the file's active take, else the first)
+out["default"] = heads(scene.anim, scene.anim.time_begin)
 print(json.dumps(out), flush=True)
 os._exit(0)
 """
@@ -188,10 +192,59 @@ def fbx_read(path: Path, names: list[str], times: list[float]) -> dict:
     (right-handed, Z up) in metres, in a plain Python process (no Blender): node names,
     the parents of ``names``, and per take (anim stack) the world positions [m] of ``names``
     at ``times`` [s] after the take's start: ``{"nodes", "parents", "stacks": [{"name",
-    "time_begin", "heads" [T][N][3]}]}``."""
+    "time_begin", "heads" [T][N][3]}], "default": heads [T][N][3] of the animation ufbx
+    plays by default}``."""
     import sys
 
     done = subprocess.run([sys.executable, "-c", FBX_READ, str(path), json.dumps(names),
                            json.dumps(times)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
+
+
+# --- a fresh Blender's own importers ---------------------------------------------------------
+
+BLENDER_IMPORT = """
+import json, os, sys
+import bpy
+import addon_utils
+path, chains, frames = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+if path.endswith(".fbx"):
+    addon_utils.enable("io_scene_fbx", default_set=False)
+    bpy.ops.import_scene.fbx(filepath=path)
+else:
+    addon_utils.enable("io_scene_gltf2", default_set=False)
+    bpy.ops.import_scene.gltf(filepath=path)
+scene = bpy.context.scene
+out = {}
+for rope, chain in chains.items():
+    arm = next(o for o in scene.objects if o.type == "ARMATURE" and chain[0] in o.data.bones)
+    anim = arm.animation_data
+    out[rope] = {"assigned": anim is not None and anim.action is not None,
+                 "heads": [], "tails": []}
+for frame in frames:
+    scene.frame_set(frame)
+    for rope, chain in chains.items():
+        arm = next(o for o in scene.objects if o.type == "ARMATURE"
+                   and chain[0] in o.data.bones)
+        m = arm.matrix_world
+        out[rope]["heads"].append([list(m @ arm.pose.bones[b].head) for b in chain])
+        out[rope]["tails"].append([list(m @ arm.pose.bones[b].tail) for b in chain])
+print("RESULT " + json.dumps(out), flush=True)
+os._exit(0)  # bpy 4.2 can crash in its exit handlers after a glTF import
+"""
+
+
+def blender_import(path: Path, chains: dict[str, list[str]], frames: list[int]) -> dict:
+    """What a fresh Blender (no add-on), importing ``path`` (FBX or glTF) with its own importer
+    at its default settings, plays: per rope (``chains``: rope -> its bone names) whether its
+    armature got an animation assigned, and the world heads and tails [m] of its bones at
+    ``frames``: ``{rope: {"assigned", "heads" [F][B][3], "tails" [F][B][3]}}``."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", BLENDER_IMPORT, str(path), json.dumps(chains),
+                           json.dumps(frames)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(row for row in done.stdout.splitlines() if row.startswith("RESULT "))
+    return json.loads(line[len("RESULT "):])

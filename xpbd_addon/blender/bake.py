@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import action_compat, bake_keys, pins, rest, rope_data, sim
+from . import action_compat, bake_keys, bake_loop, pins, rest, rope_data, sim
 from .geometry import RopeError
 
 if TYPE_CHECKING:
@@ -79,6 +79,11 @@ def check_bakeable(obj: Any, scene: Any, target: str) -> None:
     if last <= first:
         raise RopeError(f"'{name}': the bake range {first}..{last} is empty: the end frame "
                         "must come after the start frame")
+    settings = obj.xpbd.bake
+    if settings.loop and settings.loop_frames >= last - first:
+        raise RopeError(f"'{name}': a loop bake fades {settings.loop_frames} frames, more than "
+                        f"the bake range {first}..{last} allows (at most {last - first - 1}): "
+                        "use fewer Loop Frames or a longer range")
     if target == "KEYS" and obj.type == "CURVE":
         anim = obj.data.animation_data
         if anim is not None and anim.action is not None:
@@ -113,6 +118,8 @@ class Recording:
     """First baked frame [frame] (the rest shape, as at the simulation's start frame)"""
     last: int
     """Last baked frame [frame]"""
+    extra: int = 0
+    """Frames simulated past ``last`` for a loop bake (``bake_loop``), cut off before writing"""
     local: list = field(default_factory=list)
     """Per frame: object-space positions [m] as playback writes them, float32 [N, 3]"""
     world: list = field(default_factory=list)
@@ -169,7 +176,8 @@ class BakeJob:
                 sim.forget(obj)
                 rope_data.restore_rest(obj)
                 rope = sim.RopeSim(obj, self.scene, sim.settings_key(obj, self.scene))
-                self.records.append(Recording(obj, rope, first, last))
+                self.records.append(Recording(obj, rope, first, last,
+                                              bake_loop.extra_frames(obj.xpbd.bake)))
         except RopeError as exc:
             # Settings the simulation refuses: show the frame as before (the live
             # simulation rebuilds what was dropped) and say which object it was.
@@ -181,11 +189,14 @@ class BakeJob:
             self.scene.frame_set(self.frame_original)
             raise
         self.first = min(r.first for r in self.records)
-        self.last = max(r.last for r in self.records)
+        self.last = max(r.last + r.extra for r in self.records)
         self.frame = self.first
         """Next frame to simulate [frame]"""
         self.cache_path: str | None = None
         """The file a cache bake wrote (set by ``write``)"""
+        self.warnings: list[str] = []
+        """What ``write`` found the user should know (a loop bake whose animation does not
+        repeat), one line per rope"""
         for record in self.records:
             BAKING.add(record.obj.session_uid)
 
@@ -211,7 +222,7 @@ class BakeJob:
 
             depsgraph = bpy.context.evaluated_depsgraph_get()
             for records, run in self.units:
-                if not records[0].first <= frame <= records[0].last:
+                if not records[0].first <= frame <= records[0].last + records[0].extra:
                     continue
                 try:
                     self._advance_run(records, run, depsgraph, io_kernels)
@@ -260,7 +271,7 @@ class BakeJob:
         pinned[state.pinned_ids] = True
         record.always_pinned = (pinned if record.always_pinned is None
                                 else record.always_pinned & pinned)
-        if self.target in ("BONES", "CACHE"):
+        if self.target in ("BONES", "CACHE") or record.extra:
             record.world.append(state.x.copy())
 
     def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
@@ -303,6 +314,9 @@ class BakeJob:
             raise RuntimeError("write() before every frame was simulated")
         for record in self.records:
             rope_data.restore_rest(record.obj)
+        frame_time = self.scene.render.fps_base / self.scene.render.fps
+        seams = {r.obj.session_uid: bake_loop.close(r, frame_time) for r in self.records
+                 if r.extra}
         try:
             if self.target == "BONES":
                 from . import bake_bones
@@ -335,8 +349,19 @@ class BakeJob:
             settings.baked = True
             settings.baked_first, settings.baked_last = record.first, record.last
             where = f" to {self.cache_path}" if self.cache_path else ""
+            seam = seams.get(obj.session_uid)
+            settings.loop_seam_position = seam.position if seam else 0.0
+            settings.loop_seam_velocity = seam.velocity if seam else 0.0
+            looped = (f", a loop: seam {100 * seam.position:.2f} % in position, "
+                      f"{100 * seam.velocity:.2f} % in velocity" if seam else "")
+            if seam and seam.pins > bake_loop.PIN_TOLERANCE:
+                self.warnings.append(
+                    f"'{obj.name}': a loop, but its pins are {seam.pins:.3g} m from where they "
+                    "start one frame after the range: the animation does not repeat after "
+                    "it (an F-Curve Cycles modifier makes it repeat), so the loop does not "
+                    "close")
             messages.append(f"Baked '{obj.name}' frames {record.first}..{record.last} "
-                            f"({settings.kind.replace('_', ' ').lower()}){where}")
+                            f"({settings.kind.replace('_', ' ').lower()}){where}{looped}")
         # Only now may the handler see the objects again: it leaves baked ones alone.
         self._release()
         self.scene.frame_set(self.frame_original)
@@ -375,11 +400,13 @@ def _units(records: list[Recording], scene: Any) -> list[tuple[list[Recording], 
     units: list[tuple[list[Recording], Any]] = []
     for run, members in planned:
         grouped = [by_uid[obj.session_uid] for obj, _rope in members]
-        ranges = {(r.first, r.last) for r in grouped}
+        ranges = {(r.first, r.last, r.extra) for r in grouped}
         if len(ranges) > 1:
-            names = ", ".join(f"'{r.obj.name}' {r.first}..{r.last}" for r in grouped)
+            names = ", ".join(f"'{r.obj.name}' {r.first}..{r.last}"
+                              + (f" (loop, {r.extra - 1} frames)" if r.extra else "")
+                              for r in grouped)
             raise RopeError(f"Ropes that collide with each other are baked together and need "
-                            f"the same bake range: {names}")
+                            f"the same bake range and loop: {names}")
         units.append((grouped, run))
     return units
 

@@ -29,6 +29,7 @@ as it would alone, so its frames stand, and a batch fills in the frames its newc
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from .. import core
 from ..core.soft_pins import SoftPins
-from . import animated, attach, colliders, group, sim
+from . import animated, attach, colliders, group, readouts, sim
 from .changes import Inputs
 from .checks import check_energy, energy_margin
 from .geometry import RopeError
@@ -255,8 +256,11 @@ class Run:
                     check_energy(rope.model, x[k], self.what, v=v[k], gravity=self.gravity,
                                  start_energy=rope.start_energy, margin=self._margin_of(k))
         torn = [f.torn for f in previous]
+        tensions = self._tensions(stepped, state, list(torn), dt)  # None: the sweep keeps none
         if any(_loaded(rope) for rope in self.ropes):
-            tensions = self._tensions(stepped, state, list(torn), dt)
+            if tensions is None:
+                raise RopeError("Tear Force and attachments' Break Force need the Direct "
+                                "solver (the Gauss-Seidel sweep keeps no segment tension)")
             for k, rope in enumerate(self.ropes):
                 if not _loaded(rope):
                     continue
@@ -267,7 +271,8 @@ class Run:
                         torn[k] = over if so_far is None else so_far | over
                 holds[k] = attach.break_holds(rope.changes.attachments, holds[k], x[k],
                                               rope.layout.edges, tensions[k])
-        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t)
+        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
+                          None if tensions is None else tensions[k])
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _margin_of(self, k: int) -> float:
@@ -311,20 +316,23 @@ class Run:
         return self.state
 
     def _tensions(self, stepped: core.Model, state: core.State,
-                  torn: list[np.ndarray | None], dt: float) -> list[np.ndarray]:
+                  torn: list[np.ndarray | None],
+                  dt: float) -> list[np.ndarray] | None:
         """Each member's segment tensions [N] at the end of the step of ``dt`` [s] just
-        made, per segment of its layout (0 for torn ones)."""
+        made, per segment of its layout (0 for torn ones); None where the solver keeps none
+        (the sweep's lanes)."""
         joint = core.edge_tension(stepped, state, dt, self.substeps)
         if np.isnan(joint).any():
-            raise RopeError("Tear Force and attachments' Break Force need the Direct solver "
-                            "(the Gauss-Seidel sweep keeps no segment tension)")
+            return None
         out = []
         start = 0
         for rope, gone in zip(self.ropes, torn, strict=True):
             count = rope.model.edge_count
-            tension = np.zeros(len(rope.layout.edges))
-            kept = slice(None) if gone is None else np.flatnonzero(~gone)
-            tension[kept] = joint[start:start + count]
+            if gone is None:  # a view: the members' tensions share the frame's one array
+                tension = joint[start:start + count]
+            else:
+                tension = np.zeros(len(rope.layout.edges))
+                tension[np.flatnonzero(~gone)] = joint[start:start + count]
             start += count
             out.append(tension)
         return out
@@ -413,6 +421,9 @@ class Run:
                 self._write(members, matrices, self.frame_start)
             else:  # the stored rest shape, exactly
                 each_member(members, lambda obj, rope: rope.write_rest(obj))
+            if all(self.frame_start in rope.cache for rope in self.ropes):
+                readouts.note(members, [rope.cache[self.frame_start] for rope in self.ropes],
+                              self.frame_start, False)
             return None
         self.drop_stale(members, depsgraph, frame)
         frame = min(frame, self.frame_end)
@@ -424,13 +435,18 @@ class Run:
                 return last  # a new run on kept frames: their colliders first
             if frame != last + 1:
                 return last + 1
+            began = time.perf_counter()
             frames = self.next(members, depsgraph, render,
                                [rope.cache[last] for rope in self.ropes], frame)
             for rope, new in zip(self.ropes, frames, strict=True):
+                new.ms = 1e3 * (time.perf_counter() - began)
                 rope.cache.setdefault(frame, new)  # (a batch member's own frame stands)
+            cached = False
         else:
             self._colliders_of_kept(members, depsgraph, frame)
+            cached = True
         self._write(members, matrices, frame)
+        readouts.note(members, [rope.cache[frame] for rope in self.ropes], frame, cached)
         return None
 
     def forget_frames(self) -> None:

@@ -8,19 +8,18 @@ or attributes (the add-on's stored rest shape stays out).
 
 Settings, and why:
 
-- glTF: ``export_animation_mode='ACTIONS'`` (one animation per Action: a rope's rig plays its
-  own, a character its clips with the rope in them), skins on, modifiers not applied (the
-  Armature modifier is the skinning), no extras (custom properties) and no custom
-  attributes, every frame sampled (``export_force_sampling``) and kept (the default key
-  reduction moved joints of a 48-point rope by up to 1.0 mm; without it 2e-6 m), keys at
-  Blender's times (frame f at f / fps seconds).
+- glTF: ``export_animation_mode='ACTIVE_ACTIONS'`` (one animation playing every exported
+  rig's Action: Blender's importer assigns it to every rig, where one animation per Action
+  left all but one rig without), skins on, modifiers not applied (the Armature modifier is
+  the skinning), no extras (custom properties) and no custom attributes, every frame
+  sampled (``export_force_sampling``) and kept (the default key reduction moved joints of a
+  48-point rope by up to 1.0 mm; without it 2e-6 m), keys at Blender's times (frame f at
+  f / fps seconds).
 - FBX: no leaf bones (a rope's chain ends in a bone; leaves double the bone count), curve
-  simplification 0 (Blender's default 1.0 moved joints by millimetres), one take per exported
-  armature's Action, in which only that armature moves: each Action is put in an NLA strip
-  of its own for the export (``bake_anim_use_nla_strips``) and put back after.
-  ``bake_anim_use_all_actions`` stays off: it also writes every object-level Action of the
-  file (e.g. an animated empty's) as a take of every rig, since object channels fit any
-  object. Start and end keyed.
+  simplification 0 (Blender's default 1.0 moved joints by millimetres), one take playing
+  every exported rig (the exporter's scene take; ``_one_take``): one take per rope made
+  ufbx and Blender's importer play a rope with another rope's take. Bones with Y along
+  them, as Blender's importer assumes by default. Start and end keyed.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ FBX_SETTINGS: dict[str, Any] = {
     "add_leaf_bones": False,
     "bake_anim": True,
     "bake_anim_use_all_bones": True,
-    "bake_anim_use_nla_strips": True,
+    "bake_anim_use_nla_strips": False,
     "bake_anim_use_all_actions": False,
     "bake_anim_force_startend_keying": True,
     "bake_anim_step": 1.0,
@@ -44,20 +43,18 @@ FBX_SETTINGS: dict[str, Any] = {
     "use_armature_deform_only": False,
     "apply_unit_scale": True,
     "use_mesh_modifiers": False,
-    # FBX's own bone axes (X along the bone). With Blender's default (Y along the bone)
-    # Blender's own importer, at its defaults, played the chain's joints up to 3.9 mm off at
-    # the end of a 48-bone rope (an error growing bone by bone in its axis conversion);
-    # with these, 2.5e-6 m. Readers that take the file's transforms as they are (ufbx,
-    # engines) see the same joints either way.
-    "primary_bone_axis": "X",
-    "secondary_bone_axis": "Y",
+    # Blender's bone axes (Y along the bone; its importer's defaults), so bones point along
+    # the rope after Blender's importer at its defaults (with X along the bone they pointed
+    # 90 degrees sideways). Its precision: ``bake_bones.BONE_TILT``.
+    "primary_bone_axis": "Y",
+    "secondary_bone_axis": "X",
 }
 """``bpy.ops.export_scene.fbx`` arguments of ``xpbd.export_fbx`` (docs/bake.md)."""
 
 GLTF_SETTINGS: dict[str, Any] = {
     "use_selection": True,
     "export_animations": True,
-    "export_animation_mode": "ACTIONS",
+    "export_animation_mode": "ACTIVE_ACTIONS",
     "export_skins": True,
     "export_apply": False,
     "export_extras": False,
@@ -94,31 +91,43 @@ def export_set(ropes: list) -> list:
     return list(out.values())
 
 
-class _action_strips:  # noqa: N801 - a context manager used like a function
-    """While exporting FBX: every armature's active Action in an NLA strip of its own (and no
-    active Action), so the exporter writes one take per Action (``bake_anim_use_nla_strips``)
-    in which only that armature moves; put back as it was afterwards."""
+class _one_take:  # noqa: N801 - a context manager used like a function
+    """While exporting FBX: the one take (the exporter's scene take, ``FBX_SETTINGS``) made to
+    play every exported armature's Action with frame f at time (f - 1) / fps, as Blender's
+    FBX importer reads it back at its defaults (``anim_offset`` 1: time 0 is frame 1; the
+    scene take writes frame f at f / fps). Each Action goes into an NLA strip of its own one
+    frame early (no active Action), the scene's range becomes the strips' span; all put back
+    as it was afterwards."""
 
-    def __init__(self, armatures: list) -> None:
+    def __init__(self, scene: Any, armatures: list) -> None:
+        self.scene = scene
         self.armatures = armatures
+        self.saved_range = (scene.frame_start, scene.frame_end)
         self.saved: list[tuple[Any, Any, Any, Any]] = []
 
     def __enter__(self) -> None:
         from . import action_compat
 
+        spans = []
         for arm in self.armatures:
             anim = arm.animation_data
             action = anim.action if anim is not None else None
             if action is None:
                 continue
             slot = anim.action_slot if action_compat.has_slots(action) else None
+            start, end = (int(round(f)) for f in action.frame_range)
             track = anim.nla_tracks.new()
             track.name = "XPBD export"
-            strip = track.strips.new(action.name, int(action.frame_range[0]), action)
+            strip = track.strips.new(action.name, start - 1, action)
             if slot is not None:
                 strip.action_slot = slot
             anim.action = None
             self.saved.append((arm, action, slot, track))
+            spans.append((start - 1, end - 1))
+        if spans:
+            # the end first: a start past the old end would push the end along
+            self.scene.frame_end = max(end for _, end in spans)
+            self.scene.frame_start = min(start for start, _ in spans)
 
     def __exit__(self, *exc: object) -> None:
         for arm, action, slot, track in reversed(self.saved):
@@ -127,6 +136,11 @@ class _action_strips:  # noqa: N801 - a context manager used like a function
             anim.action = action
             if slot is not None:
                 anim.action_slot = slot
+        # end, start, end: whichever order the old range needs, a start past the current
+        # end (or an end before the current start) pushes the other along
+        self.scene.frame_end = self.saved_range[1]
+        self.scene.frame_start = self.saved_range[0]
+        self.scene.frame_end = self.saved_range[1]
 
 
 def _enable(module: str) -> None:
@@ -161,7 +175,7 @@ def export(context: Any, ropes: list, filepath: str, kind: str) -> list:
             bpy.ops.export_scene.gltf(filepath=filepath, export_format=fmt, **GLTF_SETTINGS)
         else:
             _enable("io_scene_fbx")
-            with _action_strips([o for o in objects if o.type == "ARMATURE"]):
+            with _one_take(context.scene, [o for o in objects if o.type == "ARMATURE"]):
                 bpy.ops.export_scene.fbx(filepath=filepath, **FBX_SETTINGS)
     finally:
         for o in objects:

@@ -3,15 +3,22 @@
 The simulation writes the free points into the mesh/curve itself, so the data no longer holds
 the shape the user modelled; it is kept here:
 
-- mesh: a point attribute ``xpbd_rest`` (FLOAT_VECTOR, object space [m]). An attribute rather
-  than a shape key because shape keys override vertex positions and vertex keyframes, which
-  the simulation and a later bake write; an attribute is inert data.
-- curve: an ID property ``xpbd_rest`` on the Curve, ``CURVE_REST_STRIDE`` floats per control
-  point (co, w, handles), since legacy curves have no generic attributes.
+- an array ID property ``xpbd_rest`` of floats in object space [m]: 3 per vertex of a mesh,
+  ``CURVE_REST_STRIDE`` per control point of a curve (co, w, handles). Not a shape key:
+  shape keys override vertex positions and vertex keyframes, which the simulation and a
+  later bake write;
+- beside it ``xpbd_rest_signature``, the flattened topology signature at the time of storing
+  (``geometry.topology_signature``), so a topology edit is noticed even after the file was
+  saved and reopened.
 
-Both carry ``xpbd_rest_signature``, the flattened topology signature at the time of storing
-(``geometry.topology_signature``), so a topology edit is noticed even after the file was
-saved and reopened.
+Where (``holder``): in the data's *system* ID properties (Blender 5.0+: the storage of
+add-on properties, saved in the .blend, copied with the data, shared by linked duplicates),
+which no exporter writes. Kept as a generic attribute and a custom property before (issue
+34), the rest shape went into USD files as ``primvars:xpbd_rest`` and
+``userProperties:xpbd_rest_signature``, into PLY, Alembic and FBX (custom properties).
+Blender 4.2-4.5 have no separate system properties: there they stay custom properties of the
+data (a limitation). What earlier versions stored (``LEGACY``: a mesh's point attribute, a
+custom property) is still read, and moved on the next store.
 
 What is stored is user data: a file may carry anything under these names (an older version,
 a script, a crafted file). So:
@@ -39,6 +46,33 @@ from .geometry import CURVE_REST_STRIDE, Layout
 
 REST_NAME = "xpbd_rest"
 SIGNATURE_NAME = "xpbd_rest_signature"
+
+
+def holder(data: Any, create: bool = False) -> Any:
+    """Where the rest shape of ``data`` (a Mesh or Curve) is kept: its system ID properties
+    (Blender 5.0+), None if it has none yet and not ``create``; the data's own custom
+    properties on Blender 4.x (no separate system properties there)."""
+    system = getattr(data, "bl_system_properties_get", None)
+    return data if system is None else system(do_create=create)
+
+
+def _legacy(data: Any) -> bool:
+    """True if the data carries the rest shape where versions before issue 34 kept it (a
+    mesh's point attribute, custom properties) and that is not where ``holder`` keeps it."""
+    if holder(data, create=True) is data:
+        return False
+    attributes = getattr(data, "attributes", None)
+    return (SIGNATURE_NAME in data or REST_NAME in data
+            or (attributes is not None and REST_NAME in attributes))
+
+
+def _source(data: Any) -> Any:
+    """The ID property group to read: ``holder`` if it holds anything, else the data itself
+    (a legacy store, or nothing)."""
+    group = holder(data)
+    if group is not None and (SIGNATURE_NAME in group or REST_NAME in group):
+        return group
+    return data
 
 
 @dataclass
@@ -80,11 +114,10 @@ def has_rest(obj: Any) -> bool:
     data = getattr(obj, "data", None)
     if data is None or obj.type not in ("MESH", "CURVE"):
         return False
-    if SIGNATURE_NAME in data:
+    group = _source(data)
+    if SIGNATURE_NAME in group or REST_NAME in group:
         return True
-    if obj.type == "MESH":
-        return REST_NAME in data.attributes
-    return REST_NAME in data
+    return obj.type == "MESH" and REST_NAME in data.attributes
 
 
 def _int_list(value: Any) -> list[int] | None:
@@ -104,10 +137,10 @@ def _int_list(value: Any) -> list[int] | None:
 def stored_signature(obj: Any) -> list[int] | None:
     """The flattened topology signature stored with the rest shape, or None (none, or not a
     list of integers)."""
-    data = obj.data
-    if SIGNATURE_NAME not in data:
+    group = _source(obj.data)
+    if SIGNATURE_NAME not in group:
         return None
-    return _int_list(data[SIGNATURE_NAME])
+    return _int_list(group[SIGNATURE_NAME])
 
 
 def non_finite_message(obj: Any, local: np.ndarray, what: str) -> str | None:
@@ -129,15 +162,16 @@ def non_finite_message(obj: Any, local: np.ndarray, what: str) -> str | None:
 def inspect(obj: Any, layout: Layout) -> Stored:
     """The object's stored rest shape, checked: type, domain, length, topology, finiteness."""
     data = obj.data
+    group = _source(data)
     label = _data_label(obj)
     if not has_rest(obj):
         return Stored(None)
-    if SIGNATURE_NAME not in data:
+    if SIGNATURE_NAME not in group:
         return Stored(None, f"The stored rest shape of {label} has no topology signature "
                             f"('{SIGNATURE_NAME}'): Reset to store the current shape")
     signature = stored_signature(obj)
     if signature is None:
-        kind = type(data[SIGNATURE_NAME]).__name__
+        kind = type(group[SIGNATURE_NAME]).__name__
         return Stored(None, f"The stored topology signature '{SIGNATURE_NAME}' of {label} is "
                             f"not a list of integers (a {kind}): Reset to store the current "
                             "shape")
@@ -147,7 +181,7 @@ def inspect(obj: Any, layout: Layout) -> Stored:
                             "is left as it is. Reset to use the current shape as the new rest "
                             "shape", topology_changed=True)
     n = layout.particle_count
-    if obj.type == "MESH":
+    if obj.type == "MESH" and REST_NAME not in group:  # a legacy store: an attribute
         attribute = data.attributes.get(REST_NAME)
         if attribute is None:
             return Stored(None, f"The stored rest shape (attribute '{REST_NAME}') of {label} "
@@ -164,19 +198,20 @@ def inspect(obj: Any, layout: Layout) -> Stored:
         attribute.data.foreach_get("vector", buf)
         local = buf.reshape(-1, 3)
     else:
-        value = data.get(REST_NAME)
+        value = group.get(REST_NAME)
         typecode = getattr(value, "typecode", None)
         if typecode not in ("d", "f"):
             kind = type(value).__name__ if typecode is None else f"array of '{typecode}'"
             return Stored(None, f"The stored rest shape '{REST_NAME}' of {label} is not an "
                                 f"array of floats (a {kind}): Reset to store the current shape")
-        if len(value) != n * CURVE_REST_STRIDE:
+        stride = 3 if obj.type == "MESH" else CURVE_REST_STRIDE
+        points = "vertices" if obj.type == "MESH" else "control points"
+        if len(value) != n * stride:
             return Stored(None, f"The stored rest shape '{REST_NAME}' of {label} has "
-                                f"{len(value)} values for {n} control points "
-                                f"({n * CURVE_REST_STRIDE} expected): Reset to store the "
-                                "current shape")
+                                f"{len(value)} values for {n} {points} "
+                                f"({n * stride} expected): Reset to store the current shape")
         local = np.array(value.to_list(), dtype=np.float64).astype(np.float32).reshape(
-            -1, CURVE_REST_STRIDE)
+            -1, stride)
     message = non_finite_message(obj, local, "the stored rest shape")
     if message is not None:
         return Stored(None, f"{message}: Reset to store the current shape")
@@ -195,24 +230,30 @@ def store(obj: Any, layout: Layout, local: np.ndarray) -> None:
     if message is not None:
         raise ShapeError(f"{message}: fix the point (or undo) before simulating")
     data = obj.data
-    if obj.type == "MESH":
-        attribute = data.attributes.get(REST_NAME)
-        if attribute is not None and (attribute.data_type != "FLOAT_VECTOR"
-                                      or attribute.domain != "POINT"
-                                      or len(attribute.data) != layout.particle_count):
-            data.attributes.remove(attribute)
-            attribute = None
-        if attribute is None:
-            attribute = data.attributes.new(REST_NAME, "FLOAT_VECTOR", "POINT")
-        attribute.data.foreach_set("vector", np.ascontiguousarray(local, np.float32).ravel())
-    else:
-        # Deleted first, never assigned over: see the module docstring (heap corruption).
-        if REST_NAME in data:
-            del data[REST_NAME]
-        data[REST_NAME] = np.ascontiguousarray(local, np.float64).ravel()
-    if SIGNATURE_NAME in data:
-        del data[SIGNATURE_NAME]
-    data[SIGNATURE_NAME] = flat_signature(layout.signature)
+    if _legacy(data):
+        _clear_group(data, legacy=True)
+    group = holder(data, create=True)
+    # Deleted first, never assigned over: see the module docstring (heap corruption).
+    if REST_NAME in group:
+        del group[REST_NAME]
+    group[REST_NAME] = np.ascontiguousarray(local, np.float64).ravel()
+    if SIGNATURE_NAME in group:
+        del group[SIGNATURE_NAME]
+    group[SIGNATURE_NAME] = flat_signature(layout.signature)
+
+
+def _clear_group(data: Any, *, legacy: bool) -> None:
+    """Remove the rest shape from ``holder`` (or, with ``legacy``, from where versions before
+    issue 34 kept it: the data's custom properties and a mesh's point attribute)."""
+    group = data if legacy else holder(data)
+    if group is None:
+        return
+    for name in (REST_NAME, SIGNATURE_NAME):
+        if name in group:
+            del group[name]
+    attributes = getattr(data, "attributes", None)
+    if legacy and attributes is not None and REST_NAME in attributes:
+        attributes.remove(attributes[REST_NAME])
 
 
 def clear(obj: Any) -> None:
@@ -220,14 +261,13 @@ def clear(obj: Any) -> None:
     data = getattr(obj, "data", None)
     if data is None or obj.type not in ("MESH", "CURVE"):
         return
-    if obj.type == "MESH":
-        attribute = data.attributes.get(REST_NAME)
-        if attribute is not None:
-            data.attributes.remove(attribute)
-    elif REST_NAME in data:
-        del data[REST_NAME]
-    if SIGNATURE_NAME in data:
-        del data[SIGNATURE_NAME]
+    clear_data(data)
+
+
+def clear_data(data: Any) -> None:
+    """Remove any rest shape from a Mesh or Curve, where it is kept now and where it was."""
+    _clear_group(data, legacy=False)
+    _clear_group(data, legacy=True)
 
 
 def other_users(obj: Any, objects: Any) -> list[Any]:

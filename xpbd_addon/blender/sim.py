@@ -47,6 +47,11 @@ class Frame:
     frames when an animation is edited"""
     torn: np.ndarray | None = None
     """The segments torn by this frame (``tear_force``), bool [edge_count]; None: none"""
+    tension: np.ndarray | None = None
+    """Segment tensions [N] at the end of this frame, per layout edge (0 where torn); None
+    before the first step, or where the solver keeps none (the sweep). For readouts"""
+    ms: float = 0.0
+    """Wall time [ms] of the frame engine's step of the run that made this frame"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:

@@ -138,9 +138,8 @@ def render_mesh(obj: Any, depsgraph: Any) -> Any | None:
 
 
 def strip_internal(mesh: Any) -> None:
-    """Remove the rope's stored rest shape (attribute and signature) from a copy of it: it
-    means nothing there and must not reach exported files."""
-    if "xpbd_rest" in mesh.attributes:
-        mesh.attributes.remove(mesh.attributes["xpbd_rest"])
-    if "xpbd_rest_signature" in mesh:
-        del mesh["xpbd_rest_signature"]
+    """Remove the rope's stored rest shape from a copy of it (wherever it is kept,
+    ``rest.holder``): it means nothing there."""
+    from . import rest
+
+    rest.clear_data(mesh)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .geometry import Layout
+from .rest import holder
 
 ATTRIBUTE = "xpbd_tear_frame"
 """Mesh edge attribute: the frame at which the edge tore [frame]; NEVER if it did not."""
@@ -30,7 +31,16 @@ MODIFIER = "XPBD Tear"
 NEVER = 1.0e30
 """The tear frame of an edge that never tore."""
 RADII = "xpbd_rest_radius"
-"""Custom property of a tearing curve: its modelled point radii [m]."""
+"""ID property of a tearing curve, where its rest shape is kept (``rest.holder``): its
+modelled point radii [m]."""
+
+
+def _kept_radii(curve: Any) -> Any:
+    """The curve's kept radii (``RADII``) or None; where versions before issue 34 kept them
+    (a custom property) if nothing is kept where they are now."""
+    group = holder(curve)
+    kept = None if group is None else group.get(RADII)
+    return kept if kept is not None else curve.get(RADII)
 
 
 def tear_frames(cache: dict[int, Any], edge_count: int) -> np.ndarray:
@@ -83,10 +93,10 @@ def prepare(obj: Any, layout: Layout) -> np.ndarray | None:
     mesh gets the tear attribute and modifier, a curve keeps its modelled radii. Returns a
     curve's modelled radii [m] (float32 [N]), None for a mesh."""
     if obj.type == "CURVE":
-        stored = obj.data.get(RADII)
+        stored = _kept_radii(obj.data)
         radii = modelled_radii(obj.data, layout)
         if stored is None or len(stored) != layout.particle_count:
-            obj.data[RADII] = radii.tolist()
+            holder(obj.data, create=True)[RADII] = radii.tolist()
         return radii
     mesh = obj.data
     if ATTRIBUTE not in mesh.attributes:
@@ -108,7 +118,7 @@ def prepare(obj: Any, layout: Layout) -> np.ndarray | None:
 def restore(obj: Any, layout: Layout) -> None:
     """Show no tear: a curve's modelled radii back, a mesh's edges all there."""
     if obj.type == "CURVE":
-        stored = obj.data.get(RADII)
+        stored = _kept_radii(obj.data)
         if stored is not None and len(stored) == layout.particle_count:
             set_curve_radii(obj.data, layout, np.array(stored, dtype=np.float32))
         return
@@ -144,7 +154,7 @@ def gap_radii(layout: Layout, radii: np.ndarray, torn: np.ndarray) -> np.ndarray
 def modelled_radii(curve: Any, layout: Layout) -> np.ndarray:
     """The curve's point radii [m] as modelled (float32 [N]): those kept while it shows a tear
     (``RADII``), else its own."""
-    stored = curve.get(RADII)
+    stored = _kept_radii(curve)
     if stored is not None and len(stored) == layout.particle_count:
         return np.array(stored, dtype=np.float32)
     return curve_radii(curve, layout)

@@ -200,7 +200,10 @@ def solve_plans(model: Model) -> tuple[SolvePlan, SolvePlan]:
     fields[:, topology.PARTICLE_BEND_D_INVERSE, :] = 1.0
     bending = np.zeros(len(layout.block_length), dtype=np.bool_)
     if model.particle_bend_compliance is not None:
-        interior = _interior_points(d.chains, layout)
+        # a point at a zero-length segment has no tangent there: no bending row (its
+        # coefficient 1/L would be infinite; 0 makes the row pull the other segment shut)
+        zero = np.unique(model.edge_index[model.edge_rest_length == 0.0])
+        interior = _interior_points(d.chains, layout) & ~np.isin(layout.particles, zero)
         particles[layout.particle_base[interior] + topology.PARTICLE_BEND_COMPLIANCE
                   * lanes] = model.particle_bend_compliance[layout.particles[interior]]
     sides = _tether_sides(d.chains, model.particle_inv_mass, layout)

@@ -183,7 +183,10 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     away from the pin, as in follow-the-leader (Müller, Kim & Chentanez 2012), a segment
     longer than (L0 + alpha_tilde |lambda|) (1 + strain_limit), its rest length plus the
     compliant stretch its tension explains, is shortened by moving its outer end, which
-    guarantees the bound in one O(n) pass. Returns the outer end's new position (unchanged
+    guarantees the bound in one O(n) pass. A zero-length segment (two coincident points) is
+    left to the solve: its row is empty while its ends coincide (no direction), and pulling
+    only the outer end back onto the inner one every substep made momentum, and energy, from
+    nothing (issue 34). Returns the outer end's new position (unchanged
     unless ``outer`` hangs on this ``side`` of the pins and is over-stretched; computed
     branch-free so that the lane loop vectorises).
     """
@@ -201,7 +204,8 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     limit = (edge_buffer[e + REST]
              + edge_buffer[e + ALPHA] * inverse_h2 * abs(edge_buffer[e + LAMBDA])) * (
         1.0 + strain_limit)
-    over = (length > limit) & (buffer[outer + T] == side) & (strain_limit >= 0.0)
+    over = ((length > limit) & (buffer[outer + T] == side) & (strain_limit >= 0.0)
+            & (edge_buffer[e + REST] > 0.0))
     scale = limit / length if over else 1.0
     x = buffer[inner + X] + dx * scale if over else buffer[outer + X]
     y = buffer[inner + X + L] + dy * scale if over else buffer[outer + X + L]

@@ -1,0 +1,115 @@
+"""Readouts (issue 34, part 1): the panel's numbers of a rope against values known by hand,
+and what they cost.
+
+A rope of N points hanging from its pinned top point, settled: segment k carries the weight
+of the N - 1 - k points below it, T_k = (N - 1 - k) m g, so the top tension is the weight
+below, (N - 1) m g; each segment stretches by alpha T_k, so the rope is longer than its rest
+length by alpha * sum T = alpha m g N (N - 1) / 2; at rest its kinetic energy is 0.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from xpbd_addon.blender import readouts, sim
+
+from . import ropes
+
+N, LENGTH, MASS, ALPHA, G = 11, 1.0, 0.05, 1e-3, 9.81
+"""Points, rest length [m], vertex mass [kg], compliance [m/N], gravity [m/s^2]."""
+
+
+def _shown(obj):
+    return readouts.readout(obj, sim.REGISTRY[obj.session_uid])
+
+
+def _hanging(scene, **settings):
+    rope = ropes.mesh_rope(scene, n=N, length=LENGTH, axis=2, name="hanging")
+    rope.xpbd.vertex_mass = MASS
+    rope.xpbd.compliance = ALPHA
+    rope.xpbd.damping = 5.0  # settles within the 3 s played
+    for name, value in settings.items():
+        setattr(rope.xpbd, name, value)
+    return rope
+
+
+@pytest.mark.parametrize("bending", [False, True])
+def test_a_hanging_rope_reads_its_weight_as_top_tension_and_alpha_sum_t_as_stretch(
+        scene, bending):
+    rope = _hanging(scene, use_bending=bending)
+    ropes.play(scene, 1, 72)
+    r = _shown(rope)
+    weight_below = (N - 1) * MASS * G
+    print(f"top tension {r.tension:.5f} N (weight below {weight_below:.5f} N), stretch "
+          f"{r.length - r.rest_length:.6f} m (alpha sum T {ALPHA * MASS * G * N * (N - 1) / 2:.6f}"
+          f" m), kinetic {r.kinetic:.2e} J")
+    assert r.frame == 72 and not r.cached and r.ms > 0.0
+    assert r.tension_segment == 0
+    # With Bending its constraint (a difference of rest-scaled tangents, docs/physics.md)
+    # also resists the difference in stretch between neighbouring segments: it carries
+    # 0.1 % of the load here (4.9001 N at the top instead of 4.9049 N)
+    assert r.tension == pytest.approx(weight_below, rel=2e-3 if bending else 1e-4)
+    assert r.rest_length == pytest.approx(LENGTH, rel=1e-6)
+    assert r.length - r.rest_length == pytest.approx(ALPHA * MASS * G * N * (N - 1) / 2,
+                                                     rel=1e-2)
+    assert r.stretch_segment == 0  # the top segment carries the most
+    assert r.stretch == pytest.approx(ALPHA * weight_below / (LENGTH / (N - 1)), rel=1e-2)
+    assert r.kinetic < 1e-6
+    heights = ropes.world_points(rope)[1:, 2]
+    assert r.gravity_energy == pytest.approx(MASS * G * heights.sum(), rel=1e-6)  # m g z
+    assert r.elastic == pytest.approx(0.5 * ALPHA * sum(((N - 1 - k) * MASS * G) ** 2
+                                                        for k in range(N - 1)), rel=1e-2)
+    # shown again from the cache: the same numbers, and it says so
+    scene.frame_set(71)
+    scene.frame_set(72)
+    again = _shown(rope)
+    assert again.cached and again.tension == r.tension and again.ms == r.ms
+    text = "\n".join(readouts.lines(again))
+    assert "from the cache" in text and "at segment 0" in text
+
+
+@pytest.mark.parametrize("count, points", [(1, 200), (100, 20)])
+def test_what_readouts_cost_per_frame(scene, monkeypatch, count, points):
+    """Playback of ``count`` ropes of ``points`` points (100 ropes: one batch): what every
+    frame pays, panel drawn or not (the segment tensions kept with the frame, the frame
+    engine's ``Run._tensions``), against the whole frame change; and what the panel's readout
+    of one rope adds when it is drawn."""
+    from xpbd_addon.blender import engine
+
+    made = [ropes.mesh_rope(scene, n=points, length=0.02 * points, name=f"rope_{k}")
+            for k in range(count)]
+    for k, obj in enumerate(made):
+        obj.location = (0.0, 0.05 * k, 0.0)
+    scene.frame_end = 120
+    ropes.play(scene, 1, 3)  # compiled, caches warm
+    sim.clear()
+    kept_ms = []
+    tensions = engine.Run._tensions
+
+    def timed(self, *args):
+        began = time.perf_counter()
+        out = tensions(self, *args)
+        kept_ms.append(1e3 * (time.perf_counter() - began))
+        return out
+
+    monkeypatch.setattr(engine.Run, "_tensions", timed)
+    frame_ms, drawn = [], []
+    for frame in range(1, 121):
+        began = time.perf_counter()
+        scene.frame_set(frame)
+        frame_ms.append(1e3 * (time.perf_counter() - began))
+        readouts.SHOWN[made[0].session_uid].readout = None  # drawn afresh this frame
+        began = time.perf_counter()
+        readouts.lines(_shown(made[0]))
+        drawn.append(1e3 * (time.perf_counter() - began))
+    whole, kept, draw = (float(np.median(v)) for v in (frame_ms[1:], kept_ms, drawn))
+    budget = 1e3 / scene.render.fps
+    print(f"{count} x {points} points: a frame change {whole:.3f} ms, of which the tensions "
+          f"kept {kept:.4f} ms ({100 * kept / whole:.2f} %); drawn, a readout {draw:.3f} ms "
+          f"({100 * draw / budget:.2f} % of a {budget:.1f} ms frame at {scene.render.fps} fps)")
+    # a fixed ~0.02 ms per run and frame, then ~1 us per 20 segments
+    assert kept < max(0.02 * whole, 0.05)
+    assert draw < 0.01 * budget
