@@ -1,11 +1,12 @@
 """The demo, in real Blender, headless: ropes doing what ropes do, and what compliance means.
 
 Left: a rope pinned at one end, released horizontally, swings down onto a bar and wraps its
-tail around it; a free rope dropped across a second, thin bar (2 cm, a third of its segment) drapes over it. Several frames of
-each are overlaid, fading from the release to the end. Right: a twelve-point rope (1.98 m,
-top pinned, 1 kg per point) at three compliances side by side: the stiff one ends on its
-rest length, the soft ones sag below it by alpha * m * g * sum(k). Saves a .blend, renders a
-PNG (Workbench) and prints each compliance rope's length and stretch.
+tail around it; a free rope dropped across a second, thin bar (2 cm, a third of its
+segment) drapes over it. Several frames of each are overlaid, fading from the release to
+the end. Right: a twelve-point rope (1.98 m, top pinned, 1 kg per point) at three
+compliances side by side: the stiff one ends on its rest length, the soft ones sag below it
+by alpha * m * g * sum(k). Saves a .blend, renders a PNG (Workbench) and prints each
+compliance rope's length and stretch.
 
     python -m demo [--out out] [--frames 150]        (python3 build.py demo)
 """

@@ -83,7 +83,7 @@ def test_a_rope_released_over_a_pole_stays_on_the_side_it_came_from_at_5_m_s():
         state = model.state()
         state.v[:, 2] = -5.0
         collider = Collider(*cylinder(0.0025, 0.5, SIDES))
-        for frame in range(24):
+        for _frame in range(24):
             step(model, state, DT, substeps, colliders=[collider])
             assert distance_to_axis(state.x, model.edge_index).min() > 0.0025 * 0.98 + 0.5 * R
         assert state.x[:, 2].max() > 0.0  # it hangs over the wire
@@ -105,7 +105,7 @@ def test_a_rope_swinging_at_5_m_s_is_caught_by_a_wire():
         centre = (0.3, 0.0, 0.5)  # the wire along y, 0.58 m from the pin
         collider = Collider(*cylinder(0.0025, 0.5, SIDES, centre))
         fastest = 0.0
-        for frame in range(36):
+        for _frame in range(36):
             step(model, state, DT, substeps, colliders=[collider])
             fastest = max(fastest, float(np.linalg.norm(state.v, axis=1).max()))
             assert distance_to_axis(state.x, edges, centre).min() > 0.0025 * 0.98 + 0.5 * R
@@ -176,7 +176,7 @@ def test_a_hook_holds_a_rope_by_its_middle():
     model = default_rope(20, 2.0, 0.1)
     state = model.state()
     collider = Collider(*torus(0.05, 0.01))  # its top at z = 0.06, the hole along x
-    for frame in range(72):
+    for _frame in range(72):
         step(model, state, DT, 10, colliders=[collider])
     assert state.x[0, 2] < -0.4 and state.x[-1, 2] < -0.4
     top = np.argmax(state.x[:, 2])

@@ -19,6 +19,7 @@ import numpy as np
 from ..collision import Collider, Plane
 from ..workspace import ColliderCaches, ColliderCarry, Workspace
 from .constants import DEPTH_REACH, EDGE_PASSES, MIN_MARGIN, PARTIAL_SEARCH
+from .edges import EdgeContacts
 from .kernels_broadphase import chord_rows, left_chord, restart_chords
 from .kernels_contact import (
     CACHE_UNKNOWN,
@@ -30,7 +31,6 @@ from .kernels_contact import (
     resting_static,
     resting_two_faces,
 )
-from .edges import EdgeContacts
 from .kernels_segments import flagged, predicted_end
 from .prediction import MotionPrediction
 from .scene import CandidateLists, MeshScene, mesh_scene, plane_table

@@ -91,7 +91,7 @@ class EdgeContacts:
             lists.live += change
 
     def project(self, x: np.ndarray, v: np.ndarray, s1: float, substeps: int,
-                velocity_scale: float, params: np.ndarray, push: np.ndarray,
+                velocity_scale: float, params: np.ndarray, push: tuple[float, float],
                 moved: np.ndarray, only: np.ndarray, selective: bool,
                 extra: np.ndarray) -> int:
         """The contacts of the substep ending at frame fraction ``s1`` (``kernels_edges.
