@@ -17,7 +17,13 @@ import numpy as np
 
 from .constants import EDGE_RELAX, EDGE_SLOP, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists
-from .kernels_edges import edge_contacts, segment_edges, segments_of, wake_near_moving_edges
+from .kernels_edges import (
+    edge_contacts,
+    segment_edges,
+    segments_of,
+    segments_to_visit,
+    wake_near_moving_edges,
+)
 from .scene import CandidateLists, MeshScene
 
 
@@ -25,7 +31,7 @@ class EdgeContacts:
     """The segment-edge contacts of one frame (fields in ``__init__``)."""
 
     __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "fractions",
-                 "candidates_seen", "delta", "count", "touched", "moved")
+                 "candidates_seen", "delta", "count", "touched", "moved", "visit")
 
     def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
         self.model, self.scene = model, scene
@@ -45,6 +51,8 @@ class EdgeContacts:
         self.count = np.zeros(count, dtype=np.int64)
         self.touched = np.zeros(count, dtype=np.int64)
         """Scratch of ``edge_contacts`` (its corrections summed per particle)"""
+        self.visit = np.zeros(model.edge_count, dtype=np.int64)
+        """(M,) scratch: the segments a pass looks at"""
         self.moved = np.zeros(count, dtype=np.uint8)
         """(N,) flags of the particles the last passes moved (``ColliderContacts.meshes``
         clears them)"""
@@ -100,13 +108,17 @@ class EdgeContacts:
         if not self.lists.live:
             return 0
         model, scene = self.model, self.scene
+        count = segments_to_visit(model.edge_index, self.lists.spans, model.particle_inv_mass,
+                                  only, selective, self.visit)
+        if not count:
+            return 0
         self.fractions[0], self.fractions[1] = s1 - 1.0 / substeps, s1
-        return edge_contacts(x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
-                      model.edge_index, self.lists.spans, self.lists.candidates,
-                      scene.vertices, scene.vertices_end, scene.triangles,
-                      scene.edge_vertices, scene.edge_faces, scene.triangle_collider, params,
-                      self.fractions, push, moved, only, selective, extra, self.delta,
-                      self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP)
+        return edge_contacts(
+            x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
+            model.edge_index, self.visit[:count], self.lists.spans, self.lists.candidates,
+            scene.vertices, scene.vertices_end, scene.triangles, scene.edge_vertices,
+            scene.edge_faces, scene.triangle_collider, params, self.fractions, push, moved,
+            extra, self.delta, self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

@@ -158,7 +158,9 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
     point of the segment is a mix of its two ends, each within its own box while it stays
     within its margin of its chord, so the box holds the whole segment. An edge of a
     triangle in the box's cells is kept if its own box over the frame, grown by its
-    collider's thickness, overlaps and it can hold a segment (``edge_usable``). ``marker``
+    collider's thickness, overlaps, if it comes within reach of the segment as it is now
+    (the farther of its ends' chord + reach, plus the edge's motion and thickness), and if
+    it can hold a segment (``edge_usable``). ``marker``
     (E,) int64 with entries below ``mark`` (raised by K by the caller). Returns CSR over
     ``segments``: (offsets (K + 1,), edge ids, each list in increasing order: the contacts
     then give the same bits for any list that holds the edges within reach)."""
@@ -176,6 +178,12 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
         r = max(reach[a], reach[b])
         if not r > 0.0:
             continue
+        chord_a = chord_b = 0.0
+        for c in range(3):
+            chord_a += (x_end[a, c] - x0[a, c]) ** 2
+            chord_b += (x_end[b, c] - x0[b, c]) ** 2
+        # how far a point of the segment can get from where it is now
+        travel = max(math.sqrt(chord_a) + reach[a], math.sqrt(chord_b) + reach[b])
         for c in range(3):
             lo[c] = min(x0[a, c], x_end[a, c], x0[b, c], x_end[b, c]) - r
             hi[c] = max(x0[a, c], x_end[a, c], x0[b, c], x_end[b, c]) + r
@@ -219,6 +227,29 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
                                    vertices_end[d, axis]) + grow
                         if e_hi < lo[axis] or hi[axis] < e_lo:
                             apart = True
+                    if not apart:
+                        # nearer: the segment now against the edge at the frame's start, each
+                        # within how far its points can move (a point of the segment stays
+                        # within the farther of its ends' chord + reach of where it is now)
+                        s0, t0 = _closest(
+                            x0[b, 0] - x0[a, 0], x0[b, 1] - x0[a, 1], x0[b, 2] - x0[a, 2],
+                            vertices[d, 0] - vertices[c, 0], vertices[d, 1] - vertices[c, 1],
+                            vertices[d, 2] - vertices[c, 2], x0[a, 0] - vertices[c, 0],
+                            x0[a, 1] - vertices[c, 1], x0[a, 2] - vertices[c, 2])
+                        gap2 = 0.0
+                        moves = 0.0
+                        for axis in range(3):
+                            gap = (x0[a, axis] + s0 * (x0[b, axis] - x0[a, axis])
+                                   - vertices[c, axis] - t0 * (vertices[d, axis]
+                                                               - vertices[c, axis]))
+                            gap2 += gap * gap
+                        for end in (c, d):
+                            m2 = 0.0
+                            for axis in range(3):
+                                m2 += (vertices_end[end, axis] - vertices[end, axis]) ** 2
+                            moves = max(moves, math.sqrt(m2))
+                        limit = travel + moves + grow
+                        apart = gap2 > limit * limit
                     if apart or not edge_usable(vertices, vertices_end, triangles,
                                                 edge_vertices, edge_faces,
                                                 params[row, 3] > 0.0, e):
@@ -266,9 +297,26 @@ def segments_of(particles, segment_start, segments, seen):
 
 
 @kernel
-def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, vertices,
-                  vertices_end, triangles, edge_vertices, edge_faces, triangle_collider,
-                  params, fractions, push, moved, only, selective, extra, delta, count,
+def segments_to_visit(edges, spans, w, only, selective, visit):
+    """The segments with candidate edges and a free end (and, with ``selective``, an end
+    flagged in ``only`` (N,)) into ``visit`` (M,); returns how many: the contacts then pass
+    over those only (ropes asleep cost nothing)."""
+    count = 0
+    for m in range(edges.shape[0]):
+        if spans[m, 0] == spans[m, 1]:
+            continue
+        a, b = edges[m, 0], edges[m, 1]
+        if not (w[a] > 0.0 or w[b] > 0.0) or (selective and only[a] == 0 and only[b] == 0):
+            continue
+        visit[count] = m
+        count += 1
+    return count
+
+
+@kernel
+def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidates,
+                  vertices, vertices_end, triangles, edge_vertices, edge_faces,
+                  triangle_collider, params, fractions, push, moved, extra, delta, count,
                   touched, relax, keep):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
     place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
@@ -278,13 +326,13 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
     from first and walked off it at low friction.
 
     w (N,) [1/kg], radius (N,) [m], velocity_scale exp(-damping h) / h [1/s]; edges (M, 2)
-    the rope's segments; spans (M, 2) into ``candidates``, each segment's edge ids;
+    the rope's segments, ``visit`` (K,) those to look at (``segments_to_visit``); spans
+    (M, 2) into ``candidates``, each segment's edge ids;
     vertices, vertices_end (V, 3) [m] the colliders at the frame's start and end,
     triangles (T, 3), edge_vertices, edge_faces (E, 2), triangle_collider (T,), params
     (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
     the substep's start and end; push (push_max, residue) [m]; moved (N,) uint8 set for the
-    particles moved; with ``selective`` only segments with an end flagged in ``only`` (N,);
-    extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
+    particles moved; extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
     zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
     contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
     min(relax, k) / k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep``
@@ -294,14 +342,11 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, spans, candidates, ver
     f0, f1 = fractions[0], fractions[1]
     acted = 0
     touches = 0
-    for m in range(edges.shape[0]):
+    for index in range(visit.shape[0]):
+        m = visit[index]
         first, last = spans[m, 0], spans[m, 1]
-        if first == last:
-            continue
         a, b = edges[m, 0], edges[m, 1]
         wa, wb = w[a], w[b]
-        if not (wa > 0.0 or wb > 0.0) or (selective and only[a] == 0 and only[b] == 0):
-            continue
         for k in range(first, last):
             e = candidates[k]
             c, d = edge_vertices[e, 0], edge_vertices[e, 1]
