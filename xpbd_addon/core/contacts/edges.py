@@ -31,7 +31,8 @@ class EdgeContacts:
     """The segment-edge contacts of one frame (fields in ``__init__``)."""
 
     __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "fractions",
-                 "candidates_seen", "delta", "count", "touched", "moved", "visit")
+                 "candidates_seen", "delta", "count", "touched", "moved", "visit", "room",
+                 "anchor", "since")
 
     def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
         self.model, self.scene = model, scene
@@ -53,6 +54,13 @@ class EdgeContacts:
         """Scratch of ``edge_contacts`` (its corrections summed per particle)"""
         self.visit = np.zeros(model.edge_count, dtype=np.int64)
         """(M,) scratch: the segments a pass looks at"""
+        self.room = np.full(model.edge_count, -1.0)
+        """(M,) [m] how much farther than their contact distance each segment's candidates
+        lay when last looked at (-1: look)"""
+        self.anchor = np.zeros((model.edge_count, 6))
+        """(M, 6) [m] where each segment's ends were then"""
+        self.since = np.zeros(model.edge_count)
+        """(M,) the frame fraction then"""
         self.moved = np.zeros(count, dtype=np.uint8)
         """(N,) flags of the particles the last passes moved (``ColliderContacts.meshes``
         clears them)"""
@@ -89,6 +97,7 @@ class EdgeContacts:
             oversize, mask, scene.cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(segments)
+        self.room[segments] = -1.0  # (new candidates: look again)
         if only is None:
             lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
             lists.candidates = found
@@ -109,7 +118,9 @@ class EdgeContacts:
             return 0
         model, scene = self.model, self.scene
         count = segments_to_visit(model.edge_index, self.lists.spans, model.particle_inv_mass,
-                                  only, selective, self.visit)
+                                  only, selective, x, v, 1.0 / velocity_scale, self.room,
+                                  self.anchor, self.since, s1 + 1.0 / substeps,
+                                  scene.vertex_motion, self.visit)
         if not count:
             return 0
         self.fractions[0], self.fractions[1] = s1 - 1.0 / substeps, s1
@@ -118,7 +129,8 @@ class EdgeContacts:
             model.edge_index, self.visit[:count], self.lists.spans, self.lists.candidates,
             scene.vertices, scene.vertices_end, scene.triangles, scene.edge_vertices,
             scene.edge_faces, scene.triangle_collider, params, self.fractions, push, moved,
-            extra, self.delta, self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP)
+            extra, self.delta, self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP,
+            self.room, self.anchor, self.since)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

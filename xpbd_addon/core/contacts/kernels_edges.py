@@ -297,10 +297,20 @@ def segments_of(particles, segment_start, segments, seen):
 
 
 @kernel
-def segments_to_visit(edges, spans, w, only, selective, visit):
-    """The segments with candidate edges and a free end (and, with ``selective``, an end
-    flagged in ``only`` (N,)) into ``visit`` (M,); returns how many: the contacts then pass
-    over those only (ropes asleep cost nothing)."""
+def segments_to_visit(edges, spans, w, only, selective, x, v, inverse_scale, room, anchor,
+                      since, now, edge_speed, visit):
+    """The segments a pass of ``edge_contacts`` looks at, into ``visit`` (M,); returns how
+    many. Those with candidate edges and a free end (with ``selective``, an end flagged in
+    ``only`` (N,)) that may be in contact: not those whose ``room`` (M,) [m] (how much
+    farther than their contact distance every candidate lay when last looked at, their
+    ends then at ``anchor`` (M, 6) [m], at frame fraction ``since`` (M,)) is more than three
+    times how far they can have come since. T = |x_a - anchor_a| + |x_b - anchor_b| + the
+    substep's moves |v| / s of both (x, v (N, 3), inverse_scale = 1 / s [s]) + the colliders'
+    largest motion ``edge_speed`` [m per frame] since, to ``now`` (the substep's end) and
+    over the substep (``now`` - ``since`` + ``inverse_scale``'s substep, in frames: the
+    caller folds it into ``now``): the segment-edge distance moves by at most T at either
+    end of the substep, and the gap along the start's normal by at most 3 T. A rope at rest
+    on a collider (but awake) is then looked at only while it moves."""
     count = 0
     for m in range(edges.shape[0]):
         if spans[m, 0] == spans[m, 1]:
@@ -308,6 +318,14 @@ def segments_to_visit(edges, spans, w, only, selective, visit):
         a, b = edges[m, 0], edges[m, 1]
         if not (w[a] > 0.0 or w[b] > 0.0) or (selective and only[a] == 0 and only[b] == 0):
             continue
+        if room[m] > 0.0:
+            # (lengths as sums of the components' sizes: no less than the lengths)
+            travel = edge_speed * (now - since[m])
+            for c in range(3):
+                travel += (abs(x[a, c] - anchor[m, c]) + abs(x[b, c] - anchor[m, 3 + c])
+                           + (abs(v[a, c]) + abs(v[b, c])) * inverse_scale)
+            if 3.0 * travel < room[m]:
+                continue
         visit[count] = m
         count += 1
     return count
@@ -317,7 +335,7 @@ def segments_to_visit(edges, spans, w, only, selective, visit):
 def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidates,
                   vertices, vertices_end, triangles, edge_vertices, edge_faces,
                   triangle_collider, params, fractions, push, moved, extra, delta, count,
-                  touched, relax, keep):
+                  touched, relax, keep, room, anchor, since):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
     place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
     and the corrections of a particle summed (Macklin et al. 2014 sec. 4.2). In order,
@@ -336,8 +354,11 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
     zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
     contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
     min(relax, k) / k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep``
-    times its contact distance from an edge (``1 - constants.EDGE_SLOP``). Returns how many
-    contacts acted."""
+    times its contact distance from an edge (``1 - constants.EDGE_SLOP``). Each visited
+    segment's ``room`` (M,) [m] (how much farther than that all its candidates lie now; 0
+    if one acted or cannot be bounded), ``anchor`` (M, 6) [m] (its ends now) and ``since``
+    (M,) (this frame fraction) are kept for ``segments_to_visit``. Returns how many contacts
+    acted."""
     inverse_scale = 1.0 / velocity_scale
     f0, f1 = fractions[0], fractions[1]
     acted = 0
@@ -347,6 +368,11 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
         first, last = spans[m, 0], spans[m, 1]
         a, b = edges[m, 0], edges[m, 1]
         wa, wb = w[a], w[b]
+        least = np.inf
+        for c in range(3):
+            anchor[m, c] = x[a, c]
+            anchor[m, 3 + c] = x[b, c]
+        since[m] = f1
         for k in range(first, last):
             e = candidates[k]
             c, d = edge_vertices[e, 0], edge_vertices[e, 1]
@@ -366,13 +392,18 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
             dx1, dy1, dz1 = _at(vertices, vertices_end, d, f1)
             # most candidates are apart in any one substep: the swept boxes rule them out
             reach = max(radius[a], radius[b]) + thickness
-            if (min(ax0, ax1, bx0, bx1) - reach > max(cx0, cx1, dx0, dx1)
-                    or max(ax0, ax1, bx0, bx1) + reach < min(cx0, cx1, dx0, dx1)
-                    or min(ay0, ay1, by0, by1) - reach > max(cy0, cy1, dy0, dy1)
-                    or max(ay0, ay1, by0, by1) + reach < min(cy0, cy1, dy0, dy1)
-                    or min(az0, az1, bz0, bz1) - reach > max(cz0, cz1, dz0, dz1)
-                    or max(az0, az1, bz0, bz1) + reach < min(cz0, cz1, dz0, dz1)):
+            # their boxes over the substep apart by more than the reach: no contact (and
+            # that much room)
+            apart = max(min(ax0, ax1, bx0, bx1) - max(cx0, cx1, dx0, dx1),
+                        min(cx0, cx1, dx0, dx1) - max(ax0, ax1, bx0, bx1),
+                        min(ay0, ay1, by0, by1) - max(cy0, cy1, dy0, dy1),
+                        min(cy0, cy1, dy0, dy1) - max(ay0, ay1, by0, by1),
+                        min(az0, az1, bz0, bz1) - max(cz0, cz1, dz0, dz1),
+                        min(cz0, cz1, dz0, dz1) - max(az0, az1, bz0, bz1))
+            if apart > reach:
+                least = min(least, apart - reach)
                 continue
+            # (below, a candidate whose gap is not known leaves the segment no room)
             # the side the segment came from: the closest points at the substep's start
             s0, t0 = _closest(bx0 - ax0, by0 - ay0, bz0 - az0, dx0 - cx0, dy0 - cy0,
                               dz0 - cz0, ax0 - cx0, ay0 - cy0, az0 - cz0)
@@ -395,18 +426,22 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
                     # way it got there, out through this edge is no way out (pushed "back
                     # the way it came", a rope wrapped under a thin box was pushed into it
                     # by the box's far edge): the faces and the other edges push it out
+                    least = 0.0
                     continue
             elif solid:  # on the edge's line: out along its pseudo-normal
                 l1 = math.sqrt(n1x * n1x + n1y * n1y + n1z * n1z)
                 l2 = math.sqrt(n2x * n2x + n2y * n2y + n2z * n2z)
                 if not (l1 > 0.0 and l2 > 0.0):
+                    least = 0.0
                     continue
                 nx, ny, nz = n1x / l1 + n2x / l2, n1y / l1 + n2y / l2, n1z / l1 + n2z / l2
                 length = math.sqrt(nx * nx + ny * ny + nz * nz)
                 if not length > _TINY:
+                    least = 0.0
                     continue
                 nx, ny, nz = nx / length, ny / length, nz / length
             else:
+                least = 0.0
                 continue
             # the gap at the substep's end along that side
             s, t = _closest(bx1 - ax1, by1 - ay1, bz1 - az1, dx1 - cx1, dy1 - cy1, dz1 - cz1,
@@ -418,9 +453,12 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
             # (less the slop, which the particle contacts alone keep a segment within)
             contact = (radius[a] + s * (radius[b] - radius[a]) + thickness) * keep
             if gap >= contact:
+                least = min(least, max(math.sqrt(gx * gx + gy * gy + gz * gz)
+                                       - reach * keep, 0.0))
                 continue
             ca, cb = 1.0 - s, s
             W = ca * ca * wa + cb * cb * wb
+            least = 0.0
             if not W > 0.0:
                 continue
             # the contact point's displacement over the substep, relative to the edge's
@@ -452,6 +490,7 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
                     delta[end, 4] += weight * ky
                     delta[end, 5] += weight * kz
             acted += 1
+        room[m] = least
     for k in range(touches):  # (in the order first touched: the same bits every run)
         i = touched[k]
         share = min(relax, count[i]) / count[i]
