@@ -86,8 +86,8 @@ def test_the_default_rope_hangs_over_a_thin_pipe(scene, radius, substeps):
 @pytest.mark.parametrize("radius", [0.025, 0.005])
 def test_the_default_rope_hangs_over_a_pipe_at_blenders_default_friction(scene, radius):
     """The same with the pipe's Collision at its defaults (mu 0.05): after 3 s it hangs over
-    the pipe, both halves down. (It is balanced: at so little friction the swing of its
-    halves can walk it along later, see docs/collisions.md.)"""
+    the pipe, both halves down. (At so little friction its swinging halves can slide it
+    over the pipe later: docs/blender-usage.md, Collisions.)"""
     _pipe(radius)
     rope = _default_rope(scene, (-1.0, 0.0, 0.3))
     inscribed = radius * math.cos(math.pi / 32)
