@@ -128,9 +128,9 @@ class EdgeContacts:
             x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
             model.edge_index, self.visit[:count], self.lists.spans, self.lists.candidates,
             scene.vertices, scene.vertices_end, scene.triangles, scene.edge_vertices,
-            scene.edge_faces, scene.triangle_collider, params, self.fractions, push, moved,
-            extra, self.delta, self.count, self.touched, EDGE_RELAX, 1.0 - EDGE_SLOP,
-            self.room, self.anchor, self.since)
+            scene.edge_faces, scene.triangle_collider, params, self.fractions, scene.moving,
+            push, moved, extra, self.delta, self.count, self.touched, EDGE_RELAX,
+            1.0 - EDGE_SLOP, self.room, self.anchor, self.since)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

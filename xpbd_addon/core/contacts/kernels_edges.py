@@ -334,8 +334,8 @@ def segments_to_visit(edges, spans, w, only, selective, x, v, inverse_scale, roo
 @kernel
 def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidates,
                   vertices, vertices_end, triangles, edge_vertices, edge_faces,
-                  triangle_collider, params, fractions, push, moved, extra, delta, count,
-                  touched, relax, keep, room, anchor, since):
+                  triangle_collider, params, fractions, moving, push, moved, extra, delta,
+                  count, touched, relax, keep, room, anchor, since):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
     place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
     and the corrections of a particle summed (Macklin et al. 2014 sec. 4.2). In order,
@@ -349,7 +349,7 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
     vertices, vertices_end (V, 3) [m] the colliders at the frame's start and end,
     triangles (T, 3), edge_vertices, edge_faces (E, 2), triangle_collider (T,), params
     (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
-    the substep's start and end; push (push_max, residue) [m]; moved (N,) uint8 set for the
+    the substep's start and end; ``moving``: vertices_end differ from vertices; push (push_max, residue) [m]; moved (N,) uint8 set for the
     particles moved; extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
     zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
     contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
@@ -373,33 +373,40 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
             anchor[m, c] = x[a, c]
             anchor[m, 3 + c] = x[b, c]
         since[m] = f1
+        # the segment over the substep (the same for all its candidates: the pass applies
+        # its corrections at the end) and its box
+        ax1, ay1, az1 = x[a, 0], x[a, 1], x[a, 2]
+        bx1, by1, bz1 = x[b, 0], x[b, 1], x[b, 2]
+        ax0 = ax1 - v[a, 0] * inverse_scale
+        ay0 = ay1 - v[a, 1] * inverse_scale
+        az0 = az1 - v[a, 2] * inverse_scale
+        bx0 = bx1 - v[b, 0] * inverse_scale
+        by0 = by1 - v[b, 1] * inverse_scale
+        bz0 = bz1 - v[b, 2] * inverse_scale
+        lo_x, hi_x = min(ax0, ax1, bx0, bx1), max(ax0, ax1, bx0, bx1)
+        lo_y, hi_y = min(ay0, ay1, by0, by1), max(ay0, ay1, by0, by1)
+        lo_z, hi_z = min(az0, az1, bz0, bz1), max(az0, az1, bz0, bz1)
+        radius_most = max(radius[a], radius[b])
         for k in range(first, last):
             e = candidates[k]
             c, d = edge_vertices[e, 0], edge_vertices[e, 1]
             row = triangle_collider[edge_faces[e, 0]]
             thickness = params[row, 0]
-            ax1, ay1, az1 = x[a, 0], x[a, 1], x[a, 2]
-            bx1, by1, bz1 = x[b, 0], x[b, 1], x[b, 2]
-            ax0 = ax1 - v[a, 0] * inverse_scale
-            ay0 = ay1 - v[a, 1] * inverse_scale
-            az0 = az1 - v[a, 2] * inverse_scale
-            bx0 = bx1 - v[b, 0] * inverse_scale
-            by0 = by1 - v[b, 1] * inverse_scale
-            bz0 = bz1 - v[b, 2] * inverse_scale
-            cx0, cy0, cz0 = _at(vertices, vertices_end, c, f0)
-            dx0, dy0, dz0 = _at(vertices, vertices_end, d, f0)
-            cx1, cy1, cz1 = _at(vertices, vertices_end, c, f1)
-            dx1, dy1, dz1 = _at(vertices, vertices_end, d, f1)
-            # most candidates are apart in any one substep: the swept boxes rule them out
-            reach = max(radius[a], radius[b]) + thickness
-            # their boxes over the substep apart by more than the reach: no contact (and
-            # that much room)
-            apart = max(min(ax0, ax1, bx0, bx1) - max(cx0, cx1, dx0, dx1),
-                        min(cx0, cx1, dx0, dx1) - max(ax0, ax1, bx0, bx1),
-                        min(ay0, ay1, by0, by1) - max(cy0, cy1, dy0, dy1),
-                        min(cy0, cy1, dy0, dy1) - max(ay0, ay1, by0, by1),
-                        min(az0, az1, bz0, bz1) - max(cz0, cz1, dz0, dz1),
-                        min(cz0, cz1, dz0, dz1) - max(az0, az1, bz0, bz1))
+            if moving:
+                cx0, cy0, cz0 = _at(vertices, vertices_end, c, f0)
+                dx0, dy0, dz0 = _at(vertices, vertices_end, d, f0)
+                cx1, cy1, cz1 = _at(vertices, vertices_end, c, f1)
+                dx1, dy1, dz1 = _at(vertices, vertices_end, d, f1)
+            else:
+                cx0, cy0, cz0 = vertices[c, 0], vertices[c, 1], vertices[c, 2]
+                dx0, dy0, dz0 = vertices[d, 0], vertices[d, 1], vertices[d, 2]
+                cx1, cy1, cz1, dx1, dy1, dz1 = cx0, cy0, cz0, dx0, dy0, dz0
+            # most candidates are apart in any one substep: their boxes over the substep
+            # apart by more than the reach rule them out (and leave that much room)
+            reach = radius_most + thickness
+            apart = max(lo_x - max(cx0, cx1, dx0, dx1), min(cx0, cx1, dx0, dx1) - hi_x,
+                        lo_y - max(cy0, cy1, dy0, dy1), min(cy0, cy1, dy0, dy1) - hi_y,
+                        lo_z - max(cz0, cz1, dz0, dz1), min(cz0, cz1, dz0, dz1) - hi_z)
             if apart > reach:
                 least = min(least, apart - reach)
                 continue
