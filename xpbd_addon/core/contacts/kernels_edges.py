@@ -313,10 +313,10 @@ def segments_to_visit(edges, spans, w, only, selective, x, v, inverse_scale, roo
     on a collider (but awake) is then looked at only while it moves."""
     count = 0
     for m in range(edges.shape[0]):
-        if spans[m, 0] == spans[m, 1]:
-            continue
         a, b = edges[m, 0], edges[m, 1]
-        if not (w[a] > 0.0 or w[b] > 0.0) or (selective and only[a] == 0 and only[b] == 0):
+        if selective and only[a] == 0 and only[b] == 0:  # (first: the cheapest test)
+            continue
+        if spans[m, 0] == spans[m, 1] or not (w[a] > 0.0 or w[b] > 0.0):
             continue
         if room[m] > 0.0:
             # (lengths as sums of the components' sizes: no less than the lengths)
