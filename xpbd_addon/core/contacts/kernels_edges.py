@@ -349,9 +349,9 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
     vertices, vertices_end (V, 3) [m] the colliders at the frame's start and end,
     triangles (T, 3), edge_vertices, edge_faces (E, 2), triangle_collider (T,), params
     (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
-    the substep's start and end; ``moving``: vertices_end differ from vertices; push (push_max, residue) [m]; moved (N,) uint8 set for the
-    particles moved; extra (N,) [m] approach besides the substep's (the re-solve's moves). Scratch, left
-    zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
+    the substep's start and end; ``moving``: vertices_end differ from vertices; push
+    (push_max, residue) [m]; moved (N,) uint8 set for the particles moved; extra (N,) [m]
+    approach besides the substep's (the re-solve's moves). Scratch, left zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
     contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
     min(relax, k) / k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep``
     times its contact distance from an edge (``1 - constants.EDGE_SLOP``). Each visited
