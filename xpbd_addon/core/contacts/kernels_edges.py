@@ -351,13 +351,14 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
     (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
     the substep's start and end; ``moving``: vertices_end differ from vertices; push
     (push_max, residue) [m]; moved (N,) uint8 set for the particles moved; extra (N,) [m]
-    approach besides the substep's (the re-solve's moves). Scratch, left zero: delta (N, 6) [m, m/s] the summed corrections of x and v, count (N,) int64 how many
-    contacts moved each particle; touched (N,) int64. A particle moved by k contacts takes
-    min(relax, k) / k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep``
-    times its contact distance from an edge (``1 - constants.EDGE_SLOP``). Each visited
-    segment's ``room`` (M,) [m] (how much farther than that all its candidates lie now; 0
-    if one acted or cannot be bounded), ``anchor`` (M, 6) [m] (its ends now) and ``since``
-    (M,) (this frame fraction) are kept for ``segments_to_visit``. Returns how many contacts
+    approach besides the substep's (the re-solve's moves). Scratch, left zero: delta (N, 6)
+    [m, m/s] the summed corrections of x and v, count (N,) int64 how many contacts moved
+    each particle; touched (N,) int64. A particle moved by k contacts takes min(relax, k) /
+    k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep`` times its
+    contact distance from an edge (``1 - constants.EDGE_SLOP``). Each visited segment's
+    ``room`` (M,) [m] (how much farther than that all its candidates lie now; 0 if one acted
+    or cannot be bounded), ``anchor`` (M, 6) [m] (its ends now) and ``since`` (M,) (this
+    frame fraction) are kept for ``segments_to_visit``. Returns how many contacts
     acted."""
     inverse_scale = 1.0 / velocity_scale
     f0, f1 = fractions[0], fractions[1]
