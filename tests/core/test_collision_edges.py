@@ -221,3 +221,66 @@ def test_a_rope_resting_on_a_pole_and_nudged_comes_back_to_rest(points, substeps
     assert max(speeds[-24:]) < max(0.005, 0.5 * max(speeds[:24]))
     assert distance_to_axis(state.x, model.edge_index).min() > 0.01 * 0.98 + 0.9 * R
     assert state.x[0, 2] < -0.3 and state.x[-1, 2] < -0.3
+
+
+def test_the_segments_candidates_and_skips_change_no_bit(monkeypatch):
+    """Ropes swung onto poles, a box sweeping through one at 5 m/s, a rope landing on a
+    bumpy mesh: played with the broad phase's candidate edges and the skipping of segments
+    that cannot have come near them (``segments_to_visit``), and again with every usable edge
+    of the scene a candidate of every segment and every segment looked at in every pass: the
+    same bits (the candidates hold every edge a segment meets; a skipped segment would have
+    had no contact)."""
+    from xpbd_addon.core.contacts import edges as edges_module
+    from xpbd_addon.core.contacts.kernels_edges import edge_usable
+
+    def scene_frames():
+        x = np.zeros((31, 3))
+        x[:, 0] = np.linspace(-0.6, 0.6, 31)
+        x[:, 2] = 0.2
+        left = np.zeros((21, 3))
+        left[:, 0] = np.linspace(0.0, 1.0, 21) - 1.5
+        left[:, 2] = 0.5
+        positions = np.concatenate([x, left])
+        chain = [(i, i + 1) for i in range(30)] + [(31 + i, 32 + i) for i in range(20)]
+        w = np.full(len(positions), 20.0)
+        w[31] = 0.0  # the second rope pinned at one end: it swings
+        model = Model(positions, chain, w, 1e-6, radius=0.005, damping=0.1)
+        state = model.state()
+        pole = cylinder(0.01, 1.0, SIDES)
+        wire = cylinder(0.0025, 1.0, SIDES, (-1.2, 0.0, 0.1))
+        vertices, triangles = box((0.0, 0.0, 0.0), (0.05, 0.3, 0.02))
+        frames = []
+        for frame in range(30):
+            start = np.array([-0.8 + frame * 5.0 * DT, 0.0, 0.1])
+            end = start + np.array([5.0 * DT, 0.0, 0.0])
+            moving = Collider(vertices + start, triangles, vertices_end=vertices + end)
+            step(model, state, DT, 10, colliders=[Collider(*pole), Collider(*wire), moving])
+            frames.append(state.x.copy())
+        return frames
+
+    played = scene_frames()
+    search = edges_module.EdgeContacts.search
+
+    def every_edge(self, x0, x_end, reach, only):
+        search(self, x0, x_end, reach, only)
+        scene, lists = self.scene, self.lists
+        usable = np.array([e for e in range(len(scene.edge_vertices)) if edge_usable(
+            scene.vertices, scene.vertices_end, scene.triangles, scene.edge_vertices,
+            scene.edge_faces, scene.params[scene.triangle_collider[scene.edge_faces[e, 0]], 3]
+            > 0.0, e)], dtype=np.int64)
+        count = self.model.edge_count
+        lists.candidates = np.tile(usable, count)
+        starts = np.arange(count) * len(usable)
+        lists.spans = np.stack([starts, starts + len(usable)], axis=1)
+        lists.used = lists.live = len(lists.candidates)
+
+    visit = edges_module.segments_to_visit
+
+    def every_segment(edges, spans, w, only, selective, x, v, inverse_scale, room, *rest):
+        room[:] = -1.0
+        return visit(edges, spans, w, only, selective, x, v, inverse_scale, room, *rest)
+
+    monkeypatch.setattr(edges_module.EdgeContacts, "search", every_edge)
+    monkeypatch.setattr(edges_module, "segments_to_visit", every_segment)
+    for frame, (kept, full) in enumerate(zip(played, scene_frames(), strict=True)):
+        np.testing.assert_array_equal(kept, full, err_msg=f"frame {frame}")
