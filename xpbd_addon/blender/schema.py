@@ -325,10 +325,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "radius", FLOAT, "Radius", default=0.005, unit="m",
         options=dict(min=0.0, soft_max=0.1, unit="LENGTH", precision=4),
-        description="Rope radius r [m], half its thickness: each segment is a capsule of "
-                    "radius r that contacts keep r (+ the collider's Thickness Outer) away "
-                    "from colliders' faces, edges and corners, and 2r from other segments. "
-                    "0 = a thin line",
+        description="Rope radius r [m]: each segment is a capsule kept r (+ the collider's "
+                    "Thickness Outer) from colliders' faces, edges and corners, and 2r from "
+                    "other segments. 0 = a thin line",
         reaches=MODEL, check=Check(low=0.0), animatable=True),
     Setting(
         "use_collision", BOOL, "Collision Objects", default=True,
