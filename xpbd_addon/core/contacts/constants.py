@@ -97,11 +97,3 @@ less than that between its two particles' face contacts, and is left to them. Pu
 full distance, such segments were nudged every substep without settling (100 ropes resting
 on the bumpy terrain of ``bench collision``: none slept, 70 ms a frame against 5); at 5 %,
 19 stayed awake; at 7 %, all sleep, and a rope on a pole rests 7 % of its radius into it."""
-
-SELF_RELAX = 2.0
-"""The rope-rope contacts are solved as a Jacobi pass too (``kernels_contact.segment_contacts``),
-a particle moved by k of them taking min(SELF_RELAX, k) / k of their sum. Solved in pair order
-(Gauss-Seidel), a rope draped symmetrically over a taut one drifted along its length towards
-the side solved first (reversing the order reversed the drift) and slid off it, even at
-friction 1, and a rope four times heavier per point than a taut one it fell on went through
-it at 10 substeps; both now hold (``tests/blender/test_rope_objects_collide.py``)."""

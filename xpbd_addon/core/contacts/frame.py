@@ -26,7 +26,7 @@ from ..solve.kernels_sleep import (
 )
 from ..workspace import Workspace
 from .colliders import ColliderContacts
-from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SELF_RELAX, SPARSE_AWAKE
+from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
 from .kernels_contact import segment_contacts
 from .prediction import MotionPrediction
 from .ropes import RopeContacts
@@ -54,7 +54,7 @@ class FrameContacts:
                  "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
                  "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
                  "awake_blocks", "pairs_seen", "candidates_seen", "awake_pairs", "sleeping",
-                 "woken", "scratch")
+                 "woken")
 
     def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
                  pin_end: np.ndarray, dt: float, substeps: int, gravity: np.ndarray,
@@ -105,9 +105,6 @@ class FrameContacts:
         """How many ropes fell asleep after the frame's first substep (diagnostics)"""
         self.woken = 0
         """How many of them woke later in the frame (a new pair or moving candidate)"""
-        self.scratch = (np.zeros((count, 6)), np.zeros(count, dtype=np.int64),
-                        np.zeros(count, dtype=np.int64), SELF_RELAX)
-        """``kernels_contact.segment_contacts``' scratch and relaxation"""
 
     @property
     def pairs(self) -> np.ndarray:
@@ -171,8 +168,7 @@ class FrameContacts:
             if len(pairs):
                 acted = segment_contacts(x, v, w, radius, self.velocity_scale,
                                          model.edge_index, pairs, self.motion.push,
-                                         model.self_friction, touched, collided, False,
-                                         *self.scratch)
+                                         model.self_friction, touched, collided, False)
             if index > 0 and not acted:
                 break  # the ropes moved nothing: the selective colliders have nothing to do
             if colliders.live:
@@ -203,7 +199,7 @@ class FrameContacts:
         pairs = self._contact_pairs()
         if len(pairs):
             segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
-                             self.motion.push, 0.0, touched, only, True, *self.scratch)
+                             self.motion.push, 0.0, touched, only, True)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0

@@ -123,12 +123,9 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
-                     moved, only, selective, delta, count, touched_list, relax):
-    """Push apart rope segments closer than the sum of their radii, one Jacobi pass (every
-    pair from the same positions, the corrections of a particle summed and applied at the
-    end, a particle moved by k pairs taking min(relax, k) / k of their sum; in pair order a
-    draped rope drifted to the side solved first): C = |p - q| - (r_a(s) + r_b(t)) >= 0 with
-    p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
+                     moved, only, selective):
+    """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
+    order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
     the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
     barycentric weights, so
 
@@ -139,11 +136,9 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     displacement of the closest points the same way. Push-out cap and velocity rule as in
     ``collider_contacts``; coincident segments separate along a fixed perpendicular. With
     ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
-    particles moved are flagged in ``moved``. Scratch, left zero: delta (N, 6) [m, m/s],
-    count (N,) int64, touched_list (N,) int64. Returns how many pairs were in contact."""
+    particles moved are flagged in ``moved``. Returns how many pairs were in contact."""
     inverse_scale = 1.0 / velocity_scale
     acted = 0
-    touches = 0
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
@@ -214,28 +209,15 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
         kz = (kept * nz + fz) / W * velocity_scale
         for end, c in ((a0, c0), (a1, c1), (b0, c2), (b1, c3)):
             scale = c * w[end]
+            x[end, 0] += scale * jx
+            x[end, 1] += scale * jy
+            x[end, 2] += scale * jz
+            v[end, 0] += scale * kx
+            v[end, 1] += scale * ky
+            v[end, 2] += scale * kz
             if scale != 0.0:
-                if count[end] == 0:
-                    touched_list[touches] = end
-                    touches += 1
-                count[end] += 1
-                delta[end, 0] += scale * jx
-                delta[end, 1] += scale * jy
-                delta[end, 2] += scale * jz
-                delta[end, 3] += scale * kx
-                delta[end, 4] += scale * ky
-                delta[end, 5] += scale * kz
+                moved[end] = 1
         acted += 1
-    for k in range(touches):
-        i = touched_list[k]
-        share = min(relax, count[i]) / count[i]
-        for c in range(3):
-            x[i, c] += delta[i, c] * share
-            v[i, c] += delta[i, 3 + c] * share
-        for c in range(6):
-            delta[i, c] = 0.0
-        count[i] = 0
-        moved[i] = 1
     return acted
 
 
