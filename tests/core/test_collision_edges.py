@@ -231,7 +231,7 @@ def test_the_segments_candidates_and_skips_change_no_bit(monkeypatch):
     same bits (the candidates hold every edge a segment meets; a skipped segment would have
     had no contact)."""
     from xpbd_addon.core.contacts import edges as edges_module
-    from xpbd_addon.core.contacts.kernels_edges import edge_usable
+    from xpbd_addon.core.contacts.kernels_edge_search import edge_usable
 
     def scene_frames():
         x = np.zeros((31, 3))

@@ -1,6 +1,6 @@
 """Contacts between the rope's segments and the colliders' edges, one frame
 (``kernels_edges``: the capsule's part that the particle contacts cannot see, a pole or an
-edge passing between two particles).
+edge passing between two particles; ``kernels_edge_search``: their candidates).
 
 Their candidates follow the particles' collider searches (``colliders.ColliderContacts``):
 a segment's box holds both its particles' search chords grown by their reach, so its list
@@ -17,13 +17,8 @@ import numpy as np
 
 from .constants import EDGE_RELAX, EDGE_SLOP, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_broadphase import append_lists
-from .kernels_edges import (
-    edge_contacts,
-    segment_edges,
-    segments_of,
-    segments_to_visit,
-    wake_near_moving_edges,
-)
+from .kernels_edge_search import segment_edges, segments_of
+from .kernels_edges import edge_contacts, segments_to_visit, wake_near_moving_edges
 from .scene import CandidateLists, MeshScene
 
 
