@@ -293,6 +293,9 @@ def test_reset_all_with_the_current_shape_leaves_baked_ropes_alone(scene):
 
 # --- issue 34: kept where no exporter writes it ------------------------------------------------
 
+@pytest.mark.skipif(bpy.app.version < (5, 0, 0),
+                    reason="Blender 4.2-4.5 have no system ID properties: the rest shape stays "
+                           "where versions before issue 34 kept it (rest.py)")
 def test_a_rest_shape_stored_as_before_issue_34_restores_and_moves(scene):
     """Files saved before issue 34 keep a mesh's rest shape as a point attribute and its
     signature as a custom property: it still restores, and the next store moves it."""
