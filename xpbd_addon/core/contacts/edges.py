@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from .constants import EDGE_RELAX, EDGE_SLOP, MARK_LIMIT, MAX_BOX_CELLS
-from .kernels_broadphase import append_lists
 from .kernels_edge_search import segment_edges, segments_of
 from .kernels_edges import edge_contacts, segments_to_visit, wake_near_moving_edges
 from .scene import CandidateLists, MeshScene
@@ -93,14 +92,7 @@ class EdgeContacts:
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(segments)
         self.room[segments] = -1.0  # (new candidates: look again)
-        if only is None:
-            lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
-            lists.candidates = found
-            lists.used = lists.live = len(found)
-        else:
-            lists.candidates, lists.used, change = append_lists(
-                segments, offsets, found, lists.spans, lists.candidates, lists.used)
-            lists.live += change
+        lists.take(None if only is None else segments, offsets, found)
 
     def project(self, x: np.ndarray, v: np.ndarray, s1: float, substeps: int,
                 velocity_scale: float, params: np.ndarray, push: tuple[float, float],

@@ -285,14 +285,7 @@ class MeshScene:
         self.mark += len(particles)
         if self.moving and self.culls:
             self._make(candidates)
-        if only is None:
-            lists.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
-            lists.candidates = candidates
-            lists.used = lists.live = len(candidates)
-        else:
-            lists.candidates, lists.used, change = append_lists(
-                only, offsets, candidates, lists.spans, lists.candidates, lists.used)
-            lists.live += change
+        lists.take(only, offsets, candidates)
         if len(lists.distance) < len(lists.candidates):
             lists.distance = np.empty(max(len(lists.candidates), 2 * len(lists.distance)))
 
@@ -445,6 +438,18 @@ class CandidateLists:
         """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
         self.distance = np.zeros(0)
         """Scratch of the narrow phase, one entry per candidate"""
+
+    def take(self, rows: np.ndarray | None, offsets: np.ndarray, found: np.ndarray) -> None:
+        """A search's lists (CSR ``offsets``, ``found``): of every row (``rows`` None), or
+        appended for the ``rows`` (sorted ids) searched again, their old lists left unused."""
+        if rows is None:
+            self.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
+            self.candidates = found
+            self.used = self.live = len(found)
+        else:
+            self.candidates, self.used, change = append_lists(
+                rows, offsets, found, self.spans, self.candidates, self.used)
+            self.live += change
 
 
 def swept(mesh: Collider) -> tuple[np.ndarray, np.ndarray, float]:
