@@ -244,9 +244,12 @@ class ColliderContacts:
         for index in range(EDGE_PASSES):
             # after the first, only the segments with a particle the last pass moved: the
             # others are where the last pass found them, with no contact acting
-            acted += edges.project(x, v, s1, motion.substeps, motion.velocity_scale, params,
+            acting = edges.project(x, v, s1, motion.substeps, motion.velocity_scale, params,
                                    motion.push, edges.moved, only if index == 0 else
                                    edges.moved, selective or index > 0, extra)
+            if not acting:
+                break  # (nothing moved: the next pass would look at no segment)
+            acted += acting
         if acted:
             np.bitwise_or(moved, edges.moved, out=moved)
             self.points(x, v, s1, moved, edges.moved, True, extra, params, False)
