@@ -14,6 +14,7 @@ The state of every attachment (on, its offsets, broken) is part of each cached f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,8 +129,8 @@ def target_matrix(spec: Spec, depsgraph: Any, on: bool = True) -> np.ndarray | N
     return matrix
 
 
-def step_holds(found: tuple[Spec, ...], previous: tuple[Hold, ...], enabled: list[bool],
-               matrices: list[np.ndarray | None], x: np.ndarray) -> tuple[Hold, ...]:
+def step_holds(found: tuple[Spec, ...], previous: tuple[Hold, ...], enabled: Sequence[bool],
+               matrices: Sequence[np.ndarray | None], x: np.ndarray) -> tuple[Hold, ...]:
     """Each attachment's state for the next frame: on (keeping its offsets, or taking them
     from the positions ``x`` [m] of the frame before if it just turned on), off, or broken."""
     holds = []
@@ -147,7 +148,7 @@ def step_holds(found: tuple[Spec, ...], previous: tuple[Hold, ...], enabled: lis
 
 
 def held(found: tuple[Spec, ...], holds: tuple[Hold, ...],
-         matrices: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+         matrices: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
     """The particles the rigid attachments hold at this frame and their targets [m] (world),
     shapes [P] and [P, 3]."""
     ids, targets = [], []
@@ -161,7 +162,7 @@ def held(found: tuple[Spec, ...], holds: tuple[Hold, ...],
 
 
 def springs(found: tuple[Spec, ...], holds: tuple[Hold, ...],
-            matrices: list[np.ndarray | None]) -> tuple[tuple[Hold, ...], list[tuple]]:
+            matrices: Sequence[np.ndarray | None]) -> tuple[tuple[Hold, ...], list[tuple]]:
     """The spring attachments at this frame: ``holds`` with their targets set, and for each
     spring attachment holding (particles, start targets, end targets [m], compliance)."""
     out: list[Hold] = []

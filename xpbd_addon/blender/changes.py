@@ -1,20 +1,18 @@
 """What can change a rope while it plays, read at every frame: keyframed or driven settings
 (animated.py), pins switched on and off (``pin_first`` / ``pin_last``) and attachments
 (attach.py). ``Changes`` is fixed while a simulation lives (which settings are animated, the
-attachments' points); ``Inputs`` is what one frame is made with.
+attachments' points); what one frame is made with is read by inputs.py.
 
-From an ``Inputs`` a rope takes the Model of that frame (``RopeSim.model_for``): the Model is
-static, so a frame whose settings or held points differ from the last frame's gets another
-Model, and the State simply goes on with it (positions and velocities are all it carries).
+From a frame's ``inputs.Inputs`` a rope takes the Model of that frame
+(``RopeSim.model_for``): the Model is static, so a frame whose settings or held points
+differ from the last frame's gets another Model, and the State simply goes on with it
+(positions and velocities are all it carries).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
-
-import numpy as np
 
 from . import animated, attach, schema
 from .geometry import Layout
@@ -24,6 +22,8 @@ ANIMATABLE = frozenset(s.name for s in schema.SETTINGS if s.animatable)
 
 
 class Changes:
+    __slots__ = ("channels", "names", "attachments")
+
     """The parts of one rope's simulation that can change from frame to frame."""
 
     def __init__(self, obj: Any, layout: Layout) -> None:
@@ -33,8 +33,6 @@ class Changes:
         """The settings read at every frame (animated and animatable), in a fixed order"""
         self.attachments = attach.specs(obj, layout)
         """The attachments and the particles each holds"""
-        self.signature: tuple | None = None
-        """The animated F-Curves' ``animated.signature`` when the cache was last checked"""
 
     def values(self, evaluated: Any) -> tuple:
         """The values of ``names`` on the evaluated object (this frame's)."""
@@ -57,24 +55,6 @@ def settings_with(snapshot: SimpleNamespace, names: tuple[str, ...], values: tup
     if not names:
         return snapshot
     return SimpleNamespace(**{**vars(snapshot), **dict(zip(names, values, strict=True))})
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """What one frame of one rope is made with, read at that frame."""
-
-    values: tuple
-    """The animated settings' values (``Changes.names``)"""
-    pinned_ids: np.ndarray
-    """The pinned particles of the settings (kept at their modelled place in the output)"""
-    targets: np.ndarray
-    """Their targets [m] (world), shape [len(pinned_ids), 3]"""
-    enabled: list[bool]
-    """Each attachment on or off"""
-    matrices: list[np.ndarray | None]
-    """Each attachment's target matrix [4, 4] (world), None if its target is gone"""
-    channels: np.ndarray | None
-    """The stamp of the animated channels (``animated.stamp``), None if there are none"""
 
 
 def key(obj: Any) -> tuple:

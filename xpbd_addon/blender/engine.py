@@ -15,7 +15,8 @@ Each frame of a run is made the same way:
                   -> colliders (colliders.py) -> RopeSim.reset_frame -> pre-roll
     later frames: inputs -> colliders, moving from the last frame's -> Run.step: each
                   rope's holds (attach.py) and Model for the frame (RopeSim.model_for),
-                  sim.checked_step (core.step on the joint State, then the safety net)
+                  the inputs joined for the joint Model (handoff.Handoff) -> handoff.step
+                  (core.step on the joint State, then the safety net)
 
 The frames are kept per object in ``RopeSim.cache`` (the panel's frame count, cached frames
 shown again on a jump back); the run keeps the joint Model and the colliders of the newest
@@ -36,11 +37,12 @@ from typing import Any
 import numpy as np
 
 from .. import core
-from ..core.soft_pins import SoftPins
 from . import animated, attach, colliders, group, readouts, sim
-from .changes import Inputs
 from .checks import check_energy, energy_margin
 from .geometry import RopeError
+from .handoff import Handoff
+from .handoff import step as handoff_step
+from .inputs import Inputs, read
 from .members import MemberError, Members, each_member, worlds  # noqa: F401 - (re-exported)
 
 
@@ -49,7 +51,7 @@ def _joint_model(ropes: list[sim.RopeSim], collide: bool) -> core.Model:
     colliding with each other or a batch."""
     if len(ropes) == 1:
         return ropes[0].model
-    return group.build_model([r.model for r in ropes], collide=collide)
+    return group.build_model([r.track.model for r in ropes], collide=collide)
 
 
 class Run:
@@ -66,14 +68,14 @@ class Run:
         moves as alone, and has its own energy check"""
         self.model = _joint_model(ropes, collide)
         """The Model stepped: the single rope's own, or the members' side by side"""
-        self.member_models = [rope.model for rope in ropes]
+        self.member_models = [rope.track.model for rope in ropes]
         """The members' Models ``model`` was made of: a member rebuilds its Model at its start
         frame (``RopeSim.reset_frame``), and the run follows in ``step``"""
         self.margin = energy_margin(self.model, ropes[0].gravity)
         """The safety net's allowed energy rise [J] for ``model`` (``checks.energy_margin``)"""
         self.member_margins: list[tuple[core.Model, float] | None] = [None] * len(ropes)
         """(Model, its energy margin [J]) of each member of a batch (``_margin_of``)"""
-        counts = [rope.model.particle_count for rope in ropes]
+        counts = [rope.track.model.particle_count for rope in ropes]
         self.offsets = np.cumsum([0] + counts)
         """Index of each member's first particle in ``model``; the last is N"""
         first = ropes[0]
@@ -104,9 +106,10 @@ class Run:
             # Frames of ropes that collided with others hold those contacts: restart. A
             # rope alone or in a batch moves the same either way: its frames stand (a batch
             # fills in the frames its newcomers miss, ``_reset``).
-            if not (_independent(self) and (rope.run is None or _independent(rope.run))):
-                rope.cache = {}
-            rope.run = self
+            before = rope.track.run
+            if not (_independent(self) and (before is None or _independent(before))):
+                rope.track.cache = {}
+            rope.track.run = self
 
     # --- one frame -------------------------------------------------------------------------
     def read_colliders(self, members: Members, depsgraph: Any,
@@ -116,13 +119,13 @@ class Run:
         names = [obj.name for obj, _rope in members]
         snapshot = colliders.read(depsgraph, members[0][0].xpbd, names, previous)
         for _obj, rope in members:
-            rope.snapshot_problems = snapshot.problems
+            rope.track.collider_notes = snapshot.problems
         return snapshot
 
     def inputs_of(self, members: Members, depsgraph: Any, render: bool, frame: int
                   ) -> list[Inputs]:
         """Each member's inputs at the depsgraph's (sub)frame (``RopeSim.inputs``)."""
-        return each_member(members, lambda obj, rope: rope.inputs(obj, depsgraph, render, frame))
+        return each_member(members, lambda obj, rope: read(rope, obj, depsgraph, render, frame))
 
     def _read(self, members: Members, depsgraph: Any, frame: int) -> colliders.Snapshot:
         """This frame's colliders (``read_colliders``), kept as ``colliders``."""
@@ -155,7 +158,7 @@ class Run:
         for _ in range(self.preroll):
             frames = self.step(frames, inputs, snapshot, start=snapshot)
         for rope, frame in zip(self.ropes, frames, strict=True):
-            rope.start_energy = sim.check_energy_start(rope.model, frame, self.gravity)
+            rope.track.start_energy = sim.check_energy_start(rope.track.model, frame, self.gravity)
         self.prerolled = (rolled_from, frames)
         return frames
 
@@ -182,34 +185,31 @@ class Run:
             found = rope.changes.attachments
             holds.append(attach.step_holds(found, before.holds or (attach.FREE,) * len(found),
                                            i.enabled, i.matrices, before.x))
-            rope.model = rope.model_for(i, holds[-1], before.torn)
-        if any(rope.model is not m for rope, m in zip(self.ropes, self.member_models,
+            rope.track.model = rope.model_for(i, holds[-1], before.torn)
+        if any(rope.track.model is not m for rope, m in zip(self.ropes, self.member_models,
                                                       strict=True)):
             self.model = _joint_model(self.ropes, not self.batch)
-            self.member_models = [rope.model for rope in self.ropes]
+            self.member_models = [rope.track.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous) if dt is None else core.State(
             np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]))
         dt = self.dt if dt is None else dt
-        soft = self._springs(holds, inputs)
-        still = []
-        for o, rope, i, h in zip(self.offsets, self.ropes, inputs, holds, strict=False):
-            self.pin_targets[o + i.pinned_ids] = i.targets
-            held_ids, held_targets = attach.held(rope.changes.attachments, h, i.matrices)
-            self.pin_targets[o + held_ids] = held_targets
-            # The safety net's energy test holds while nothing external moved the rope:
-            # its pins where they were at the start, its Model the start's, nothing held.
-            still.append(soft is None and rope.start_energy is not None
-                         and not len(held_ids) and rope.start_targets is not None
-                         and rope.model is rope.start_model
-                         and np.array_equal(i.targets, rope.start_targets))
+        handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets)
+        holds = list(handoff.holds)
+        # The safety net's energy test holds while nothing external moved the rope: its pins
+        # where they were at the start, its Model the start's, nothing held, no force.
+        still = [handoff.soft_pins is None and rope.track.start_energy is not None
+                 and not held and i.accelerations is None
+                 and rope.track.start_targets is not None
+                 and rope.track.model is rope.track.start_model
+                 and np.array_equal(i.targets, rope.track.start_targets)
+                 for rope, i, held in zip(self.ropes, inputs, handoff.held, strict=True)]
         contacts = colliders.for_step(start, snapshot, *part)
-        start_energy = (sum(rope.start_energy or 0.0 for rope in self.ropes)
+        start_energy = (sum(rope.track.start_energy or 0.0 for rope in self.ropes)
                         if all(still) and not self.batch else None)
-        stepped = sim.checked_step(self.model, state, dt, self.substeps, self.gravity,
-                                   self.pin_targets, contacts, self.what,
-                                   start_energy=start_energy, margin=self.margin,
-                                   soft_pins=soft)
+        stepped = handoff_step(self.model, state, dt, self.substeps, handoff,
+                               gravity=self.gravity, contacts=contacts, what=self.what,
+                               start_energy=start_energy, margin=self.margin)
         if len(previous) == 1:
             x, v = [state.x], [state.v]
         else:
@@ -221,8 +221,8 @@ class Run:
             # rope's loss hide another's gain)
             for k, (rope, is_still) in enumerate(zip(self.ropes, still, strict=True)):
                 if is_still:
-                    check_energy(rope.model, x[k], self.what, v=v[k], gravity=self.gravity,
-                                 start_energy=rope.start_energy, margin=self._margin_of(k))
+                    check_energy(rope.track.model, x[k], self.what, v=v[k], gravity=self.gravity,
+                                 start_energy=rope.track.start_energy, margin=self._margin_of(k))
         torn = [f.torn for f in previous]
         tensions = self._tensions(stepped, state, list(torn), dt)  # None: the sweep keeps none
         if any(_loaded(rope) for rope in self.ropes):
@@ -250,21 +250,6 @@ class Run:
         if kept is None or kept[0] is not model:
             kept = self.member_margins[k] = (model, energy_margin(model, self.gravity))
         return kept[1]
-
-    def _springs(self, holds: list[tuple[attach.Hold, ...]], inputs: list[Inputs]
-                 ) -> SoftPins | None:
-        """The members' attachments with a compliance as soft pins of the joint Model (their
-        ``holds`` get this frame's targets), or None if none is holding."""
-        springs = []
-        for k, (o, rope, i) in enumerate(zip(self.offsets, self.ropes, inputs, strict=False)):
-            holds[k], pulls = attach.springs(rope.changes.attachments, holds[k], i.matrices)
-            springs += [(o + ids, begin, end, np.full(len(ids), alpha))
-                        for ids, begin, end, alpha in pulls]
-        if not springs:
-            return None
-        particles, begins, ends, alphas = (np.concatenate(part) for part in zip(*springs,
-                                                                                strict=True))
-        return SoftPins(particles, ends, alphas, start=begins)
 
     def _state_from(self, previous: list[sim.Frame]) -> core.State:
         """The run's State holding copies of ``previous`` (the members' frames side by
@@ -295,7 +280,7 @@ class Run:
         out = []
         start = 0
         for rope, gone in zip(self.ropes, torn, strict=True):
-            count = rope.model.edge_count
+            count = rope.track.model.edge_count
             if gone is None:  # a view: the members' tensions share the frame's one array
                 tension = joint[start:start + count]
             else:
@@ -315,12 +300,13 @@ class Run:
             if not found.channels:
                 continue
             signature = animated.signature(obj, found.channels)
-            if signature != found.signature:
-                stale = animated.first_stale(obj, found.channels, rope.cache, self.frame_start)
-                found.signature = signature
+            if signature != rope.track.animation_signature:
+                stale = animated.first_stale(obj, found.channels, rope.track.cache,
+                                             self.frame_start)
+                rope.track.animation_signature = signature
                 if stale is not None:
                     first = stale if first is None else min(first, stale)
-            cached = rope.cache.get(frame)
+            cached = rope.track.cache.get(frame)
             if (frame > self.frame_start and cached is not None and any(
                     c.driven for c in found.channels) and animated.driven_changed(
                     obj.evaluated_get(depsgraph), found.channels, cached.channels)):
@@ -328,25 +314,25 @@ class Run:
         if first is None:
             return
         for rope in self.ropes:
-            for k in [k for k in rope.cache if k >= first]:
-                del rope.cache[k]
+            for k in [k for k in rope.track.cache if k >= first]:
+                del rope.track.cache[k]
         for k in [k for k in self.snapshots if k >= first]:
             del self.snapshots[k]
         self.colliders = self.snapshots.get(first - 1)
         if self.colliders is None:  # not kept: start again
             for rope in self.ropes:
-                rope.cache = {}
+                rope.track.cache = {}
 
     # --- frames of playback ------------------------------------------------------------------
     def last_cached(self) -> int | None:
         """The newest frame all members have cached, or None (then they restart; a batch
         restarts those without frames, ``_reset``)."""
-        lasts = {max(rope.cache) if rope.cache else None for rope in self.ropes}
+        lasts = {max(rope.track.cache) if rope.track.cache else None for rope in self.ropes}
         if self.batch:
             return None if None in lasts else min(k for k in lasts if k is not None)
         if len(lasts) != 1 or None in lasts:
             for rope in self.ropes:  # never expected: members are filled together
-                rope.cache = {}
+                rope.track.cache = {}
             self.colliders = None
             return None
         return lasts.pop()
@@ -357,8 +343,8 @@ class Run:
         the caches of members without that frame."""
         frames = self.start(members, depsgraph, render, matrices, self.frame_start)
         for rope, frame in zip(self.ropes, frames, strict=True):
-            if not (missing and self.frame_start in rope.cache):
-                rope.cache = {self.frame_start: frame}
+            if not (missing and self.frame_start in rope.track.cache):
+                rope.track.cache = {self.frame_start: frame}
 
     def show(self, members: Members, depsgraph: Any, frame: int, render: bool, *,
              keep_cache: bool = False) -> int | None:
@@ -381,7 +367,7 @@ class Run:
             each_member(members, lambda obj, rope: rope.write_rest(obj))
             return None
         if frame == self.frame_start:
-            if not (keep_cache and all(self.frame_start in r.cache for r in self.ropes)):
+            if not (keep_cache and all(self.frame_start in r.track.cache for r in self.ropes)):
                 self._reset(members, depsgraph, render, matrices,
                             missing=keep_cache and self.batch)
             self._colliders_of_kept(members, depsgraph, self.frame_start)
@@ -389,13 +375,13 @@ class Run:
                 self._write(members, matrices, self.frame_start)
             else:  # the stored rest shape, exactly
                 each_member(members, lambda obj, rope: rope.write_rest(obj))
-            if all(self.frame_start in rope.cache for rope in self.ropes):
-                readouts.note(members, [rope.cache[self.frame_start] for rope in self.ropes],
+            if all(self.frame_start in rope.track.cache for rope in self.ropes):
+                readouts.note(members, [rope.track.cache[self.frame_start] for rope in self.ropes],
                               self.frame_start, False)
             return None
         self.drop_stale(members, depsgraph, frame)
         frame = min(frame, self.frame_end)
-        if not all(frame in rope.cache for rope in self.ropes):
+        if not all(frame in rope.track.cache for rope in self.ropes):
             last = self.last_cached()
             if last is None:
                 return self.frame_start
@@ -405,22 +391,22 @@ class Run:
                 return last + 1
             began = time.perf_counter()
             frames = self.next(members, depsgraph, render,
-                               [rope.cache[last] for rope in self.ropes], frame)
+                               [rope.track.cache[last] for rope in self.ropes], frame)
             for rope, new in zip(self.ropes, frames, strict=True):
                 new.ms = 1e3 * (time.perf_counter() - began)
-                rope.cache.setdefault(frame, new)  # (a batch member's own frame stands)
+                rope.track.cache.setdefault(frame, new)  # (a batch member's own frame stands)
             cached = False
         else:
             self._colliders_of_kept(members, depsgraph, frame)
             cached = True
         self._write(members, matrices, frame)
-        readouts.note(members, [rope.cache[frame] for rope in self.ropes], frame, cached)
+        readouts.note(members, [rope.track.cache[frame] for rope in self.ropes], frame, cached)
         return None
 
     def forget_frames(self) -> None:
         """Drop every member's cached frames and the colliders kept with them."""
         for rope in self.ropes:
-            rope.cache = {}
+            rope.track.cache = {}
         self.colliders = None
         self.snapshots = {}
 
@@ -433,7 +419,7 @@ class Run:
     def _write(self, members: Members, matrices: list[np.ndarray], frame: int) -> None:
         for (obj, rope), world in zip(members, matrices, strict=True):
             try:
-                rope.write(obj, world, rope.cache[frame])
+                rope.write(obj, world, rope.track.cache[frame])
                 rope.show_tears(obj, frame)
             except Exception as exc:  # noqa: BLE001 - this member fails, the others wrote
                 raise MemberError(obj, exc) from exc
@@ -454,17 +440,17 @@ class Run:
             return
         begin = self.colliders
         snapshot = self._read(members, depsgraph, frame)
-        start_targets = [rope.cache[last].targets for rope in self.ropes]
+        start_targets = [rope.track.cache[last].targets for rope in self.ropes]
         for k in range(last + 1, frame + 1):
             s = (k - last) / (frame - last)
             s_before = (k - 1 - last) / (frame - last)
             inputs = [replace(i, targets=(1.0 - s) * a + s * i.targets)
                       if a.shape == i.targets.shape else i
                       for a, i in zip(start_targets, end, strict=True)]
-            frames = self.step([rope.cache[k - 1] for rope in self.ropes], inputs, snapshot,
+            frames = self.step([rope.track.cache[k - 1] for rope in self.ropes], inputs, snapshot,
                                start=begin, part=(s_before, s))
             for rope, new in zip(self.ropes, frames, strict=True):
-                rope.cache.setdefault(k, new)
+                rope.track.cache.setdefault(k, new)
 
 
 def _independent(run: Run) -> bool:

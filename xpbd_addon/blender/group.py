@@ -15,7 +15,7 @@ work per object.
 Two-way: both ropes move (neither is a kinematic obstacle of the other). Members are ordered
 by object name, so a file simulates the same after reopening. A rope whose settings differ
 from the others' in one of ``SHARED`` is simulated alone and its Collision panel names the
-ropes it passes through and why (``RopeSim.group_notes``).
+ropes it passes through and why (``Track.group_notes``).
 
 Bake (``bake.BakeJob``) bakes a member together with the ropes it collides with, through the
 same engine, so the baked frames are the played ones.

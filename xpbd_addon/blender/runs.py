@@ -78,7 +78,7 @@ def plan(scene: Any, entries: Members) -> list[tuple[Run, Members]]:
     for run, members in runs:
         RUNS[tuple(obj.session_uid for obj, _rope in members)] = run
     for obj, rope in entries:
-        rope.group_notes = notes.get(obj.session_uid, ())
+        rope.track.group_notes = notes.get(obj.session_uid, ())
     return runs
 
 

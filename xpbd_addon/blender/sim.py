@@ -6,28 +6,29 @@ scene's gravity or frame rate, or the topology change (``settings_key``), and is
 rebuilt from the stored rest shape after a file is reopened.
 
 Frames are made by the frame engine (engine.py): a ``RopeSim`` is what one object brings to
-it (its layout, rest shape, Model, pin targets, writing) and where its frames are kept
-(``cache``).
+it (its layout, rest shape, settings, pins, writing), fixed once made, and its ``Track``,
+where the engine keeps the rope's current Model and frames.
 """
 
 from __future__ import annotations
 
 import math
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from .. import core
-from . import animated, attach, changes, geometry, pins, rest, rope_data, schema, stiffness, tear
-from .checks import check_energy, check_matrix, matrix_problem
+from . import attach, changes, geometry, pins, rest, rope_data, schema, stiffness, tear
+from .checks import check_matrix, matrix_problem
 from .errors import RetryError
 from .geometry import Layout, RopeError
+from .inputs import Inputs
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     """One cached frame of a simulation."""
 
@@ -95,8 +96,58 @@ def settings_snapshot(settings: Any) -> SimpleNamespace:
     return SimpleNamespace(**{s.name: getattr(settings, s.name) for s in schema.SETTINGS})
 
 
+@dataclass(slots=True)
+class Track:
+    """What changes as one rope's frames are made: written only by the frame engine's
+    ``Run`` that steps the rope (and the ``RopeSim`` methods it calls), read by the panel and
+    the readouts. Everything else of a ``RopeSim`` is fixed when it is made."""
+
+    model: Any
+    """The Model of the newest frame made (``RopeSim.model_for``)"""
+    start_model: Any
+    """The Model of the last start frame: the safety net's energy test holds only while the
+    Model (settings, pins) is the start frame's"""
+    model_world: np.ndarray
+    """The object matrix the start Model's world rest shape was built with (see
+    ``RopeSim.reset_frame``)"""
+    write_buffer: np.ndarray
+    """Object-space float32 points that foreach_set takes: [N, 3] for meshes, [N, 4] (co +
+    NURBS weight, filled once) for curves, so each spline writes a slice of it"""
+    models: dict[tuple, Any] = field(default_factory=dict)
+    """Models of recent frames by (settings values, pinned particles, torn segments): a
+    keyframed setting or an attachment gives a frame another Model (``model_for``)"""
+    cache: dict[int, Frame] = field(default_factory=dict)
+    """The frames made, by frame number"""
+    start_targets: np.ndarray | None = None
+    """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
+    start_energy: float | None = None
+    """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
+    run: Any = None
+    """The ``engine.Run`` that fills ``cache`` (this rope alone, or with the ropes it
+    collides with)"""
+    animation_signature: tuple | None = None
+    """The animated F-Curves' ``animated.signature`` when the cache was last checked"""
+    collider_notes: tuple[str, ...] = ()
+    """Notes on the colliders of the last frame read (skipped or open meshes)"""
+    group_notes: tuple[str, ...] = ()
+    """Notes on the other self-colliding ropes this one does not collide with (group.py)"""
+
+
 class RopeSim:
-    """The simulation of one object: its layout, rest shape, core Model and frame cache."""
+    """The simulation of one object: what the rope is (layout, rest shape, settings, pins,
+    what can change per frame), fixed once made (an attribute is set once), and its
+    ``track``: the Models and frames made so far."""
+
+    __slots__ = ("key", "scene_name", "layout", "rest_local", "rest_xyz", "hooks", "pinned",
+                 "pinned_ids", "changes", "settings", "substeps", "preroll", "tear_force",
+                 "radii", "frame_start", "frame_end", "gravity", "dt", "track", "__weakref__")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # What describes a rope is fixed once it is made: a different rope is a new RopeSim
+        # (``ensure``), and what changes from frame to frame lives in ``track``.
+        if hasattr(self, name):
+            raise AttributeError(f"RopeSim.{name} is fixed once the rope is made")
+        object.__setattr__(self, name, value)
 
     def __init__(self, obj: Any, scene: Any, key: str) -> None:
         _check_settings(obj, scene)
@@ -110,6 +161,7 @@ class RopeSim:
             rest.store(obj, layout, stored)  # refuses a non-finite shape
         settings = obj.xpbd
         self.key = key
+        """The settings key the rope was built with (``settings_key``)"""
         self.scene_name = scene.name
         self.layout: Layout = layout
         self.rest_local = stored
@@ -123,48 +175,41 @@ class RopeSim:
         self.pinned_ids = np.flatnonzero(self.pinned)
         self.changes = changes.Changes(obj, layout)
         """What can change while the rope plays: animated settings, attachments"""
-        self.models: dict[tuple, Any] = {}
-        """Models of recent frames by (settings values, pinned particles): a keyframed
-        setting or an attachment gives a frame another Model (``model_for``)"""
         world = np.array(obj.matrix_world, dtype=np.float64)
         check_matrix(world, obj.name)
         self.settings = settings_snapshot(settings)
         """The object's settings as plain values, for rebuilding the Model at the start frame
         (a bpy reference kept here could dangle after an undo)"""
-        self.model_world = world
-        """The object matrix the Model's world rest shape was built with (see ``reset_frame``)"""
-        self.model = self._build_model(world)
-        self.start_model = self.model
-        """The Model of the last start frame: the safety net's energy test holds only
-        while the Model (settings, pins) is the start frame's"""
         self.substeps = int(settings.substeps)
         self.preroll = int(settings.preroll)
         self.tear_force = float(settings.tear_force)
         """Tension [N] above which a segment breaks; 0 = never"""
-        self.radii: np.ndarray | None = None
+        self.radii = tear.prepare(obj, layout) if self.tear_force > 0.0 else None
         """A tearing curve's modelled point radii [m] (a tear shows as radius 0, tear.py)"""
-        if self.tear_force > 0.0:
-            self.radii = tear.prepare(obj, layout)
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
-        self.cache: dict[int, Frame] = {}
-        self.start_targets: np.ndarray | None = None
-        """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
-        self.start_energy: float | None = None
-        """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
-        self.snapshot_problems: tuple[str, ...] = ()
-        """Notes on the colliders of the last frame read (skipped or open meshes)"""
-        self.group_notes: tuple[str, ...] = ()
-        """Notes on the other self-colliding ropes this one does not collide with (group.py)"""
-        self.run: Any = None
-        """The ``engine.Run`` that fills ``cache`` (this rope alone, or with the ropes it
-        collides with)"""
-        # Object-space float32 buffer that foreach_set takes: [N, 3] for meshes, [N, 4]
-        # (co + NURBS weight, filled once) for curves, so each spline writes a slice of it.
         width = 3 if layout.kind == "MESH" else 4
-        self._write_buf = np.ascontiguousarray(stored[:, 0:width], dtype=np.float32).copy()
+        model = self._build_model(world, self.settings, self.pinned)
+        self.track = Track(model, model, world, np.ascontiguousarray(
+            stored[:, 0:width], dtype=np.float32).copy())
+
+    # --- what the frame engine and the panel read of the track ---------------------------------
+    @property
+    def model(self) -> Any:
+        """The Model of the newest frame made (``Track.model``)."""
+        return self.track.model
+
+    @property
+    def cache(self) -> dict[int, Frame]:
+        """The frames made, by frame number (``Track.cache``)."""
+        return self.track.cache
+
+    @property
+    def run(self) -> Any:
+        """The ``engine.Run`` that fills the cache (``Track.run``)."""
+        return self.track.run
 
     def _build_model(self, world: np.ndarray, settings: Any = None,
                      pinned: np.ndarray | None = None, torn: np.ndarray | None = None) -> Any:
@@ -188,7 +233,7 @@ class RopeSim:
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 
-    def model_for(self, inputs: changes.Inputs, holds: tuple[attach.Hold, ...],
+    def model_for(self, inputs: Inputs, holds: tuple[attach.Hold, ...],
                   torn: np.ndarray | None = None) -> Any:
         """The Model of a frame made with ``inputs`` while ``holds`` hold their points and
         the ``torn`` segments are gone: the start Model when nothing changed, else one with
@@ -200,15 +245,15 @@ class RopeSim:
             pinned = pinned.copy()
             pinned[np.concatenate(held)] = True
         if not inputs.values and not held and pinned is self.pinned and torn is None:
-            return self.start_model
+            return self.track.start_model
         key = (inputs.values, pinned.tobytes(), None if torn is None else torn.tobytes())
-        model = self.models.get(key)
+        model = self.track.models.get(key)
         if model is None:
-            if len(self.models) >= MODELS_KEPT:
-                self.models.pop(next(iter(self.models)))
+            if len(self.track.models) >= MODELS_KEPT:
+                self.track.models.pop(next(iter(self.track.models)))
             settings = changes.settings_with(self.settings, self.changes.names, inputs.values)
-            model = self.models[key] = self._build_model(self.model_world, settings, pinned,
-                                                         torn)
+            model = self.track.models[key] = self._build_model(self.track.model_world,
+                                                               settings, pinned, torn)
         return model
 
     def pinned_at(self, values: tuple) -> np.ndarray:
@@ -220,20 +265,6 @@ class RopeSim:
         settings = changes.settings_with(self.settings, names, values)
         mask = pins.pin_mask(None, self.layout, settings, self.hooks)
         return self.pinned if np.array_equal(mask, self.pinned) else mask
-
-    def inputs(self, obj: Any, depsgraph: Any, render: bool, frame: int) -> changes.Inputs:
-        """What this frame of the rope is made with, read from the evaluated scene."""
-        evaluated = obj.evaluated_get(depsgraph)
-        found = self.changes
-        values = found.values(evaluated) if found.names else ()
-        pinned_ids = np.flatnonzero(self.pinned_at(values)) if values else self.pinned_ids
-        stamp = (animated.stamp(obj, evaluated, found.channels, frame) if found.channels
-                 else None)
-        enabled = found.enabled(evaluated)
-        return changes.Inputs(
-            values, pinned_ids, self.targets(obj, depsgraph, render, pinned_ids), enabled,
-            [attach.target_matrix(spec, depsgraph, on)
-             for spec, on in zip(found.attachments, enabled, strict=True)], stamp)
 
     # --- reading -------------------------------------------------------------------------
     def targets(self, obj: Any, depsgraph: Any, render: bool,
@@ -253,10 +284,10 @@ class RopeSim:
     @property
     def collider_problems(self) -> tuple[str, ...]:
         """Notes for the Collision panel: colliders skipped or open, ropes not collided with."""
-        return self.snapshot_problems + self.group_notes
+        return self.track.collider_notes + self.track.group_notes
 
     # --- frames ----------------------------------------------------------------------------
-    def reset_frame(self, world: np.ndarray, inputs: changes.Inputs) -> Frame:
+    def reset_frame(self, world: np.ndarray, inputs: Inputs) -> Frame:
         """The start-frame state: the rest shape placed by ``world``, pins on their targets
         (``inputs``), the attachments that are on holding their points where they are.
 
@@ -266,20 +297,20 @@ class RopeSim:
         differ in their last bits from the start frame's. Every run of frames starts here,
         so the Model is always the start frame's and frames do not depend on the path taken
         to them."""
-        if not np.array_equal(world, self.model_world):
-            self.start_model = self._build_model(world)
-            self.model_world = world.copy()
-            self.models = {}
+        if not np.array_equal(world, self.track.model_world):
+            self.track.start_model = self._build_model(world)
+            self.track.model_world = world.copy()
+            self.track.models.clear()
         x = pins.transform(world, self.rest_xyz)
         x[inputs.pinned_ids] = inputs.targets
         found = self.changes.attachments
         holds = attach.step_holds(found, (attach.FREE,) * len(found), inputs.enabled,
                                   inputs.matrices, x)
-        self.model = self.model_for(inputs, holds)
+        self.track.model = self.model_for(inputs, holds)
         start = Frame(x, np.zeros_like(x), inputs.targets, inputs.pinned_ids, holds,
                       inputs.channels)
-        self.start_targets = inputs.targets.copy()
-        self.start_energy = check_energy_start(self.model, start, self.gravity)
+        self.track.start_targets = inputs.targets.copy()
+        self.track.start_energy = check_energy_start(self.track.model, start, self.gravity)
         return start
 
     # --- writing ---------------------------------------------------------------------------
@@ -289,7 +320,7 @@ class RopeSim:
         values."""
         from . import io_kernels  # numba: imported on the first write, after numba loaded
 
-        buf = self._write_buf
+        buf = self.track.write_buffer
         # Every row converted, then the few pinned rows put back: cheaper than gathering and
         # scattering the free rows.
         io_kernels.world_to_local(frame.x, pins.affine_inverse(world), frame.pinned_ids,
@@ -312,7 +343,7 @@ class RopeSim:
 
     def write_rest(self, obj: Any) -> None:
         """Put the exact stored rest shape back into the object's data."""
-        self._write_buf[:, 0:3] = self.rest_local[:, 0:3]
+        self.track.write_buffer[:, 0:3] = self.rest_local[:, 0:3]
         if self.layout.kind == "MESH":
             geometry.write_mesh_positions(obj.data, self.rest_local)
         else:
@@ -348,37 +379,6 @@ RETRY_KEY = "<retry>"
 FAILED: dict[int, tuple[str, str]] = {}
 """Objects that cannot be simulated: session_uid -> (settings key, message for the panel).
 Kept so a broken object is not rebuilt every frame; a new key or Reset retries."""
-
-
-def checked_step(model: Any, state: Any, dt: float, substeps: int, gravity: Any,
-                 pin_targets: np.ndarray, contacts: list[Any], what: str, *,
-                 start_energy: float | None = None, margin: float | None = None,
-                 soft_pins: Any = None) -> Any:
-    """``core.step`` in place on ``state`` (``core.soft_pins.step_with_soft_pins`` with
-    ``soft_pins``), its refusals and any NaN it produced turned into a RopeError (``what``
-    names the simulation in the message): nothing gets written then. ``margin``:
-    ``checks.energy_margin`` of ``model`` and ``gravity`` if known. Returns the Model the
-    state was stepped with (``core.edge_tension`` reads the state with it)."""
-    stepped = model
-    try:
-        if soft_pins is None:
-            core.step(model, state, dt, substeps, gravity=gravity, pin_targets=pin_targets,
-                      colliders=contacts)
-        else:
-            from ..core.soft_pins import step_with_soft_pins
-
-            stepped = step_with_soft_pins(model, state, dt, substeps, soft_pins,
-                                          gravity=gravity, pin_targets=pin_targets,
-                                          colliders=contacts)
-    except ValueError as exc:
-        raise RopeError(f"The solver refused the input: {exc}") from exc
-    from . import io_kernels  # numba: loaded before any frame is simulated
-
-    if not io_kernels.all_finite(state.x.reshape(-1), state.v.reshape(-1)):
-        raise RopeError(f"{what} produced NaN; nothing was written")
-    check_energy(model, state.x, what, v=state.v, gravity=gravity,
-                 start_energy=start_energy if not contacts else None, margin=margin)
-    return stepped
 
 
 def ensure(obj: Any, scene: Any) -> RopeSim | None:

@@ -29,11 +29,11 @@ def show(run: engine.Run, members: engine.Members, depsgraph: Any, frame: int,
         engine.each_member(members, lambda obj, rope: rope.write_rest(obj))
         return None
     whole = min(frame, run.frame_end)
-    if not all(whole in rope.cache for rope in run.ropes):
+    if not all(whole in rope.track.cache for rope in run.ropes):
         last = run.last_cached()
         return run.frame_start if last is None else min(last + 1, whole)
     matrices = engine.worlds(members, depsgraph)
-    previous = [rope.cache[whole] for rope in run.ropes]
+    previous = [rope.track.cache[whole] for rope in run.ropes]
     if frame < run.frame_end:
         inputs = run.inputs_of(members, depsgraph, render, frame)
         snapshot = run.read_colliders(members, depsgraph, run.colliders)
