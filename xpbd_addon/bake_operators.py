@@ -34,11 +34,11 @@ from bpy.props import (
 from . import dependencies, preparation
 
 # blender.bake (numpy) is imported in the operators' bodies: registering the add-on must not
-# load numpy, which Blender 4.2 does not load at start (issue 5: start-up budget).
+# load numpy, which Blender 4.2 does not load at start (its start-up budget).
 from .blender.errors import RopeError
 
 if TYPE_CHECKING:
-    from .blender import bake
+    from .blender.bake import job as bake
 
 TARGETS = [
     ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
@@ -212,7 +212,7 @@ class _Bake:
     _timer: Any = None
 
     def _start(self, context: Any) -> bake.BakeJob | None:
-        from .blender import bake
+        from .blender.bake import job as bake
 
         # A preparation under way (a thread compiling kernels) is finished first: a bake
         # steps on this thread and needs them anyway.
@@ -358,7 +358,7 @@ class XPBD_OT_free_bake(bpy.types.Operator):
                                   description="Free the bake of every baked rope of the scene")
 
     def execute(self, context: Any) -> Any:
-        from .blender import bake
+        from .blender.bake import job as bake
 
         if self.all_objects:
             objects = [o for o in context.scene.objects if o.xpbd.bake.baked]

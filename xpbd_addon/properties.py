@@ -7,7 +7,7 @@ Simulation state (model, cache) is in ``blender.sim.REGISTRY`` and is rebuilt fr
 settings and the stored rest shape; a change of a setting the cache depends on invalidates
 the cache (the next frame change replays from the start frame with the new values).
 Settings marked animatable in the schema may be keyframed or driven: they are read at every
-frame (blender/changes.py), and editing their animation invalidates the frames after the
+frame (blender/frame/changes.py), and editing their animation invalidates the frames after the
 edit only.
 """
 
@@ -34,8 +34,10 @@ from .blender import schema
 
 def _on_enabled(self: Any, context: Any) -> None:
     # Imported here, not at the top: they load numpy, which registering must not (Blender 4.2
-    # has not loaded it at start; issue 5's start-up budget).
-    from .blender import rest, rope_data, sim
+    # has not loaded it at start; its start-up budget).
+    from .blender.frame import sim
+    from .blender.read import rest
+    from .blender.write import rope_data
 
     obj = self.id_data
     if self.enabled:

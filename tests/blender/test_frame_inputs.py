@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from xpbd_addon import core
-from xpbd_addon.blender import handoff, inputs, sim
+from xpbd_addon.blender.frame import handoff, inputs, sim
 from xpbd_addon.core.soft_pins import step_with_soft_pins
 
 from . import ropes

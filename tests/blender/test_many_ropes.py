@@ -8,7 +8,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import runs, sim
+from xpbd_addon.blender.frame import runs, sim
 
 from . import ropes
 

@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 
 from xpbd_addon import core, panels
-from xpbd_addon.blender import colliders, group, schema, sim
+from xpbd_addon.blender import schema
+from xpbd_addon.blender.frame import group, sim
+from xpbd_addon.blender.read import collision_objects as colliders
 
 from . import ropes
 from .rna_snapshot import snapshot
