@@ -1,6 +1,6 @@
-"""Attachments (``Object.xpbd.attachments``): points of the rope held by another object or a
-bone while ``enabled``, with the list in the Pins panel and its add and remove operators
-(``xpbd.attachment_add``, ``xpbd.attachment_remove``).
+"""Attachments (``Object.xpbd.attachments``, declared in ``blender/schema_groups.py``): points
+of the rope held by another object or a bone while ``enabled``; here their list in the Pins
+panel and its add and remove operators (``xpbd.attachment_add``, ``xpbd.attachment_remove``).
 
 An attachment grabs the rope where it is: when it turns on, its points keep the offset they
 have relative to the target at that moment, and follow the target (its animation, parents,
@@ -10,54 +10,9 @@ the bone's pose) until it turns off (``enabled`` is keyframable) or its force pa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import bpy
-from bpy.props import BoolProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
-
-
-class XPBD_PG_attachment(bpy.types.PropertyGroup):
-    """One attachment of a rope (an item of ``Object.xpbd.attachments``)."""
-
-    if TYPE_CHECKING:
-        target: Any
-        subtarget: str
-        vertex_group: str
-        point: int
-        spline: int
-        enabled: bool
-        compliance: float
-        break_force: float
-    else:
-        target: PointerProperty(
-            type=bpy.types.Object, name="Target",
-            description="The object (a hand's empty, a prop, an armature) the points follow")
-        subtarget: StringProperty(
-            name="Bone", default="",
-            description="Armature targets: the bone the points follow; empty = the armature "
-                        "object itself")
-        vertex_group: StringProperty(
-            name="Vertex Group", default="",
-            description="Meshes: the vertices held (weight > 0)")
-        point: IntProperty(
-            name="Point", default=-1, min=-100000, max=100000,
-            description="Curves: the index [count] of the held point within its spline; -1 = "
-                        "the last point, -2 the one before")
-        spline: IntProperty(
-            name="Spline", default=0, min=0, max=100000,
-            description="Curves: the index [count] of the spline of the held point")
-        enabled: BoolProperty(
-            name="Enabled", default=True,
-            description="The points follow the target while on (keyframe it: on = grab the "
-                        "rope where it is, off = let go)")
-        compliance: FloatProperty(
-            name="Compliance", default=0.0, min=0.0, soft_max=0.01, precision=7, step=0.0001,
-            description="How the points are held [m/N]: 0 = rigidly; larger = on a spring "
-                        "that stretches by compliance*force")
-        break_force: FloatProperty(
-            name="Break Force", default=0.0, min=0.0, soft_max=1000.0, precision=2,
-            description="Force [N] above which the attachment lets go for the rest of the "
-                        "run. 0 = never")
 
 
 class XPBD_UL_attachments(bpy.types.UIList):  # type: ignore[misc]

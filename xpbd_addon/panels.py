@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 
-from . import attachments, dependencies, preparation
+from . import attachment_ui, dependencies, preparation
 from .blender import schema
 
 # blender.sim (numpy) is imported inside draw(), which runs only when a panel is shown:
@@ -199,7 +199,7 @@ class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             prop(col, settings, "pin_last")
             if obj.type == "CURVE":
                 layout.label(text="Points moved by Hook modifiers are pinned too", icon="INFO")
-        attachments.draw(layout, obj)
+        attachment_ui.draw(layout, obj)
 
 
 class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
