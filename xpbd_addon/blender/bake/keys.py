@@ -91,7 +91,7 @@ def write_tears(record: Recording) -> None:
     obj, rope = record.obj, record.rope
     frames = record.tear_frames
     if obj.type == "MESH":
-        tear.show(obj, rope.layout, frames, None, 0)
+        tear.show_mesh(obj, rope.layout, frames, None, 0)
         return
     if obj.xpbd.bake.curve_format != "KEYFRAMES" or rope.radii is None:
         return  # curve shape keys hold positions only: the tear is not shown

@@ -193,7 +193,8 @@ class RopeSim:
         self.preroll = int(settings.preroll)
         self.tear_force = float(settings.tear_force)
         """Tension [N] above which a segment breaks; 0 = never"""
-        self.radii = tear.prepare(obj, layout) if self.tear_force > 0.0 else None
+        self.radii = (self.writer.prepare_tears(obj, layout) if self.tear_force > 0.0
+                      else None)
         """A tearing curve's modelled point radii [m] (a tear shows as radius 0, tears.py)"""
         self.frame_start = int(settings.frame_start)
         self.frame_end = int(settings.frame_end)
@@ -348,13 +349,13 @@ class RopeSim:
         self.track.write_buffer[:, 0:3] = self.rest_local[:, 0:3]
         self.writer.write_rest(obj.data, self.layout, self.rest_local)
         if self.tear_force > 0.0:
-            tear.restore(obj, self.layout)
+            self.writer.restore_tears(obj, self.layout)
 
     def show_tears(self, obj: Any, frame: int) -> None:
         """Show the segments torn by ``frame`` (tears.py): edges removed, curve gaps."""
         if self.tear_force > 0.0:
             frames = tear.tear_frames(self.cache, len(self.layout.edges))
-            tear.show(obj, self.layout, frames, self.radii, frame)
+            self.writer.show_tears(obj, self.layout, frames, self.radii, frame)
 
 
 def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..read import pins
 from ..read.geometry import Layout, read_curve_points
+from . import tears
 
 
 def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.ndarray) -> None:
@@ -71,3 +72,13 @@ class CurveWriter:
 
     def write_rest(self, data: Any, layout: Layout, rest_local: np.ndarray) -> None:
         write_curve_rest(data, layout, rest_local)
+
+    def prepare_tears(self, obj: Any, layout: Layout) -> np.ndarray | None:
+        return tears.prepare_curve(obj, layout)
+
+    def show_tears(self, obj: Any, layout: Layout, frames: np.ndarray,
+                   radii: np.ndarray | None, current: int) -> None:
+        tears.show_curve(obj, layout, frames, radii, current)
+
+    def restore_tears(self, obj: Any, layout: Layout) -> None:
+        tears.restore_curve(obj, layout)

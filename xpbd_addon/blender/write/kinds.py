@@ -47,6 +47,18 @@ class Writer(Protocol):
     def write_rest(self, data: Any, layout: Layout, rest_local: np.ndarray) -> None:
         """Put the stored rest shape back exactly."""
 
+    def prepare_tears(self, obj: Any, layout: Layout) -> np.ndarray | None:
+        """Ready the rope to show tears (Tear Force > 0); returns what ``show_tears`` needs
+        of the modelled shape (a curve's point radii [m]), or None."""
+
+    def show_tears(self, obj: Any, layout: Layout, frames: np.ndarray,
+                   radii: np.ndarray | None, current: int) -> None:
+        """Show the segments torn by frame ``current`` (``tears.tear_frames``: the frame
+        each tore at)."""
+
+    def restore_tears(self, obj: Any, layout: Layout) -> None:
+        """Show no tear."""
+
 
 WRITERS: dict[str, Writer] = {"MESH": MeshWriter(), "CURVE": CurveWriter()}
 """The writer of each object type a rope can be (``Object.type``)."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..read import pins
 from ..read.geometry import Layout, read_mesh_positions
+from . import tears
 
 
 def write_mesh_positions(mesh: Any, local: np.ndarray) -> None:
@@ -40,3 +41,14 @@ class MeshWriter:
 
     def write_rest(self, data: Any, layout: Layout, rest_local: np.ndarray) -> None:
         write_mesh_positions(data, rest_local)
+
+    def prepare_tears(self, obj: Any, layout: Layout) -> np.ndarray | None:
+        tears.prepare_mesh(obj, layout)
+        return None
+
+    def show_tears(self, obj: Any, layout: Layout, frames: np.ndarray,
+                   radii: np.ndarray | None, current: int) -> None:
+        tears.show_mesh(obj, layout, frames, radii, current)
+
+    def restore_tears(self, obj: Any, layout: Layout) -> None:
+        tears.restore_mesh(obj, layout)

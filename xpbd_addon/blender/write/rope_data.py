@@ -7,7 +7,6 @@ from typing import Any
 
 from ..read import geometry, rest
 from ..read.geometry import RopeError
-from . import tears as tear
 from .kinds import writer_for
 
 
@@ -38,8 +37,9 @@ def restore_rest(obj: Any) -> bool:
     stored = rest.load(obj, layout)  # checked: never a NaN, never another topology
     if stored is None:
         return False
-    writer_for(layout.kind).write_rest(obj.data, layout, stored)
-    tear.restore(obj, layout)
+    writer = writer_for(layout.kind)
+    writer.write_rest(obj.data, layout, stored)
+    writer.restore_tears(obj, layout)
     return True
 
 

@@ -88,16 +88,19 @@ def _node_group() -> Any:
     return group
 
 
-def prepare(obj: Any, layout: Layout) -> np.ndarray | None:
-    """Ready a rope for tearing (once, when a simulation with a Tear Force is built): a
-    mesh gets the tear attribute and modifier, a curve keeps its modelled radii. Returns a
-    curve's modelled radii [m] (float32 [N]), None for a mesh."""
-    if obj.type == "CURVE":
-        stored = _kept_radii(obj.data)
-        radii = modelled_radii(obj.data, layout)
-        if stored is None or len(stored) != layout.particle_count:
-            holder(obj.data, create=True)[RADII] = radii.tolist()
-        return radii
+def prepare_curve(obj: Any, layout: Layout) -> np.ndarray:
+    """Ready a curve for tearing (once, when a simulation with a Tear Force is built): keep
+    its modelled radii. Returns them [m] (float32 [N])."""
+    stored = _kept_radii(obj.data)
+    radii = modelled_radii(obj.data, layout)
+    if stored is None or len(stored) != layout.particle_count:
+        holder(obj.data, create=True)[RADII] = radii.tolist()
+    return radii
+
+
+def prepare_mesh(obj: Any, layout: Layout) -> None:
+    """Ready a mesh for tearing: the tear attribute on its edges and the modifier that
+    deletes the torn ones."""
     mesh = obj.data
     if ATTRIBUTE not in mesh.attributes:
         mesh.attributes.new(ATTRIBUTE, "FLOAT", "EDGE")
@@ -112,34 +115,39 @@ def prepare(obj: Any, layout: Layout) -> np.ndarray | None:
 
             with bpy.context.temp_override(object=obj):
                 bpy.ops.object.modifier_move_to_index(modifier=MODIFIER, index=0)
-    return None
 
 
-def restore(obj: Any, layout: Layout) -> None:
-    """Show no tear: a curve's modelled radii back, a mesh's edges all there."""
-    if obj.type == "CURVE":
-        stored = _kept_radii(obj.data)
-        if stored is not None and len(stored) == layout.particle_count:
-            set_curve_radii(obj.data, layout, np.array(stored, dtype=np.float32))
-        return
+def restore_curve(obj: Any, layout: Layout) -> None:
+    """Show no tear on a curve: its modelled radii back."""
+    stored = _kept_radii(obj.data)
+    if stored is not None and len(stored) == layout.particle_count:
+        set_curve_radii(obj.data, layout, np.array(stored, dtype=np.float32))
+
+
+def restore_mesh(obj: Any, layout: Layout) -> None:
+    """Show no tear on a mesh: its edges all there."""
     attribute = obj.data.attributes.get(ATTRIBUTE)
     if attribute is not None:
-        show(obj, layout, np.full(len(attribute.data), NEVER, dtype=np.float32), None, 0)
+        show_mesh(obj, layout, np.full(len(attribute.data), NEVER, dtype=np.float32), None, 0)
 
 
-def show(obj: Any, layout: Layout, frames: np.ndarray, radii: np.ndarray | None,
-         current: int) -> None:
-    """Show the tears of ``frames`` (``tear_frames``) at frame ``current``. ``radii``:
-    a curve's modelled point radii [m] (``curve_radii``)."""
-    if obj.type == "MESH":
-        attribute = obj.data.attributes.get(ATTRIBUTE)
-        if attribute is not None and len(attribute.data) == len(frames):
-            old = np.empty(len(frames), dtype=np.float32)
-            attribute.data.foreach_get("value", old)
-            if not np.array_equal(old, frames):
-                attribute.data.foreach_set("value", frames)
-                obj.data.update()
-        return
+def show_mesh(obj: Any, layout: Layout, frames: np.ndarray, radii: np.ndarray | None,
+              current: int) -> None:
+    """Show the tears of ``frames`` (``tear_frames``) on a mesh: the frame each edge tore at,
+    which its modifier compares with the current frame (``current`` and ``radii`` unused)."""
+    attribute = obj.data.attributes.get(ATTRIBUTE)
+    if attribute is not None and len(attribute.data) == len(frames):
+        old = np.empty(len(frames), dtype=np.float32)
+        attribute.data.foreach_get("value", old)
+        if not np.array_equal(old, frames):
+            attribute.data.foreach_set("value", frames)
+            obj.data.update()
+
+
+def show_curve(obj: Any, layout: Layout, frames: np.ndarray, radii: np.ndarray | None,
+               current: int) -> None:
+    """Show the tears of ``frames`` (``tear_frames``) on a curve at frame ``current``: the
+    points of a torn segment at radius 0. ``radii``: the modelled point radii [m]."""
     if radii is not None:
         set_curve_radii(obj.data, layout, gap_radii(layout, radii, frames <= current))
 
