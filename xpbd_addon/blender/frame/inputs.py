@@ -18,16 +18,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..errors import RetryError
 from ..read import animated
 from ..read import attachments as attach
+from .changes import Changes
 
-if TYPE_CHECKING:
-    from .sim import RopeSim
+
+class ReadRope(Protocol):
+    """What readers read of a rope's simulation (``sim.RopeSim``; declared here so that this
+    module does not import the module that keeps ``Inputs`` with its frames)."""
+
+    @property
+    def changes(self) -> Changes: ...
+    @property
+    def pinned_ids(self) -> np.ndarray: ...
+    @property
+    def rest_xyz(self) -> np.ndarray: ...
+    def pinned_at(self, values: tuple) -> np.ndarray: ...
+    def targets(self, obj: Any, depsgraph: Any, render: bool,
+                pinned_ids: np.ndarray | None = None) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +48,8 @@ class Reading:
     """Where a reader reads one rope's frame from (this handler call's objects: a bpy
     reference is never kept between calls, it may dangle after an undo)."""
 
-    rope: RopeSim
-    """The rope's simulation: its layout, rest shape, what can change (``rope.changes``)"""
+    rope: ReadRope
+    """The rope's simulation (``sim.RopeSim``): its rest shape, pins, what can change"""
     obj: Any
     """The rope object (original)"""
     evaluated: Any
@@ -133,7 +146,7 @@ def read_accelerations(reading: Reading,
 
 # --- the one place where a frame's sources are gathered ---------------------------------------
 
-def read(rope: RopeSim, obj: Any, depsgraph: Any, render: bool, frame: int) -> Inputs:
+def read(rope: ReadRope, obj: Any, depsgraph: Any, render: bool, frame: int) -> Inputs:
     """Everything one frame of ``rope`` is made with, read from the evaluated scene."""
     reading = Reading(rope, obj, obj.evaluated_get(depsgraph), depsgraph, render, frame)
     values = read_settings(reading)
