@@ -13,7 +13,7 @@ the missing frames are simulated with pin targets interpolated linearly instead;
 (``xpbd.bake``, docs/bake.md) for render farms that start at an arbitrary frame. Baked
 objects, and objects a running bake drives, are left alone here.
 
-Every rope is brought to a frame by the frame engine (``blender.engine.Run``): rope objects
+Every rope is brought to a frame by the frame engine (``blender.frame.engine.Run``): rope objects
 that collide with each other (Self Collision on, matching solver settings) together, every
 other object alone.
 
@@ -39,14 +39,14 @@ from . import dependencies, preparation
 from .blender.errors import RetryError, RopeError
 
 _SIM = f"{__package__}.blender.frame.sim"
-"""Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
+"""Module name of blender.frame.sim: until it is imported there is no simulation to prune or clear."""
 
 _RUNS = f"{__package__}.blender.frame.runs"
-"""Module name of blender.runs (the runs of the frame engine)."""
+"""Module name of blender.frame.runs (the runs of the frame engine)."""
 _COLLIDERS = f"{__package__}.blender.read.collision_objects"
-"""Module name of blender.colliders (the kept tessellations of colliders)."""
+"""Module name of blender.read.collision_objects (the kept tessellations of colliders)."""
 _READOUTS = f"{__package__}.blender.frame.readouts"
-"""Module name of blender.readouts (what the frame engine last showed of each rope)."""
+"""Module name of blender.frame.readouts (what the frame engine last showed of each rope)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""

@@ -293,7 +293,7 @@ CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]
 
 class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     """What the settings do on the frame shown: length, stretch, tension, energy, what the
-    frame cost, whether it came from the cache (``blender.readouts``)."""
+    frame cost, whether it came from the cache (``blender.frame.readouts``)."""
 
     bl_label = "Readouts"
     bl_parent_id = "XPBD_PT_rope"

@@ -4,7 +4,7 @@ Only settings live here. Each one is declared once, in ``blender.schema`` (type,
 unit, default, range, what it does to the simulation); this module turns the declarations
 into ``bpy.props`` properties and adds what needs bpy (the update and poll callbacks); the
 attachment and bake groups are declared the same way (``blender.schema_groups``).
-Simulation state (model, cache) is in ``blender.sim.REGISTRY`` and is rebuilt from these
+Simulation state (model, cache) is in ``blender.frame.sim.REGISTRY`` and is rebuilt from these
 settings and the stored rest shape; a change of a setting the cache depends on invalidates
 the cache (the next frame change replays from the start frame with the new values).
 Settings marked animatable in the schema may be keyframed or driven: they are read at every
