@@ -39,7 +39,8 @@ from . import dependencies, preparation
 from .blender.errors import RetryError, RopeError
 
 _SIM = f"{__package__}.blender.frame.sim"
-"""Module name of blender.frame.sim: until it is imported there is no simulation to prune or clear."""
+"""Module name of blender.frame.sim: until it is imported there is no simulation to prune or
+clear."""
 
 _RUNS = f"{__package__}.blender.frame.runs"
 """Module name of blender.frame.runs (the runs of the frame engine)."""
