@@ -29,10 +29,9 @@ RNA still equals the snapshot taken before the settings were declared here.
 field, the ground's height) is left out of the key, the checks and the group comparison
 (as None) otherwise, so editing a field the rope does not use restarts nothing.
 
-``animatable``: whether changing the setting over time makes physical sense. Those are read at
-every frame when they are keyframed or driven (frame/changes.py, frame/inputs.py); keying
-any other setting restarts the simulation when it changes. The RNA flags are Blender's
-defaults (every property can be keyed).
+``animatable``: changing it over time makes physical sense: keyed or driven, it is read at
+every frame (frame/inputs.py); keying any other setting restarts the simulation when it
+changes. The RNA flags are Blender's defaults (every property can be keyed).
 
 Nothing here imports bpy or numpy: ``settings`` is anything with the ``Object.xpbd``
 attribute names (the PropertyGroup or ``sim.settings_snapshot``'s namespace).
