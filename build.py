@@ -65,7 +65,7 @@ def _version_of(python: Path | str) -> str | None:
 
 def find_python(minor: str = PYTHON) -> str:
     """A Python ``minor`` to create a venv with, or SetupError naming what to install."""
-    from tools.matrix import find_python as find
+    from tools.pythons import find_python as find
 
     found = find(minor)
     if found is None:
@@ -179,7 +179,7 @@ def main(argv: list[str]) -> int:
 def _matrix(rest: list[str]) -> int:
     from tools import matrix
 
-    return matrix.main(rest)
+    return matrix.main(rest, matrix.Venvs(ensure_venv, dev_requirements()))
 
 
 def _lint(rest: list[str]) -> int:

@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 import xpbd_addon  # noqa: E402
 from xpbd_addon import dependencies  # noqa: E402
-from xpbd_addon.blender import bake  # noqa: E402
+from xpbd_addon.blender.bake import job as bake  # noqa: E402
 
 ROPES, POINTS = 100, 100
 

@@ -85,7 +85,7 @@ def make_curve(bpy, scene):
 
 
 def _stretch(obj) -> float:
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     entry = sim.REGISTRY[obj.session_uid]
     x = entry.cache[max(entry.cache)].x.reshape(ROPES, POINTS, 3)
@@ -194,7 +194,7 @@ def measure_objects(bpy, kind: str, frames: int, collider: bool) -> dict:
     """The handler's frame for OBJECTS rope objects (see the module)."""
     import xpbd_addon.core as core
     from xpbd_addon import handlers
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
     scene = bpy.context.scene
@@ -285,7 +285,7 @@ def _timed_handler(bpy) -> Iterator[list[float]]:
 def measure_big_collider(bpy, frames: int, motion: str) -> dict:
     """The handler's frame for one rope over the big sphere (``_big_sphere``), with the rope's
     stretch and how close it came to the sphere's surface (it must touch it, not sink in)."""
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     scene, sphere = _big_sphere(bpy, motion)
     (rope,) = make_objects_of(bpy, scene, "mesh", 1)
@@ -307,7 +307,7 @@ def measure_big_collider(bpy, frames: int, motion: str) -> dict:
 def measure_ropes_round(bpy, frames: int, batch: bool) -> dict:
     """Six 20-point ropes hanging round the equator of the big sphere deformed by a Wave
     modifier: one batch (the same settings) or six runs (substeps 10-15)."""
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     scene, _ = _big_sphere(bpy, BIG_MOTIONS[2])
     ropes = make_objects_of(bpy, scene, "mesh", 6)

@@ -100,7 +100,15 @@ def record(out: Path, tree: Path) -> None:
         scene.frame_set(frame)
         grab(f"play/{frame:03d}")
     order = np.random.default_rng(7).permutation(np.arange(1, 41))
-    xpbd_addon.blender.sim.clear()
+    # the registry of simulations: blender/frame/sim.py, or blender/frame/sim.py in older trees
+    import importlib
+
+    for name in ("xpbd_addon.blender.frame.sim", "xpbd_addon.blender.sim"):
+        try:
+            importlib.import_module(name).clear()
+            break
+        except ModuleNotFoundError:
+            continue
     for frame in order:
         scene.frame_set(int(frame))
         grab(f"jump/{int(frame):03d}")

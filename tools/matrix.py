@@ -14,15 +14,16 @@ A fresh venv costs about 35 s here (bpy is a 300+ MB wheel), the suite about 30 
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from tools.pythons import find_python
 
 ROOT = Path(__file__).resolve().parent.parent
 # $XPBD_MATRIX_VENVS can put the venvs outside the checkout (e.g. under ~/.cache) so that a
@@ -72,50 +73,35 @@ def requirements(target: BlenderTarget) -> list[str]:
             f"llvmlite=={target.llvmlite}", *TEST_TOOLS]
 
 
-def _python_is(path: str, minor: str) -> bool:
-    """True if ``path`` runs and is Python ``minor`` (pyenv shims exist for inactive versions
-    and fail when run, so a name on PATH proves nothing)."""
-    try:
-        out = subprocess.run([path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=60)
-    except OSError:
-        return False
-    return out.returncode == 0 and out.stdout.strip() == minor
+@dataclass(frozen=True)
+class Venvs:
+    """build.py's venv helpers, handed in by ``build.py matrix`` (this module does not import
+    build.py: build.py imports it)."""
+
+    ensure_venv: Callable[..., Path]
+    """``build.ensure_venv(venv, requirements, python, minor)``: create or reuse a venv"""
+    dev_requirements: list[str]
+    """``build.dev_requirements()``: the pins of the dev venv (.venv)"""
 
 
-def find_python(minor: str) -> str | None:
-    """An interpreter of Python ``minor`` ("3.13"): this one, a pyenv one, or one on PATH."""
-    if f"{sys.version_info[0]}.{sys.version_info[1]}" == minor:
-        return sys.executable
-    pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    candidates = sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{minor}.*", "bin",
-                                               "python")), reverse=True)
-    candidates += [c for c in (shutil.which(f"python{minor}"),) if c]
-    for candidate in candidates:
-        if _python_is(candidate, minor):
-            return candidate
-    return None
-
-
-def venv_for(target: BlenderTarget) -> Path:
+def venv_for(target: BlenderTarget, venvs: Venvs) -> Path:
     """Create or reuse the venv of ``target`` and return its python."""
-    import build  # the project's build.py: reuse its venv helper (imported late: no cycle)
-
-    if f"bpy=={target.bpy}" in build.dev_requirements():
-        return build.ensure_venv()  # the dev venv already is this Blender: don't install twice
+    if f"bpy=={target.bpy}" in venvs.dev_requirements:
+        return venvs.ensure_venv()  # the dev venv already is this Blender: don't install twice
     python = find_python(target.python)
     if python is None:
         raise RuntimeError(f"Blender {target.name} needs Python {target.python}, none found")
-    return build.ensure_venv(MATRIX_VENVS / f"blender-{target.name}", requirements(target),
+    return venvs.ensure_venv(MATRIX_VENVS / f"blender-{target.name}", requirements(target),
                              python, target.python)
 
 
 SUMMARY = re.compile(r"\b\d+ (passed|failed|error|errors|skipped|deselected)\b.* in [\d.]+s")
 
 
-def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]:
+def run(target: BlenderTarget, pytest_args: list[str], venvs: Venvs
+        ) -> tuple[int, float, str]:
     """Run pytest in the venv of ``target``; return (exit code, seconds, pytest's last line)."""
-    python = venv_for(target)
+    python = venv_for(target, venvs)
     start = time.perf_counter()
     print(f"=== Blender {target.name} (bpy {target.bpy}, Python {target.python}, numba "
           f"{target.numba}) ===", flush=True)
@@ -138,7 +124,7 @@ def run(target: BlenderTarget, pytest_args: list[str]) -> tuple[int, float, str]
     return code, time.perf_counter() - start, last
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], venvs: Venvs) -> int:
     """``build.py matrix [VERSION...] [-- PYTEST_ARGS...]``: run the suite per Blender version
     (default: all of ``TARGETS``) and print one line per version; non-zero if any failed."""
     if "--" in argv:
@@ -151,7 +137,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown Blender version(s) {unknown}; choose from {list(TARGETS)}")
         return 2
-    results = [(name, *run(TARGETS[name], pytest_args or ["-q"])) for name in names]
+    results = [(name, *run(TARGETS[name], pytest_args or ["-q"], venvs)) for name in names]
     print("\n=== matrix ===")
     for name, code, seconds, last in results:
         target = TARGETS[name]

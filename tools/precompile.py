@@ -54,13 +54,13 @@ _COMPILE = r"""
 import importlib, sys
 sys.path.insert(0, sys.argv[1])
 package = importlib.import_module(sys.argv[2])
-prepare = importlib.import_module(sys.argv[2] + ".core.prepare")
-io_kernels = importlib.import_module(sys.argv[2] + ".blender.io_kernels")
+warmup = importlib.import_module(sys.argv[2] + ".core.warmup")
+io_kernels = importlib.import_module(sys.argv[2] + ".blender.write.io_kernels")
 preparation = importlib.import_module(sys.argv[2] + ".preparation")
 core = importlib.import_module(sys.argv[2] + ".core")
 import numpy as np
 request = preparation.default_request()
-prepare.warm(request.model, request.substeps)
+warmup.warm(request.model, request.substeps)
 # several ropes: the 16-lane kernels
 ropes, points = 16, 20
 x = np.zeros((ropes * points, 3))
@@ -70,7 +70,7 @@ edges = np.array([(r * points + i, r * points + i + 1) for r in range(ropes)
                   for i in range(points - 1)])
 inv_mass = np.full(len(x), 20.0)
 inv_mass[::points] = 0.0
-prepare.warm(core.Model(x, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
+warmup.warm(core.Model(x, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
 io_kernels.warm()
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-_MODULES = ("properties", "operators", "attachments", "bake_operators", "export_operators",
+_MODULES = ("properties", "operators", "attachment_ui", "bake_operators", "export_operators",
             "presets", "panels", "handlers", "preparation")
 """Registration order: the settings first (everything else reads Object.xpbd)."""
 

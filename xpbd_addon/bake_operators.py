@@ -25,143 +25,20 @@ import bpy
 from bpy.props import (
     BoolProperty,
     EnumProperty,
-    FloatProperty,
-    IntProperty,
-    PointerProperty,
-    StringProperty,
 )
 
 from . import dependencies, preparation
 
 # blender.bake (numpy) is imported in the operators' bodies: registering the add-on must not
-# load numpy, which Blender 4.2 does not load at start (issue 5: start-up budget).
+# load numpy, which Blender 4.2 does not load at start (its start-up budget).
+from .blender import schema_groups
 from .blender.errors import RopeError
 
 if TYPE_CHECKING:
-    from .blender import bake
+    from .blender.bake import job as bake
 
-TARGETS = [
-    ("KEYS", "Keyframes", "Curves: keyframes on every point; meshes: one shape key per frame"),
-    ("BONES", "Bones", "An armature with a bone chain along each rope and the rope skinned to "
-                       "it (for glTF/FBX export and game engines)"),
-    ("CACHE", "Cache", "An Alembic (or USD) point-cache file played by a Mesh Sequence Cache "
-                       "modifier (big bakes: the .blend stays small)"),
-]
-
-
-def _is_armature(_settings: Any, obj: Any) -> bool:
-    return obj.type == "ARMATURE"
-
-
-class XPBD_PG_bake(bpy.types.PropertyGroup):
-    """Bake settings and the record of a bake (``Object.xpbd.bake``)."""
-
-    if TYPE_CHECKING:
-        use_scene_range: bool
-        frame_start: int
-        frame_end: int
-        target: str
-        curve_format: str
-        bone_segments: int
-        bone_armature: Any
-        bone_parent: str
-        baked: bool
-        kind: str
-        baked_first: int
-        baked_last: int
-        action: Any
-        rig: Any
-        skin: Any
-        hid_viewport: bool
-        hid_render: bool
-        rig_owned: bool
-        action_owned: bool
-        bone_prefix: str
-        cache_path: str
-        cache_file: Any
-        loop: bool
-        loop_frames: int
-        loop_seam_position: float
-        loop_seam_velocity: float
-    else:
-        use_scene_range: BoolProperty(
-            name="Scene Frame Range", default=True,
-            description="Bake the scene's frame range; off: the Start and End below")
-        frame_start: IntProperty(name="Start", default=1,
-                                 description="First baked frame [frame] (the rest shape)")
-        frame_end: IntProperty(name="End", default=250,
-                               description="Last baked frame [frame]")
-        target: EnumProperty(
-            name="Bake To", items=TARGETS, default="KEYS",
-            description="What Bake writes for this rope when the operator is not told "
-                        "(its target argument): keyframes / shape keys, bones, or a cache "
-                        "file")
-        curve_format: EnumProperty(
-            name="Curves To", default="KEYFRAMES",
-            items=[("KEYFRAMES", "Point Keyframes",
-                    "Keyframes on every point (editable in the Graph Editor; 3 F-Curves per "
-                    "point, slow to play back with many points)"),
-                   ("SHAPE_KEYS", "Shape Keys",
-                    "One shape key per frame (fast to bake and to play back, like meshes)")],
-            description="What a curve's Bake writes (meshes always bake to shape keys)")
-        bone_segments: IntProperty(
-            name="Segments per Bone", default=1, min=1, soft_max=20,
-            description="Bake to Bones: rope segments per bone [count]. 1 = a bone on every "
-                        "point (exact); more = fewer bones, points in between blended")
-        bone_armature: PointerProperty(
-            type=bpy.types.Object, name="Armature", poll=_is_armature,
-            description="Bake to Bones: add the rope's bones to this armature (a "
-                        "character's rig) and key them in the Action it plays; empty = an "
-                        "armature of the rope's own")
-        bone_parent: StringProperty(
-            name="Parent Bone", default="",
-            description="Bake to Bones: the bone of the Armature that each of the rope's "
-                        "bone chains hangs from (e.g. the hand the rope is pinned to); "
-                        "empty = the chains have no parent")
-        baked: BoolProperty(name="Baked", default=False,
-                            description="The rope plays its baked animation; the simulation "
-                                        "leaves it alone until Free Bake")
-        kind: StringProperty(name="Bake Kind", default="",
-                             description="What the bake wrote: CURVE_KEYS, SHAPE_KEYS, BONES "
-                                         "or CACHE")
-        baked_first: IntProperty(name="Baked Start", default=0)
-        baked_last: IntProperty(name="Baked End", default=0)
-        action: PointerProperty(type=bpy.types.Action, name="Baked Action")
-        rig: PointerProperty(type=bpy.types.Object, name="Baked Armature")
-        skin: PointerProperty(type=bpy.types.Object, name="Baked Skin")
-        hid_viewport: BoolProperty(default=False)
-        hid_render: BoolProperty(default=False)
-        rig_owned: BoolProperty(default=True,
-                                description="The bake made the armature (Free Bake removes it)")
-        action_owned: BoolProperty(default=True,
-                                   description="The bake made the Action it keyed")
-        bone_prefix: StringProperty(default="",
-                                    description="Name prefix of the baked bones")
-        cache_path: StringProperty(
-            name="Cache File", default="", subtype="FILE_PATH",
-            description="Bake to Cache: the file written (.abc Alembic; .usd/.usdc/.usda "
-                        "USD); one file holds every rope of a bake. Empty = "
-                        "//xpbd_cache/<rope>.abc next to the .blend")
-        cache_file: PointerProperty(type=bpy.types.CacheFile, name="Baked Cache File")
-        loop: BoolProperty(
-            name="Loop", default=False,
-            description="Bake a seamless loop for a cyclic animation: the frames simulated "
-                        "after the end are faded into the first Loop Frames, so the last "
-                        "frame flows into the first (the animation must repeat after the "
-                        "range: an F-Curve Cycles modifier)")
-        loop_frames: IntProperty(
-            name="Loop Frames", default=24, min=1, soft_max=100,
-            description="Loop bake: frames at the start faded from the simulation one "
-                        "range later [frame]; more spreads a rope that has not settled into "
-                        "the cycle more smoothly")
-        loop_seam_position: FloatProperty(
-            name="Seam Position Jump", default=0.0, subtype="FACTOR",
-            description="Loop bake: the jump in position at the seam over the motion's range "
-                        "(0.01 = 1 %)")
-        loop_seam_velocity: FloatProperty(
-            name="Seam Velocity Jump", default=0.0, subtype="FACTOR",
-            description="Loop bake: the jump in velocity across the seam over the range of "
-                        "the velocity (0.01 = 1 %)")
+TARGETS = schema_groups.BAKE_TARGETS
+"""What a bake writes (declared with the bake's settings)."""
 
 
 def _objects(context: Any, scope: str) -> list:
@@ -212,7 +89,7 @@ class _Bake:
     _timer: Any = None
 
     def _start(self, context: Any) -> bake.BakeJob | None:
-        from .blender import bake
+        from .blender.bake import job as bake
 
         # A preparation under way (a thread compiling kernels) is finished first: a bake
         # steps on this thread and needs them anyway.
@@ -358,7 +235,7 @@ class XPBD_OT_free_bake(bpy.types.Operator):
                                   description="Free the bake of every baked rope of the scene")
 
     def execute(self, context: Any) -> Any:
-        from .blender import bake
+        from .blender.bake import job as bake
 
         if self.all_objects:
             objects = [o for o in context.scene.objects if o.xpbd.bake.baked]
@@ -418,7 +295,8 @@ def cli_bake(argv: list[str]) -> int:
 
 
 CLASSES = (XPBD_OT_bake, XPBD_OT_bake_selected, XPBD_OT_bake_all, XPBD_OT_free_bake)
-"""Registered here; XPBD_PG_bake is registered by properties (it is part of Object.xpbd)."""
+"""Registered here; the bake's PropertyGroup (XPBD_PG_bake) is built and registered by
+properties.py from ``schema_groups.BAKE`` (it is part of Object.xpbd)."""
 
 _cli_handle: Any = None
 

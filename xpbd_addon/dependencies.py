@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import sys
 
 REQUIRED = ("numba", "llvmlite")
@@ -90,17 +89,3 @@ def _describe_import_error(error: BaseException) -> str:
         numpy_version = "unavailable"
     return (f"numba cannot load: {message} (Python {sys.version_info[0]}."
             f"{sys.version_info[1]}, numpy {numpy_version})")
-
-
-def numba_info() -> dict[str, str]:
-    """Versions and locations of the loaded numba stack, for the panel's details or a bug
-    report; empty until ``load_numba()`` succeeded."""
-    if load_numba() is not None or "numba" not in sys.modules:
-        return {}
-    numba = sys.modules["numba"]
-    llvmlite = sys.modules["llvmlite"]
-    return {
-        "numba": f"{numba.__version__} ({os.path.dirname(numba.__file__ or '')})",
-        "llvmlite": llvmlite.__version__,
-        "cache": os.environ.get("NUMBA_CACHE_DIR", "(numba default)"),
-    }

@@ -56,7 +56,7 @@ class _Export:
                         "armature, skin or rope object is selected")
 
     def execute(self, context: Any) -> Any:
-        from .blender import export
+        from .blender.bake import export
 
         ropes = _ropes(context, self.all_objects)
         if not ropes:

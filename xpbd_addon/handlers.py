@@ -1,7 +1,7 @@
-"""The frame-change handler: simulate, show cached frames, replay jumps (decision 3).
+"""The frame-change handler: simulate, show cached frames, replay jumps (a per-frame cache).
 
 ``frame_change_post`` is used because its depsgraph already holds the new frame: object,
-parent and bone matrices and modifiers are evaluated there (notes/blender-facts.md), so the
+parent and bone matrices and modifiers are evaluated there, so the
 pins read this frame's targets.
 
 A jump forward past the cache is replayed frame by frame: the handler calls
@@ -13,7 +13,7 @@ the missing frames are simulated with pin targets interpolated linearly instead;
 (``xpbd.bake``, docs/bake.md) for render farms that start at an arbitrary frame. Baked
 objects, and objects a running bake drives, are left alone here.
 
-Every rope is brought to a frame by the frame engine (``blender.engine.Run``): rope objects
+Every rope is brought to a frame by the frame engine (``blender.frame.engine.Run``): rope objects
 that collide with each other (Self Collision on, matching solver settings) together, every
 other object alone.
 
@@ -34,19 +34,20 @@ from bpy.app.handlers import persistent
 from . import dependencies, preparation
 
 # blender.sim and blender.bake (numpy) are imported when there is a rope to simulate, not at
-# registration: Blender 4.2 does not load numpy at start (issue 5: start-up budget), and a
+# registration: Blender 4.2 does not load numpy at start (its start-up budget), and a
 # file without ropes never needs them. RopeError comes from a numpy-free module.
 from .blender.errors import RetryError, RopeError
 
-_SIM = f"{__package__}.blender.sim"
-"""Module name of blender.sim: until it is imported there is no simulation to prune or clear."""
+_SIM = f"{__package__}.blender.frame.sim"
+"""Module name of blender.frame.sim: until it is imported there is no simulation to prune or
+clear."""
 
-_RUNS = f"{__package__}.blender.runs"
-"""Module name of blender.runs (the runs of the frame engine)."""
-_COLLIDERS = f"{__package__}.blender.colliders"
-"""Module name of blender.colliders (the kept tessellations of colliders)."""
-_READOUTS = f"{__package__}.blender.readouts"
-"""Module name of blender.readouts (what the frame engine last showed of each rope)."""
+_RUNS = f"{__package__}.blender.frame.runs"
+"""Module name of blender.frame.runs (the runs of the frame engine)."""
+_COLLIDERS = f"{__package__}.blender.read.collision_objects"
+"""Module name of blender.read.collision_objects (the kept tessellations of colliders)."""
+_READOUTS = f"{__package__}.blender.frame.readouts"
+"""Module name of blender.frame.readouts (what the frame engine last showed of each rope)."""
 
 _replaying = False
 """True while the handler replays missing frames through nested frame_set calls."""
@@ -58,7 +59,7 @@ def simulated_objects(scene: Any) -> list[Any]:
     objects = [obj for obj in scene.objects if obj.xpbd.enabled and not obj.xpbd.bake.baked]
     if not objects:
         return objects
-    from .blender import bake
+    from .blender.bake import job as bake
 
     return [obj for obj in objects if obj.session_uid not in bake.BAKING]
 
@@ -73,7 +74,8 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     objects = simulated_objects(scene)
     if not objects and _SIM not in sys.modules:
         return  # no rope ever simulated in this process: nothing to prune
-    from .blender import colliders, runs, sim, subframes
+    from .blender.frame import runs, sim, subframes
+    from .blender.read import collision_objects as colliders
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
@@ -106,7 +108,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     if entries and not _solver_ready(scene, entries, render):
         return
     # A subframe (motion blur) is shown from the whole frame before it, never cached
-    # (blender/subframes.py): whole frames stay what playback makes them.
+    # (blender/frame/subframes.py): whole frames stay what playback makes them.
     subframe = float(scene.frame_subframe)
 
     def show(run: Any, members: Any) -> int | None:
@@ -114,7 +116,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             return subframes.show(run, members, depsgraph, frame, subframe, render)
         return run.show(members, depsgraph, frame, render, keep_cache=_replaying)
 
-    # The runs of the frame engine (blender/runs.py): ropes that collide with each other,
+    # The runs of the frame engine (blender/frame/runs.py): ropes that collide with each other,
     # batches of plain ropes, ropes alone. They all read the scene's colliders once.
     with colliders.shared_reads():
         jumps = _each_run(scene, entries, show)
@@ -149,7 +151,7 @@ def _each_run(scene: Any, entries: list[tuple[Any, Any]],
     simulate before this one can be shown). A batch that fails is split (its ropes go alone
     from now on, ``runs.unbatch``) and the action runs again for each of its ropes alone, so
     the one that failed stops and the others go on; any other run that fails stops."""
-    from .blender import runs
+    from .blender.frame import runs
 
     found: list[tuple[Any, Any, int]] = []
     planned = runs.plan(scene, entries)
@@ -179,7 +181,8 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
     played again once ready. Renders and background scripts wait as long as it takes.
     numba is imported on the preparation thread, so a numba that fails to load is reported
     here, by every rope, once the preparation is over."""
-    from .blender import colliders, sim
+    from .blender.frame import sim
+    from .blender.read import collision_objects as colliders
 
     if preparation.ready_models([entry.model for _obj, entry in entries]):
         return True  # every frame after the first: no scan of the scene's colliders
@@ -208,7 +211,7 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
 def _fail_run(members: list[tuple[Any, Any]], exc: Exception) -> None:
     """A problem while bringing a run's ``members`` to a frame: a member's own problem
     (engine.MemberError) stops that member; anything else stops every rope of the run."""
-    from .blender import engine
+    from .blender.frame import engine
 
     if isinstance(exc, engine.MemberError):
         _fail(exc.obj, exc.error)
@@ -220,7 +223,7 @@ def _fail_run(members: list[tuple[Any, Any]], exc: Exception) -> None:
 def _fail(obj: Any, exc: Exception) -> None:
     """Stop simulating ``obj``: a RopeError is the user's message; anything else is a bug,
     reported once with its traceback and shown in the panel."""
-    from .blender import sim
+    from .blender.frame import sim
 
     if isinstance(exc, RetryError):
         sim.fail(obj, exc)  # retried on the next frame change

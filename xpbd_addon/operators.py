@@ -13,7 +13,7 @@ from bpy.props import BoolProperty, FloatProperty, IntProperty
 
 # numpy and the modules using it (blender.geometry, rest, sim) are imported inside the
 # functions: registering the add-on must not load numpy, which Blender 4.2 does not load at
-# start (issue 5: start-up budget). RopeError comes from a numpy-free module.
+# start (its start-up budget). RopeError comes from a numpy-free module.
 from .blender.errors import RopeError
 
 
@@ -21,7 +21,9 @@ def reset_object(obj: Any, *, use_current: bool = False) -> str:
     """Restore ``obj``'s rest shape exactly and drop its cache. If its topology changed since
     the rest shape was stored, or ``use_current`` is set, the current shape becomes the rest
     shape instead. Returns what was done; raises RopeError if it cannot be a rope."""
-    from .blender import geometry, rest, rope_data, sim
+    from .blender.frame import sim
+    from .blender.read import geometry, rest
+    from .blender.write import rope_data
 
     editor = rope_data.data_editor(obj)
     if editor is not None:

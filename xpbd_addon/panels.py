@@ -8,11 +8,11 @@ from typing import Any
 
 import bpy
 
-from . import attachments, dependencies, preparation
+from . import attachment_ui, dependencies, preparation
 from .blender import schema
 
 # blender.sim (numpy) is imported inside draw(), which runs only when a panel is shown:
-# registering the add-on must not load numpy (Blender 4.2 does not at start; issue 5).
+# registering the add-on must not load numpy (Blender 4.2 does not at start).
 
 
 def prop(layout: Any, settings: Any, name: str, **options: Any) -> None:
@@ -59,7 +59,7 @@ def rope_message(obj: Any) -> tuple[str, str] | None:
     """The line at the top of the rope's panel, with its icon: why it cannot be simulated
     (ERROR), or that the solver is being prepared (TIME, the first use after installing),
     or None."""
-    from .blender import sim
+    from .blender.frame import sim
 
     settings = obj.xpbd
     problem = dependencies.numba_problem() or (sim.status(obj) if settings.enabled else None)
@@ -173,7 +173,7 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
                                        or settings.use_collision):
             layout.label(text="Radius 0: points touch colliders, no self-collision",
                          icon="INFO")
-        from .blender import sim
+        from .blender.frame import sim
 
         entry = sim.REGISTRY.get(obj.session_uid)
         for note in entry.collider_problems if entry is not None else ():
@@ -199,7 +199,7 @@ class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             prop(col, settings, "pin_last")
             if obj.type == "CURVE":
                 layout.label(text="Points moved by Hook modifiers are pinned too", icon="INFO")
-        attachments.draw(layout, obj)
+        attachment_ui.draw(layout, obj)
 
 
 class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
@@ -216,7 +216,7 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         prop(col, settings, "frame_start")
         prop(col, settings, "frame_end")
         prop(layout, settings, "preroll")
-        from .blender import sim
+        from .blender.frame import sim
 
         entry = sim.REGISTRY.get(obj.session_uid)
         cached = len(entry.cache) if entry is not None else 0
@@ -293,7 +293,7 @@ CLASSES = CLASSES + (XPBD_PT_rope_bake,)  # type: ignore[assignment]
 
 class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     """What the settings do on the frame shown: length, stretch, tension, energy, what the
-    frame cost, whether it came from the cache (``blender.readouts``)."""
+    frame cost, whether it came from the cache (``blender.frame.readouts``)."""
 
     bl_label = "Readouts"
     bl_parent_id = "XPBD_PT_rope"
@@ -301,7 +301,7 @@ class XPBD_PT_rope_readouts(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mis
     greyed_when_baked = False
 
     def draw(self, context: Any) -> None:
-        from .blender import readouts, sim
+        from .blender.frame import readouts, sim
 
         obj = context.object
         rope = sim.REGISTRY.get(obj.session_uid)

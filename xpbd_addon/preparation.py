@@ -8,7 +8,7 @@ numba compiled. Now:
   their kernels: a warm start (kernels in numba's cache) is ready within that, so the frame
   is simulated as before; a cold one is not, and the handler returns at once, leaving the
   ropes as they are (at rest at the start of playback). The kernels keep compiling on a
-  thread (``core.prepare.warm``, which touches no Blender data), and a timer on the main
+  thread (``core.warmup.warm``, which touches no Blender data), and a timer on the main
   thread shows the progress in the panel and the status bar ("Preparing the solver, first
   use only: 40 %"), then plays the frame again once the solver is ready;
 - preparation starts before the first frame where it can: a moment after Blender's start in
@@ -73,7 +73,7 @@ def precompiled_status() -> str | None:
 
 @dataclass(frozen=True)
 class Request:
-    """One model whose kernels the frame handler needs (``core.prepare.warm``'s arguments)."""
+    """One model whose kernels the frame handler needs (``core.warmup.warm``'s arguments)."""
 
     model: Any
     """The rope's ``core.Model``"""
@@ -202,9 +202,9 @@ def status_text() -> str | None:
 def _kernel_count() -> int:
     if "numba" not in sys.modules:
         return 0
-    from .core import prepare
+    from .core import warmup
 
-    return prepare.compiled_kernel_count(_package())
+    return warmup.compiled_kernel_count(_package())
 
 
 def _run() -> None:
@@ -262,10 +262,10 @@ def _use_precompiled() -> None:
 
 
 def _warm(item: Request) -> None:
-    from .core import prepare
+    from .core import warmup
 
     try:
-        prepare.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground)
+        warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground)
     except Exception:  # noqa: BLE001 - the real step reports a refused input in the panel
         print("XPBD Rope: preparing the solver for a rope failed (it is simulated anyway):")
         traceback.print_exc()
@@ -273,7 +273,7 @@ def _warm(item: Request) -> None:
 
 def _warm_io() -> None:
     try:
-        from .blender import io_kernels
+        from .blender.write import io_kernels
 
         io_kernels.warm()
     except Exception:  # noqa: BLE001 - the first write compiles it then

@@ -25,7 +25,7 @@ def preset_items() -> tuple[tuple[str, str, str], ...]:
     with the preset's values and units.
 
     Built on first use, not at import: ``core.material`` imports numpy, which registering the
-    add-on must not load (Blender 4.2 does not at start; issue 5's start-up budget). So the
+    add-on must not load (Blender 4.2 does not at start; its start-up budget). So the
     operator's enum takes its items from a callback. Kept in a module global because Blender
     needs the strings of callback items to stay alive."""
     global _items

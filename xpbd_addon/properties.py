@@ -2,12 +2,13 @@
 
 Only settings live here. Each one is declared once, in ``blender.schema`` (type, UI text,
 unit, default, range, what it does to the simulation); this module turns the declarations
-into ``bpy.props`` properties and adds what needs bpy (the update callbacks, the bake group).
-Simulation state (model, cache) is in ``blender.sim.REGISTRY`` and is rebuilt from these
+into ``bpy.props`` properties and adds what needs bpy (the update and poll callbacks); the
+attachment and bake groups are declared the same way (``blender.schema_groups``).
+Simulation state (model, cache) is in ``blender.frame.sim.REGISTRY`` and is rebuilt from these
 settings and the stored rest shape; a change of a setting the cache depends on invalidates
 the cache (the next frame change replays from the start frame with the new values).
 Settings marked animatable in the schema may be keyframed or driven: they are read at every
-frame (blender/changes.py), and editing their animation invalidates the frames after the
+frame (blender/frame/changes.py), and editing their animation invalidates the frames after the
 edit only.
 """
 
@@ -27,15 +28,15 @@ from bpy.props import (
 )
 
 from . import preparation
-from .attachments import XPBD_PG_attachment
-from .bake_operators import XPBD_PG_bake
-from .blender import schema
+from .blender import schema, schema_groups
 
 
 def _on_enabled(self: Any, context: Any) -> None:
     # Imported here, not at the top: they load numpy, which registering must not (Blender 4.2
-    # has not loaded it at start; issue 5's start-up budget).
-    from .blender import rest, rope_data, sim
+    # has not loaded it at start; its start-up budget).
+    from .blender.frame import sim
+    from .blender.read import rest
+    from .blender.write import rope_data
 
     obj = self.id_data
     if self.enabled:
@@ -59,13 +60,45 @@ def _on_enabled(self: Any, context: Any) -> None:
         rest.clear(obj)
 
 
+def _is_armature(_settings: Any, obj: Any) -> bool:
+    return obj.type == "ARMATURE"
+
+
 PROPERTIES: dict[str, Any] = {
     schema.BOOL: BoolProperty, schema.INT: IntProperty, schema.FLOAT: FloatProperty,
-    schema.ENUM: EnumProperty, schema.STRING: StringProperty}
+    schema.ENUM: EnumProperty, schema.STRING: StringProperty,
+    schema_groups.POINTER: PointerProperty}
 """The ``bpy.props`` function of each kind of setting."""
 
 UPDATES = {"enabled": _on_enabled}
-"""Update callbacks by setting."""
+"""Update callbacks by setting of ``Object.xpbd``."""
+
+BAKE_POLLS = {"bone_armature": _is_armature}
+"""Poll callbacks by setting of ``Object.xpbd.bake`` (which objects a pointer may take)."""
+
+
+def declared_properties(settings: tuple[schema.Setting, ...],
+                        callbacks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The ``bpy.props`` properties of ``settings`` (schema declarations), in their order;
+    ``callbacks``: keyword ("update", "poll") -> setting name -> function."""
+    out: dict[str, Any] = {}
+    for setting in settings:
+        extra = dict(setting.options)
+        if setting.items:
+            extra["items"] = setting.items
+        for keyword, functions in callbacks.items():
+            if setting.name in functions:
+                extra[keyword] = functions[setting.name]
+        if setting.kind == schema_groups.POINTER:
+            # An ID pointer has no default; its struct is named in the declaration.
+            extra["type"] = getattr(bpy.types, extra["type"])
+        else:
+            extra["default"] = setting.default
+        if setting.label:  # without one, Blender names the property by its identifier
+            extra["name"] = setting.label
+        out[setting.name] = PROPERTIES[setting.kind](description=setting.description,
+                                                     **extra)
+    return out
 
 
 def settings_properties() -> dict[str, Any]:
@@ -74,25 +107,26 @@ def settings_properties() -> dict[str, Any]:
         "bake": PointerProperty(  # type: ignore[func-returns-value]
             type=XPBD_PG_bake, name="Bake",
             description="Bake settings and the record of a bake"),
-        # A collection of its own kind (attachments.py), not a plain setting of the schema:
-        # its fixed fields are part of the cache key (attach.key), ``enabled`` is read at
-        # every frame.
+        # A collection of attachments (schema_groups.ATTACHMENT): its fixed fields are part
+        # of the cache key (read/attachments.py, key), ``enabled`` is read at every frame.
         "attachments": CollectionProperty(  # type: ignore[func-returns-value]
             type=XPBD_PG_attachment, name="Attachments",
             description="Points of the rope held by other objects or bones while enabled"),
         "active_attachment": IntProperty(  # type: ignore[func-returns-value]
             name="Active Attachment", default=0, min=0,
             description="The attachment shown below the list")}
-    for setting in schema.SETTINGS:
-        extra = dict(setting.options)
-        if setting.items:
-            extra["items"] = setting.items
-        if setting.name in UPDATES:
-            extra["update"] = UPDATES[setting.name]
-        out[setting.name] = PROPERTIES[setting.kind](
-            name=setting.label, description=setting.description, default=setting.default,
-            **extra)
+    out.update(declared_properties(schema.SETTINGS, {"update": UPDATES}))
     return out
+
+
+class XPBD_PG_attachment(bpy.types.PropertyGroup):
+    """One attachment of a rope (an item of ``Object.xpbd.attachments``), built from
+    ``schema_groups.ATTACHMENT`` at each ``register``."""
+
+
+class XPBD_PG_bake(bpy.types.PropertyGroup):
+    """Bake settings and the record of a bake (``Object.xpbd.bake``), built from
+    ``schema_groups.BAKE`` at each ``register``."""
 
 
 class XPBD_PG_settings(bpy.types.PropertyGroup):
@@ -107,6 +141,9 @@ CLASSES = (XPBD_PG_bake, XPBD_PG_attachment, XPBD_PG_settings)
 
 
 def register() -> None:
+    XPBD_PG_attachment.__annotations__ = declared_properties(schema_groups.ATTACHMENT, {})
+    XPBD_PG_bake.__annotations__ = declared_properties(schema_groups.BAKE,
+                                                       {"poll": BAKE_POLLS})
     XPBD_PG_settings.__annotations__ = settings_properties()
     for cls in CLASSES:
         bpy.utils.register_class(cls)
@@ -118,4 +155,5 @@ def unregister() -> None:
     del bpy.types.Object.xpbd  # type: ignore[attr-defined]
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)
-    XPBD_PG_settings.__annotations__ = {}
+    for cls in CLASSES:
+        cls.__annotations__ = {}

@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 bpy = pytest.importorskip("bpy")
 
 import xpbd_addon  # noqa: E402
-from xpbd_addon.blender import sim  # noqa: E402
+from xpbd_addon.blender.frame import sim  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):

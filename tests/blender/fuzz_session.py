@@ -43,7 +43,8 @@ import numpy as np  # noqa: E402
 
 import xpbd_addon  # noqa: E402
 from blender import ropes  # noqa: E402
-from xpbd_addon.blender import geometry, rest, sim  # noqa: E402
+from xpbd_addon.blender.frame import sim  # noqa: E402
+from xpbd_addon.blender.read import geometry, rest  # noqa: E402
 
 NAMES = ("mesh_rope", "poly", "bezier", "nurbs")
 FRAME_END = 24

@@ -24,7 +24,8 @@ import bpy, numpy as np
 import xpbd_addon
 xpbd_addon.register()
 from blender import ropes
-from xpbd_addon.blender import sim, rest
+from xpbd_addon.blender.frame import sim
+from xpbd_addon.blender.read import rest
 bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
 scene = bpy.context.scene
 result = {{}}

@@ -1,4 +1,5 @@
-"""The registered RNA of ``Object.xpbd`` (and its ``bake`` group) as plain data, for
+"""The registered RNA of ``Object.xpbd`` (and its groups: ``bake``, the items of
+``attachments``) as plain data, for
 ``test_settings_schema``: names, types, UI text, defaults, ranges, units and enum items.
 
     python tests/blender/rna_snapshot.py tests/blender/object_xpbd_rna.json
@@ -41,7 +42,7 @@ def describe(struct: Any) -> dict[str, Any]:
             entry["default"] = prop.default
             entry["items"] = [[i.identifier, i.name, i.description]
                               for i in prop.enum_items]
-        if prop.type == "POINTER":
+        if prop.type in ("POINTER", "COLLECTION"):  # the bake group, the attachments' items
             entry["fixed_type"] = prop.fixed_type.identifier
             if prop.fixed_type.identifier.startswith("XPBD_"):  # not Object's whole RNA
                 entry["fields"] = describe(prop.fixed_type)

@@ -115,7 +115,7 @@ def played_points(scene, objects, first, last):
 def assert_any_order_equals(scene, obj, played, first, last, seed):
     """Every frame ``first``..``last``, reached in a shuffled order (``seed``) with the frame
     cache emptied first, shows ``obj`` exactly as ``played`` (``played_points``) did."""
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     order = list(range(first, last + 1))
     random.Random(seed).shuffle(order)

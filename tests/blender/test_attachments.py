@@ -5,7 +5,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 
 from . import ropes
 

@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import bake
+from xpbd_addon.blender.bake import job as bake
 
 from . import ropes
 

@@ -15,7 +15,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import rest, skin
+from xpbd_addon.blender.bake import skin
+from xpbd_addon.blender.read import rest
 
 from . import ropes
 
@@ -210,7 +211,7 @@ def test_a_usd_bake_refuses_mixed_cyclic_and_open_splines_before_simulating(scen
     """A curve rope with an open spline and a cyclic one-point spline: USD cannot hold both
     in one curves prim. The bake is refused with a message naming the rope and what to do,
     before any frame is simulated and with nothing written; Alembic bakes it."""
-    from xpbd_addon.blender import engine
+    from xpbd_addon.blender.frame import engine
 
     scene.frame_start, scene.frame_end = 1, 5
     obj = ropes.curve_rope(scene, "POLY", n=8, name="loop rope")

@@ -222,7 +222,7 @@ def test_ropes_baked_into_the_character_follow_its_changed_animation_and_export_
             baked[frame, obj.name] = _in_hand(arm, names)
     # The character's animation changed afterwards: the root travels 2 m further.
     action = arm.animation_data.action
-    from xpbd_addon.blender import action_compat
+    from xpbd_addon.blender.bake import action_compat
 
     factory, created = action_compat.ensure_action(arm, "unused")
     assert not created

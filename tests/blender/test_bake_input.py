@@ -6,8 +6,9 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import bake, engine
-from xpbd_addon.blender.geometry import RopeError
+from xpbd_addon.blender.bake import job as bake
+from xpbd_addon.blender.frame import engine
+from xpbd_addon.blender.read.geometry import RopeError
 
 from . import ropes
 

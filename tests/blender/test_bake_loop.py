@@ -16,7 +16,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import bake_loop
+from xpbd_addon.blender.bake import loop as bake_loop
 
 from . import ropes
 
@@ -35,7 +35,7 @@ def _circling(scene):
         angle = 2.0 * np.pi * k / 4
         empty.location = (0.3 * np.cos(angle), 0.3 * np.sin(angle), 1.0)
         empty.keyframe_insert("location", frame=FIRST + k * PERIOD // 4)
-    from xpbd_addon.blender import action_compat
+    from xpbd_addon.blender.bake import action_compat
 
     factory, _ = action_compat.ensure_action(empty, "unused")
     for fcurve in factory._collection:
@@ -115,14 +115,14 @@ def test_a_loop_bake_flows_from_its_last_frame_into_its_first(scene, target, tmp
 
 def test_a_loop_bake_of_an_animation_that_does_not_repeat_says_so(scene):
     empty, rope = _circling(scene)
-    from xpbd_addon.blender import action_compat
+    from xpbd_addon.blender.bake import action_compat
 
     factory, _ = action_compat.ensure_action(empty, "unused")
     for fcurve in factory._collection:  # no Cycles: the empty stops at its last key
         fcurve.modifiers.remove(fcurve.modifiers[0])
     scene.frame_end = LAST - 6  # and the range ends before the cycle does
     rope.xpbd.bake.loop = True
-    from xpbd_addon.blender import bake
+    from xpbd_addon.blender.bake import job as bake
 
     job = bake.BakeJob(bpy.context, [rope], "KEYS")
     job.run()

@@ -120,7 +120,7 @@ def test_the_cli_command_bakes_to_a_cache_file_next_to_the_blend(scene, tmp_path
 
 
 def test_a_cache_frame_that_fails_to_write_keeps_nothing(scene, tmp_path, monkeypatch):
-    from xpbd_addon.blender import bake_cache
+    from xpbd_addon.blender.bake import point_cache as bake_cache
 
     scene.frame_start, scene.frame_end = 1, 6
     rope = ropes.curve_rope(scene, name="rope")

@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 
 from . import ropes
 

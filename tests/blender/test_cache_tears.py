@@ -1,10 +1,10 @@
-"""The pieces a torn rope falls into in a point cache (``blender/cache_tears.py``)."""
+"""The pieces a torn rope falls into in a point cache (``blender/bake/cache_tears.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from xpbd_addon.blender import cache_tears
+from xpbd_addon.blender.bake import cache_tears
 
 
 def _spline_edges(start, n, cyclic):

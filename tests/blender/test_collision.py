@@ -9,7 +9,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 
 from . import ropes
 
@@ -121,7 +121,7 @@ def test_many_rope_objects_read_the_scene_colliders_once_a_frame(scene, monkeypa
     """Five rope objects dropped on one box: each frame the scene's objects are looked at
     and the collider's mesh is read once for all of them (it was once per rope: quadratic in
     the objects), and every rope still lands on the box."""
-    from xpbd_addon.blender import colliders
+    from xpbd_addon.blender.read import collision_objects as colliders
 
     _collider(_box(scene, (0.0, 0.0, 0.5), (3.0, 3.0, 1.0)), thickness=0.0)
     objects = [_rope(scene, n=20, length=1.0, height=1.2, x0=-0.5, name=f"rope{k}")
@@ -499,7 +499,7 @@ def test_a_colliders_triangles_are_read_again_only_when_its_mesh_changes(scene, 
     positions are the ones they were read from: a collider at rest or moved by its
     transform is not read again, an edited or re-shaped one is, and the kept triangles are
     always the ones Blender has (made from its quads here: ``test_tessellation``)."""
-    from xpbd_addon.blender import colliders
+    from xpbd_addon.blender.read import collision_objects as colliders
 
     box = _collider(_box(scene, (0.0, 0.0, 0.5), (1.0, 1.0, 1.0)))
     _rope(scene, n=20, length=1.0, height=1.2, x0=-0.5)

@@ -8,7 +8,7 @@ import bmesh
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 
 from . import ropes
 
@@ -100,7 +100,7 @@ def test_a_long_rope_plays_within_its_reach(scene):
 
 
 def test_the_safety_net_refuses_a_rope_that_gained_energy(scene):
-    from xpbd_addon.blender import checks
+    from xpbd_addon.blender.frame import checks
 
     obj = ropes.mesh_rope(scene)
     ropes.play(scene, 1, 2)

@@ -12,7 +12,7 @@ import random
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 
 from . import isolated, ropes
 

@@ -7,7 +7,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import action_compat, sim
+from xpbd_addon.blender.bake import action_compat
+from xpbd_addon.blender.frame import sim
 
 from . import ropes
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import runs, sim
+from xpbd_addon.blender.frame import runs, sim
 
 from . import ropes
 
@@ -140,7 +140,7 @@ def test_each_rope_of_a_batch_has_its_own_energy_check(scene):
         objects.append(obj)
     ropes.play(scene, 1, 5)
     assert len(_runs(scene)) == 1 and _runs(scene)[0].batch
-    sim.REGISTRY[objects[1].session_uid].start_energy -= 1000.0
+    sim.REGISTRY[objects[1].session_uid].track.start_energy -= 1000.0
     before = {o.name: ropes.world_points(o).copy() for o in objects}
     ropes.play(scene, 6, 8)
     assert "gained energy" in (sim.status(objects[1]) or ""), sim.status(objects[1])

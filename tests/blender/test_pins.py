@@ -112,7 +112,7 @@ def test_armature_weights_move_the_pinned_vertices(scene):
 
 
 def _pinned_world(obj):
-    from xpbd_addon.blender import sim
+    from xpbd_addon.blender.frame import sim
 
     entry = sim.REGISTRY[obj.session_uid]
     frame = entry.cache[max(entry.cache)]
@@ -137,7 +137,7 @@ def test_few_points_are_transformed_with_the_same_bits_as_many():
     """``pins.transform`` takes a rope's few pins one by one in Python floats (each frame:
     a dozen numpy calls cost more than the maths): the same operations in the same order as
     the vectorised path, so a pin target does not depend on how many there are."""
-    from xpbd_addon.blender import pins
+    from xpbd_addon.blender.read import pins
 
     rng = np.random.default_rng(7)
     for count in range(pins.FEW_POINTS + 1):

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import readouts, sim
+from xpbd_addon.blender.frame import readouts, sim
 
 from . import ropes
 
@@ -77,7 +77,7 @@ def test_what_readouts_cost_per_frame(scene, monkeypatch, count, points):
     frame pays, panel drawn or not (the segment tensions kept with the frame, the frame
     engine's ``Run._tensions``), against the whole frame change; and what the panel's readout
     of one rope adds when it is drawn."""
-    from xpbd_addon.blender import engine
+    from xpbd_addon.blender.frame import engine
 
     made = [ropes.mesh_rope(scene, n=points, length=0.02 * points, name=f"rope_{k}")
             for k in range(count)]

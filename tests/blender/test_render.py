@@ -6,7 +6,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import engine, sim
+from xpbd_addon.blender.frame import engine, sim
 
 from . import ropes
 

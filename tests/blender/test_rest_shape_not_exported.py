@@ -17,7 +17,7 @@ import addon_utils
 import bpy
 import pytest
 
-from xpbd_addon.blender import rest
+from xpbd_addon.blender.read import rest
 
 from . import ropes
 

@@ -11,7 +11,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import rest, sim
+from xpbd_addon.blender.frame import sim
+from xpbd_addon.blender.read import rest
 
 from . import isolated, ropes
 

@@ -1,5 +1,5 @@
 """Rope objects collide with each other (issue 7): two separate rope objects with Self
-Collision on are simulated together (blender/group.py), both ways, and the cache, jumps,
+Collision on are simulated together (blender/frame/group.py), both ways, and the cache, jumps,
 setting changes, deletions and bakes work per object as for one rope."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import runs, sim
+from xpbd_addon.blender.frame import runs, sim
 
 from . import ropes
 from .test_collision import _segment_distances

@@ -7,7 +7,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from xpbd_addon.blender import rest, sim
+from xpbd_addon.blender.frame import sim
+from xpbd_addon.blender.read import rest
 
 from . import ropes
 

@@ -12,7 +12,7 @@ import pytest
 
 import xpbd_addon
 from xpbd_addon import panels, presets
-from xpbd_addon.blender import sim
+from xpbd_addon.blender.frame import sim
 from xpbd_addon.core.material import PRESETS
 
 from . import ropes

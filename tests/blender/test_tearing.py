@@ -10,7 +10,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import sim, tear
+from xpbd_addon.blender.frame import sim
+from xpbd_addon.blender.write import tears as tear
 
 from . import ropes
 
@@ -172,7 +173,7 @@ def test_a_cache_bake_cuts_torn_ropes_for_real(scene, tmp_path):
     """In an Alembic cache, read by a Blender without the add-on, a torn curve is two curves
     and a torn edge mesh's tube lacks the faces of the torn segment, from the frame of the
     tear; before it they are whole, and the points are where live playback had them."""
-    from xpbd_addon.blender import skin
+    from xpbd_addon.blender.bake import skin
 
     mesh = _hanging(scene, mesh=True)
     curve = _hanging(scene, mesh=False)

@@ -9,7 +9,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import colliders, tessellation
+from xpbd_addon.blender.read import collision_objects as colliders
+from xpbd_addon.blender.read import tessellation
 
 from . import ropes
 

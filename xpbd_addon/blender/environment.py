@@ -11,7 +11,8 @@ from .. import core
 
 
 def numba_cache_dir(package: str) -> str:
-    """The extension's user folder ``numba_cache`` (design decision 6). When the add-on is not
+    """The extension's user folder ``numba_cache`` (numba caches its compiled
+    kernels in a user-writable folder). When the add-on is not
     running as an installed extension (e.g. imported as top-level ``xpbd_addon`` in tests),
     Blender has no such folder for it; a per-user temporary folder is used instead."""
     try:

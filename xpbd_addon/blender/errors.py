@@ -2,7 +2,8 @@
 
 The operators and handlers catch it in ``except`` clauses, so they need the class at import
 time; keeping it out of ``geometry`` (numpy) lets ``import xpbd_addon`` and ``register()`` run
-without numpy, which Blender 4.2 does not load at start (issue 5: start-up budget).
+without numpy, which Blender 4.2 does not load at start (the start-up budget,
+docs/install.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every setting of ``Object.xpbd``, declared once (design decision 9).
+"""Every setting of ``Object.xpbd``, declared once.
 
 A new setting: one declaration here (plus, if it is drawn, one line in panels.py). From the
 declaration come the ``bpy.props`` property (properties.py builds the PropertyGroup from
@@ -29,9 +29,9 @@ RNA still equals the snapshot taken before the settings were declared here.
 field, the ground's height) is left out of the key, the checks and the group comparison
 (as None) otherwise, so editing a field the rope does not use restarts nothing.
 
-``animatable``: whether changing the setting over time makes physical sense (issue 17 reads
-those at each frame). Declared only for now: today every change restarts the simulation,
-and the RNA flags are Blender's defaults (every property can be keyed).
+``animatable``: changing it over time makes physical sense: keyed or driven, it is read at
+every frame (frame/inputs.py); keying any other setting restarts the simulation when it
+changes. The RNA flags are Blender's defaults (every property can be keyed).
 
 Nothing here imports bpy or numpy: ``settings`` is anything with the ``Object.xpbd``
 attribute names (the PropertyGroup or ``sim.settings_snapshot``'s namespace).
@@ -50,11 +50,11 @@ MODEL = "model"
 """Reaches the core Model as its keyword ``keyword`` (the value converted by kind, an enum
 through ``model_values``)."""
 STIFFNESS = "stiffness"
-"""Reaches the Model through blender/stiffness.py (masses, compliances, bending)."""
+"""Reaches the Model through blender/frame/stiffness.py (masses, compliances, bending)."""
 PINS = "pins"
-"""Decides which particles are pinned (blender/pins.py): inverse mass 0 in the Model."""
+"""Decides which particles are pinned (blender/read/pins.py): inverse mass 0 in the Model."""
 COLLIDERS = "colliders"
-"""Read with each frame's colliders (blender/colliders.py)."""
+"""Read with each frame's colliders (blender/read/collision_objects.py)."""
 RUN = "run"
 """The ``RopeSim`` attribute of the same name (the step's substeps, the frame range)."""
 NOWHERE = "nowhere"
@@ -124,7 +124,7 @@ class Setting:
     ("" = not shared)"""
     check: Check | None = None
     animatable: bool = False
-    """Changing it over time makes physical sense (read per frame by issue 17)"""
+    """Changing it over time makes physical sense (read per frame when keyed or driven)"""
     panel: str = ""
     """Text of the setting in the panel where it differs from ``label`` (panels.py)"""
 
@@ -225,7 +225,7 @@ SETTINGS: tuple[Setting, ...] = (
                     "rope parts there (meshes: the edge is removed; curves: the render shows "
                     "the gap). 0 = never",
         reaches=RUN, check=Check(low=0.0)),
-    # Stiffness (blender/stiffness.py turns these into the core Model's arguments).
+    # Stiffness (blender/frame/stiffness.py turns these into the core Model's arguments).
     Setting(
         "stiffness_mode", ENUM, "Stiffness", default="POINT",
         items=(("POINT", "Per Point",
@@ -321,7 +321,7 @@ SETTINGS: tuple[Setting, ...] = (
                     "rope, 0.3 = a 6 mm steel cable)",
         reaches=STIFFNESS, when=_MATERIAL + (("use_bend_stiffness", True),),
         check=Check(low=0.0, strict=True), animatable=True, panel="Bend EI (N m\u00b2)"),
-    # Collision (blender/colliders.py reads the colliders of each frame).
+    # Collision (blender/read/collision_objects.py reads the colliders of each frame).
     Setting(
         "radius", FLOAT, "Radius", default=0.005, unit="m",
         options=dict(min=0.0, soft_max=0.1, unit="LENGTH", precision=4),
@@ -448,7 +448,7 @@ def _problem_of(setting: Setting, check: Check, value: Any, settings: Any,
             return (f"{noun} must be a number {'>' if check.strict else '>='} "
                     f"{check.low:g} {setting.unit} (got {value}){check.hint}")
     if check.within_coordinates:
-        from .checks import MAX_COORDINATE  # numpy: only when a rope is built
+        from .frame.checks import MAX_COORDINATE  # numpy: only when a rope is built
 
         if abs(value) >= MAX_COORDINATE:
             return check.message.format(limit=MAX_COORDINATE, value=value)

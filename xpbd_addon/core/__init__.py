@@ -18,7 +18,7 @@ Map of the core (each part imports only from those above it):
       plan.py          SolvePlan (which kernel runs what), ContactTopology: static, per Model
     collision.py     Collider (triangle meshes), Plane: the colliders of a frame
     contacts/        the contacts of a frame: FrameContacts (frame.py), the collider soup
-                     (scene.py), the rope-rope broad phase (pairs.py) and their kernels
+                     (scene.py), the rope-rope pairs (ropes.py) and their kernels
     solve/           the rope solve kernels: predict (gravity + external accelerations),
                      project the constraints (sweep or direct Newton), update velocities
     model.py         Model (static: what the rope is), State (x, v: where it is)
@@ -28,7 +28,7 @@ Map of the core (each part imports only from those above it):
     tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
     soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is
                      the rope's own solve with a heavier particle and a shifted prediction)
-    prepare.py       warm: compile a model's kernels ahead (e.g. on a thread)
+    warmup.py        warm: compile a model's kernels ahead (e.g. on a thread)
     material.py, bone_frames.py   rope materials to model parameters; bone frames for bakes
 
 A Model never changes after it is made; a State owns its Workspace, so one Model can be

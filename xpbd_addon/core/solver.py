@@ -190,7 +190,9 @@ def step(
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
     Each substep of h = dt / substeps predicts x + h v + h^2 g for the free particles, projects
-    every distance constraint once (Gauss-Seidel, lambda reset, see ``kernels``), and sets
+    the constraints with the Model's solver (``Model(..., solver=)``: by default the direct
+    solve of each rope's distance constraints together, ``kernels_direct``; on request, or
+    for what is not a chain, one Gauss-Seidel sweep with lambda reset, ``kernels``), and sets
     v = (x - x_prev) / h, scaled by exp(-damping h). ``gravity`` [m/s^2] is a 3-vector.
     ``accelerations`` (N, 3) [m/s^2], optional: each particle's external acceleration
     besides gravity (wind, force fields: a force F on a particle of mass m is F / m), added
@@ -207,8 +209,10 @@ def step(
     contact projection of ``kernels_contact`` (rope-rope, then meshes, then planes; see
     ``contacts.FrameContacts``) on particles of radius ``model.particle_radius``, and the
     substeps run one at a time. Without either, nothing of that runs (the frame is computed
-    as before collisions existed). Contacts keep no state between frames: the state x, v is
-    all a cache needs.
+    as before collisions existed). The contacts' candidate lists found at the end of a frame
+    are kept in ``state.workspace`` and used by the next frame only when it starts where this
+    one ended; any other start searches afresh, with the same result: the state x, v is all
+    a cache needs.
 
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere,
     arrays of the wrong shape, or a damping above ``MAX_DAMPING_PER_SUBSTEP`` / h; ``state``

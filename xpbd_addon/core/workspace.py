@@ -15,13 +15,25 @@ bits with or without it (tests/core/test_collision_carry.py). A state without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .contacts.scene import CandidateLists, MeshScene
-    from .model import Model
+    from .layout.plan import SolvePlan
+
+
+class PlannedModel(Protocol):
+    """What a workspace is made for: a ``model.Model``'s particle count and plans (declared
+    here so that this module, which the Model's State names, does not import it)."""
+
+    @property
+    def particle_count(self) -> int: ...
+    @property
+    def plan(self) -> SolvePlan: ...
+    @property
+    def reference_plan(self) -> SolvePlan: ...
 
 
 class ColliderCarry(NamedTuple):
@@ -143,7 +155,7 @@ class Workspace:
 
     Made by ``Workspace.for_model``; ``step`` keeps it on ``State.workspace``."""
 
-    model: Model
+    model: PlannedModel
     """The Model it was made for (a state stepped with another gets a new workspace)"""
     lane_particles: np.ndarray
     """float64 (layout.particle_buffer_size,) the lane kernels' particle buffer
@@ -173,7 +185,7 @@ class Workspace:
     """The rope-rope pairs the last frame with self-collision ended with, or None"""
 
     @classmethod
-    def for_model(cls, model: Model) -> Workspace:
+    def for_model(cls, model: PlannedModel) -> Workspace:
         """A fresh workspace for ``model``: lane buffers as the plan starts them, scratch
         allocated, nothing carried."""
         lanes = model.plan.lanes

@@ -5,15 +5,40 @@ topology. Never written after they are made: what a step writes is the workspace
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..contacts.constants import MIN_MARGIN, SELF_MARGIN, SELF_SKIP
 from . import topology
 
-if TYPE_CHECKING:
-    from ..model import Model
+
+class PlannedModel(Protocol):
+    """What the plans are made from: the arrays of a ``model.Model`` (declared here so that
+    this module, which the Model uses, does not import it)."""
+
+    @property
+    def particle_count(self) -> int: ...
+    @property
+    def edge_count(self) -> int: ...
+    @property
+    def edge_index(self) -> np.ndarray: ...
+    @property
+    def edge_rest_length(self) -> np.ndarray: ...
+    @property
+    def edge_compliance(self) -> np.ndarray: ...
+    @property
+    def particle_inv_mass(self) -> np.ndarray: ...
+    @property
+    def particle_radius(self) -> np.ndarray: ...
+    @property
+    def particle_bend_compliance(self) -> np.ndarray | None: ...
+    @property
+    def self_collision(self) -> bool: ...
+    @property
+    def solver(self) -> str: ...
+    @property
+    def decomposition(self) -> topology.Decomposition: ...
 
 LANE_MIN_CHAINS = 8
 """Chains below which the lane kernel is not used: a few short ropes waste most of the 16
@@ -112,7 +137,7 @@ class ContactTopology:
     """(M,) [m]: ``contact_pairs.SELF_SKIP`` times the larger radius of its ends"""
 
 
-def contact_topology(model: Model) -> ContactTopology:
+def contact_topology(model: PlannedModel) -> ContactTopology:
     """The model's ``ContactTopology`` (made once, with the Model)."""
     ends = model.edge_index.reshape(-1)
     order = np.argsort(ends, kind="stable")
@@ -153,7 +178,7 @@ def segment_topology(chains: list[np.ndarray], chain_edges: list[np.ndarray],
     return edge_chain, edge_arc
 
 
-def solve_plans(model: Model) -> tuple[SolvePlan, SolvePlan]:
+def solve_plans(model: PlannedModel) -> tuple[SolvePlan, SolvePlan]:
     """(the reference plan: everything swept, the plan ``step`` runs)."""
     d = model.decomposition
     all_particles = np.arange(model.particle_count, dtype=np.int64)

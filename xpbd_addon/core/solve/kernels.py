@@ -244,14 +244,3 @@ def lane_gather(buffer, particle_base, particles, x, v, lanes):
         for c in range(3):
             buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
             buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
-
-
-@kernel
-def lane_scatter(buffer, particle_base, particles, x, v, lanes):
-    """Copy the chain particles' x, v back from a lane buffer into (N, 3) arrays."""
-    for k in range(particles.shape[0]):
-        i = particles[k]
-        base = particle_base[k]
-        for c in range(3):
-            x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
-            v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]

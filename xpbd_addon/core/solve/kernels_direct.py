@@ -186,7 +186,7 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     guarantees the bound in one O(n) pass. A zero-length segment (two coincident points) is
     left to the solve: its row is empty while its ends coincide (no direction), and pulling
     only the outer end back onto the inner one every substep made momentum, and energy, from
-    nothing (issue 34). Returns the outer end's new position (unchanged
+    nothing. Returns the outer end's new position (unchanged
     unless ``outer`` hangs on this ``side`` of the pins and is over-stretched; computed
     branch-free so that the lane loop vectorises).
     """
@@ -355,21 +355,11 @@ def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset
 
 
 @kernel
-def direct_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
-                    newton_iterations, strain_limit, velocity_scale):
-    """``_direct_block`` over every block of 16 lanes, one thread."""
-    _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
-                   newton_iterations, strain_limit, velocity_scale, 16)
-
-
-@kernel
 def direct_substeps_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                            block_length, block_leading, block_bending, gravity, h, substeps,
                            fresh, second_order, newton_iterations, strain_limit,
                            velocity_scale):
-    """``direct_substeps`` for blocks of one rope each (a lane count of 1)."""
+    """``_direct_blocks`` for blocks of one rope each (a lane count of 1)."""
     _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
                    newton_iterations, strain_limit, velocity_scale, 1)
@@ -380,7 +370,8 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
                              block_length, block_leading, block_bending, gravity, h, substeps,
                              fresh, second_order, newton_iterations, strain_limit,
                              velocity_scale):
-    """``direct_substeps`` with blocks spread over threads (same result for any count)."""
+    """``_direct_blocks`` of 16 lanes with blocks spread over threads (same result for any
+    count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], block_leading[b], block_bending[b], gravity[0],

@@ -21,9 +21,9 @@ def direct_substep_io(buffer, edge_buffer, block_particle_offset, block_edge_off
                       block_length, block_leading, block_bending, gravity, h,
                       newton_iterations, strain_limit, velocity_scale, lane_base,
                       lane_particles, block_start, x, v, moved, every, awake_blocks, awake):
-    """One substep of ``kernels_direct.direct_substeps``, each block's particles first
-    copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,), or ``every``
-    one) and afterwards copied back out. ``lane_base``, ``lane_particles``: the lane
+    """One substep of the direct solve (``kernels_direct._direct_blocks``), each block's
+    particles first copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,),
+    or ``every`` one) and afterwards copied back out. ``lane_base``, ``lane_particles``: the lane
     particles and their buffer index of field 0, sorted by it; block b's are rows
     block_start[b]:block_start[b + 1]. Ropes asleep (``kernels_sleep``) keep x, v: only
     the particles flagged in ``awake`` (N,) are copied out, and the blocks not flagged in
@@ -53,7 +53,7 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
                 velocity_scale, lanes, lane_base, lane_particles, block_start, x, v, moved,
                 every, awake_blocks, awake):
     """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
-    solve over the lanes, as ``kernels_direct.direct_substeps``: a runtime lane count made
+    solve over the lanes, as ``kernels_direct._direct_blocks`` with 16: a runtime lane count made
     the frame 15 % slower)."""
     for b in range(block_length.shape[0]):
         first, last = block_start[b], block_start[b + 1]

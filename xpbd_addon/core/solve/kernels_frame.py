@@ -2,7 +2,7 @@
 and the finiteness check of ``step``'s inputs.
 
 Without contacts ``step`` used to copy every chain particle's x, v into the lane buffer
-(``kernels.lane_gather``), solve all blocks, and copy them back (``lane_scatter``): three
+(``kernels.lane_gather``), solve all blocks, and copy them back: three
 passes, each streaming the whole buffer (2.7 MB for 10k particles, more than a core's L2),
 which cost more than a substep of the sweep at 10k particles. Here each block (16 ropes) is
 copied in, solved and copied out while it is still in the cache. Every particle gets exactly
@@ -78,8 +78,8 @@ def _sweep_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offse
 def sweep_frame(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 gravity, h, substeps, velocity_scale, lane_base, lane_particles, block_start,
                 x, v):
-    """``kernels.lane_substeps`` between ``lane_gather`` and ``lane_scatter`` of x, v (N, 3)
-    [m], [m/s], block by block (one thread)."""
+    """``kernels.lane_substeps`` between the copies of x, v (N, 3) [m], [m/s] into the lanes
+    and back, block by block (one thread)."""
     for b in range(block_length.shape[0]):
         _sweep_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                         block_length, gravity, h, substeps, velocity_scale, lane_base,
@@ -119,8 +119,8 @@ def direct_frame(buffer, edge_buffer, block_particle_offset, block_edge_offset, 
                  block_leading, block_bending, gravity, h, substeps, second_order,
                  newton_iterations, strain_limit, velocity_scale, lane_base, lane_particles,
                  block_start, x, v):
-    """``kernels_direct.direct_substeps`` between the copies of x, v, block by block (16
-    lanes, one thread)."""
+    """The direct solve (``kernels_direct._direct_blocks``) between the copies of x, v, block
+    by block (16 lanes, one thread)."""
     for b in range(block_length.shape[0]):
         _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                          block_length, block_leading, block_bending, gravity, h, substeps,

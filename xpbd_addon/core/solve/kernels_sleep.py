@@ -171,8 +171,8 @@ def awake_pairs(pairs, edges, flags):
 
 @kernel
 def lane_scatter_awake(buffer, particle_base, particles, x, v, lanes, awake):
-    """``kernels.lane_scatter`` for the particles flagged in ``awake`` (N,) only: the solve
-    of a block with an awake rope (the threaded direct solve and the Gauss-Seidel lanes
+    """Copy x, v back from the lane buffer for the particles flagged in ``awake`` (N,) only:
+    the solve of a block with an awake rope (the threaded direct solve and the Gauss-Seidel lanes
     solve every block) changes its sleeping ropes' lanes too, which must keep x, v. Their
     lanes are copied in again when they wake (``awake_particles`` flags them moved). (The
     same loop as the copy out of ``kernels_direct_io._substep_io``, which keeps it inline:

@@ -1,0 +1,1 @@
+"""The frame engine: the one path by which ropes reach a frame (engine.py)."""

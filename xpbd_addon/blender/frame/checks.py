@@ -1,0 +1,134 @@
+"""Checks of what a rope is placed by and what a frame produced, before anything is written.
+
+- ``matrix_problem`` / ``check_matrix``: an object matrix that cannot take points back into
+  object space (NaN, infinite, scaled to zero along some direction).
+- ``check_energy``: the safety net for an unstable solve (a rope gaining energy it cannot
+  have): positions beyond anything possible are refused with a message rather than written.
+  Two tests: a geometric one always (a segment stretched ``MAX_STRETCH`` times, a point
+  beyond Blender's coordinates), and, while nothing external can add energy (pins where
+  they were at the start frame, no collider), the rope's energy (``energy``) may not rise
+  above its start-frame value by more than ``ENERGY_MARGIN`` times its weight times its
+  length: with nothing moving it, a rope only converts and loses energy (no solver adds
+  energy, docs/physics.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...core.collision import MAX_COORDINATE
+from ..errors import RopeError
+
+MIN_AXIS_SCALE = 1e-30
+"""Below this length [m per object unit] of an axis of the object matrix (3x3 part) the
+object is scaled to zero: world positions could not be written back into object space."""
+
+MIN_FLATNESS = 1e-6
+"""Below this |det| / (product of the axis lengths) of the object matrix, its axes are
+(nearly) in one plane or line: scaled to zero along some direction. A uniform scale of any
+size gives 1, so a tiny object (scale 1e-4: |det| 1e-12) is not refused."""
+
+MAX_STRETCH = 100.0
+"""Safety net: a segment longer than this many times its rest length (plus ``MAX_SLACK``)
+after a frame means the rope gained energy it cannot have (an unstable solve): nothing is
+written and the panel says so. Nothing a user sets on purpose stretches a rope this far."""
+
+ENERGY_MARGIN = 1.0
+"""Allowed rise of a rope's energy over its start frame [in units of m g L: free mass m [kg],
+gravity g [m/s^2], total rest length L [m]] while nothing external moves it. A stable solve
+only loses energy; an exploding one gains many times this within a few frames."""
+
+MAX_SLACK = 1.0
+"""[m] added to the stretch limit, so that very short segments are not flagged for moving
+apart by millimetres."""
+
+
+def _det3(m: np.ndarray) -> float:
+    # Closed form: numpy.linalg (LAPACK) costs ~2 ms per call inside Blender here, more than
+    # the whole frame budget, when its thread pool competes with Blender's.
+    return float(m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1])
+                 - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+                 + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
+
+
+def matrix_problem(matrix: np.ndarray, name: str) -> str | None:
+    """Why an object matrix cannot place a rope (not finite, or scaled to zero along some
+    direction), or None."""
+    if not np.all(np.isfinite(matrix)):
+        return f"'{name}' has a transform with NaN or infinite values"
+    axes = matrix[:3, :3]
+    lengths = np.sqrt((axes * axes).sum(axis=0))
+    scale = float(lengths[0] * lengths[1] * lengths[2])
+    if lengths.min() < MIN_AXIS_SCALE or abs(_det3(axes)) < MIN_FLATNESS * scale:
+        return (f"'{name}' has a scale of zero (or is flattened along some direction): points "
+                "cannot be written back")
+    return None
+
+
+def check_matrix(matrix: np.ndarray, name: str) -> None:
+    """RopeError if an object matrix is not finite or scales to zero."""
+    problem = matrix_problem(matrix, name)
+    if problem is not None:
+        raise RopeError(problem)
+
+
+def energy(model: Any, x: np.ndarray, v: np.ndarray, gravity: Any) -> float:
+    """Kinetic + gravitational energy [J] of the free particles: positions ``x`` [m],
+    velocities ``v`` [m/s] (world, [N, 3]), ``gravity`` [m/s^2].
+
+    Elastic and bending energy are left out on purpose: they are 0 at the start frame (the
+    rest shape) and never negative, so kinetic + gravitational energy can only stay at or
+    below its start value too; and 0.5 C^2 / alpha of an unconverged solve (a sweep, few
+    iterations) is far larger than the stretch a user sees."""
+    from ..write import io_kernels  # numba: loaded before any frame is simulated
+
+    g = np.asarray(gravity, dtype=np.float64)
+    return float(io_kernels.kinetic_potential(x, v, model.particle_inv_mass, g[0], g[1], g[2]))
+
+
+def energy_margin(model: Any, gravity: Any) -> float:
+    """The rise of energy [J] ``check_energy`` allows (``ENERGY_MARGIN``)."""
+    inv_mass = model.particle_inv_mass
+    free = inv_mass > 0.0
+    weight = float((1.0 / inv_mass[free]).sum()) * max(float(np.linalg.norm(gravity)), 1.0)
+    return ENERGY_MARGIN * weight * max(float(model.edge_rest_length.sum()), 1.0) + 1e-3
+
+
+def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None = None,
+                 gravity: Any = None, start_energy: float | None = None,
+                 margin: float | None = None) -> None:
+    """The safety net: RopeError if positions ``x`` [m] (world) are beyond anything the rope
+    could reach without gaining energy: a segment stretched past ``MAX_STRETCH`` times its
+    rest length (+ ``MAX_SLACK``), or a point beyond the coordinates Blender can hold. An
+    unstable solve (a very long rope with too few substeps) then stops with a message
+    instead of writing absurd positions. ``start_energy`` [J]: the rope's ``energy`` at its
+    start frame when nothing external has moved it since (else None: no energy test);
+    ``margin``: ``energy_margin(model, gravity)`` if the caller keeps it (else computed)."""
+    from ..write import io_kernels
+
+    if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
+        raise RopeError(f"{what} blew up: a point is more than "
+                        f"{MAX_COORDINATE:g} m away; nothing was written. "
+                        "More Substeps (or a stiffer, heavier rope) keeps it stable")
+
+    edges = model.edge_index
+    k = int(io_kernels.first_overstretched(x, edges, model.edge_rest_length, MAX_STRETCH,
+                                           MAX_SLACK)) if len(edges) else -1
+    if k >= 0:
+        d = x[edges[k, 0]] - x[edges[k, 1]]
+        length = math.sqrt(float(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]))
+        times = length / max(float(model.edge_rest_length[k]), 1e-12)
+        raise RopeError(f"{what} gained energy it cannot have (a segment stretched to "
+                        f"{length:.3g} m, {times:.0f} times its rest length): stopped, "
+                        "nothing was written. More Substeps (or a stiffer, heavier rope) "
+                        "keeps it stable")
+    if start_energy is not None and v is not None:
+        rise = energy(model, x, v, gravity) - start_energy
+        if rise > (margin if margin is not None else energy_margin(model, gravity)):
+            raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than at "
+                            "the start frame, with nothing moving it): stopped, nothing was "
+                            "written. More Substeps (or a stiffer, heavier rope) keeps it "
+                            "stable")

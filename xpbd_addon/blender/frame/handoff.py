@@ -1,0 +1,107 @@
+"""The hand-off of one frame to the core: the members' ``Inputs`` (inputs.py) joined into the
+per-particle arrays of a run's joint Model (``Handoff.join``), and the one call that steps
+them (``step``: ``core.step``, or ``core.soft_pins.step_with_soft_pins`` when springs hold
+points, then the safety net).
+
+Every per-particle input the core takes is a field of ``Handoff`` and reaches the core only
+through ``step``, so a source read per frame cannot be left out on the way:
+``tests/blender/test_frame_inputs.py`` checks that the fields are the core's keywords and
+that a force source moves the rope as the core moves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ... import core
+from ...core.soft_pins import SoftPins, step_with_soft_pins
+from ..errors import RopeError
+from ..read import attachments as attach
+from .checks import check_energy
+from .inputs import Inputs
+
+if TYPE_CHECKING:
+    from .sim import RopeSim
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """What the core takes for one frame of a run's joint Model, per particle of it."""
+
+    pin_targets: np.ndarray
+    """Pin targets [m] (world), shape [N, 3]: the settings' pins and the rigidly held
+    points of attachments; the rows of free particles are ignored by the core"""
+    accelerations: np.ndarray | None
+    """External accelerations [m/s^2] (world) besides gravity, shape [N, 3]; None: none"""
+    soft_pins: SoftPins | None
+    """Points pulled by springs (attachments with a compliance); None: none"""
+    holds: tuple[tuple[attach.Hold, ...], ...]
+    """Each member's attachment states for this frame, the springs' targets set"""
+    held: tuple[int, ...]
+    """How many particles each member's attachments hold rigidly at this frame"""
+
+    @classmethod
+    def join(cls, ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
+             holds: list[tuple[attach.Hold, ...]], pin_buffer: np.ndarray) -> Handoff:
+        """The members' ``inputs`` and attachment ``holds`` placed in the joint Model's rows
+        (member k starts at particle ``offsets[k]``). ``pin_buffer`` [N, 3] is written and
+        kept as ``pin_targets``: a run reuses one buffer, as the core ignores free rows."""
+        springs = []
+        new_holds = []
+        held = []
+        for o, rope, i, h in zip(offsets, ropes, inputs, holds, strict=False):
+            found = rope.changes.attachments
+            h, pulls = attach.springs(found, h, i.matrices)
+            new_holds.append(h)
+            springs += [(o + ids, begin, end, np.full(len(ids), alpha))
+                        for ids, begin, end, alpha in pulls]
+            pin_buffer[o + i.pinned_ids] = i.targets
+            held_ids, held_targets = attach.held(found, h, i.matrices)
+            pin_buffer[o + held_ids] = held_targets
+            held.append(len(held_ids))
+        soft = None
+        if springs:
+            particles, begins, ends, alphas = (np.concatenate(part)
+                                               for part in zip(*springs, strict=True))
+            soft = SoftPins(particles, ends, alphas, start=begins)
+        accelerations = None
+        if any(i.accelerations is not None for i in inputs):
+            accelerations = np.zeros_like(pin_buffer)
+            for o, i in zip(offsets, inputs, strict=False):
+                if i.accelerations is not None:
+                    accelerations[o:o + len(i.accelerations)] = i.accelerations
+        return cls(pin_buffer, accelerations, soft, tuple(new_holds), tuple(held))
+
+
+def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff: Handoff,
+         *, gravity: Any, contacts: list[Any], what: str, start_energy: float | None = None,
+         margin: float | None = None) -> core.Model:
+    """One frame of ``dt`` [s] in ``substeps`` on ``state`` in place, with everything of
+    ``handoff`` and the ``contacts``; the core's refusals and any NaN it produced become a
+    RopeError (``what`` names the simulation): nothing gets written then. ``start_energy``
+    [J]: the safety net's energy test, while nothing external moves the rope (``margin``:
+    ``checks.energy_margin`` of ``model`` if known). Returns the Model the state was stepped
+    with (``core.edge_tension`` reads the state with it)."""
+    stepped = model
+    try:
+        if handoff.soft_pins is None:
+            core.step(model, state, dt, substeps, gravity=gravity,
+                      pin_targets=handoff.pin_targets, colliders=contacts,
+                      accelerations=handoff.accelerations)
+        else:
+            stepped = step_with_soft_pins(model, state, dt, substeps, handoff.soft_pins,
+                                          gravity=gravity, pin_targets=handoff.pin_targets,
+                                          colliders=contacts,
+                                          accelerations=handoff.accelerations)
+    except ValueError as exc:
+        raise RopeError(f"The solver refused the input: {exc}") from exc
+    from ..write import io_kernels  # numba: loaded before any frame is simulated
+
+    if not io_kernels.all_finite(state.x.reshape(-1), state.v.reshape(-1)):
+        raise RopeError(f"{what} produced NaN; nothing was written")
+    check_energy(model, state.x, what, v=state.v, gravity=gravity,
+                 start_energy=start_energy if not contacts else None, margin=margin)
+    return stepped

@@ -1,0 +1,1 @@
+"""Geometry out: a writer per kind of Blender data (kinds.py), tears, shared data."""
