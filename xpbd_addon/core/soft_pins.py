@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .collision import Collider, as_colliders
+from .air import Air
+from .collision import as_colliders, colliders_over
 from .model import Model, State
 from .solver import step
 from .validation import as_float_array, as_positive_float, as_substeps
@@ -66,29 +67,20 @@ def _checked(pins: SoftPins, model: Model) -> tuple[np.ndarray, np.ndarray, np.n
     return particles.astype(np.int64), start, end, alpha
 
 
-def _part(colliders: list, s0: float, s1: float) -> list:
-    """The colliders moving over the fraction s0..s1 of their frame's motion."""
-    out = []
-    for collider in colliders:
-        if isinstance(collider, Collider) and collider.moving:
-            a, b = collider.vertices, collider.vertices_end
-            out.append(collider.moved(a + s0 * (b - a), a + s1 * (b - a)))
-        else:
-            out.append(collider)
-    return out
-
-
 def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
                         soft_pins: SoftPins, *, gravity: Any = (0.0, 0.0, -9.81),
                         pin_targets: Any = None, colliders: Any = (),
-                        accelerations: Any = None) -> Model:
+                        accelerations: Any = None, air: Air | None = None,
+                        wind: Any = None) -> Model:
     """``step`` with ``soft_pins`` (see the module): one frame of ``dt`` [s] in ``substeps``
     substeps, each a ``step`` of one substep of a Model whose held particles are heavier by
     h^2 / alpha, their predictions moved towards the targets. The other arguments are
     ``step``'s (the pins and colliders move over the frame as there). Returns the Model the
     substeps were stepped with (``edge_tension`` reads the state with it). ValueError naming
     the argument; the frame runs with implicit Euler (``integrator`` "bdf2" needs whole
-    frames)."""
+    frames). ``air`` and ``wind`` are ``step``'s too: each substep's ``step`` drags the
+    held particles with the force over their heavier mass m', which is exactly the shift a
+    force F moves the spring's prediction by (x~' moves by h^2 F / m')."""
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     particles, start, end, alpha = _checked(soft_pins, model)
@@ -120,7 +112,8 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
         acceleration[particles] = base[particles] + share[:, None] * (p - predicted) / (h * h)
         targets[pinned] = pin_start + s1 * (pin_end - pin_start)
         step(held, state, h, 1, gravity=g, pin_targets=targets,
-             colliders=[*_part(meshes, s0, s1), *planes], accelerations=acceleration)
+             colliders=[*colliders_over(meshes, s0, s1), *planes], accelerations=acceleration,
+             air=air, wind=wind)
     return held
 
 
