@@ -22,6 +22,7 @@ in; the spring pulls with k |p - x| [N] (``spring_forces``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -115,6 +116,31 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
              colliders=[*colliders_over(meshes, s0, s1), *planes], accelerations=acceleration,
              air=air, wind=wind)
     return held
+
+
+def from_weights(weights: Any, targets: Any, stiffness: float, *, start: Any = None
+                 ) -> tuple[SoftPins, np.ndarray]:
+    """Soft pins from a weight per particle (a vertex group, a curve point's weight), as
+    Blender's Soft Body goal: weight 1 holds the particle rigidly (a pin), 0 leaves it free,
+    and a weight w in between holds it to its target by a spring of stiffness
+
+        k(w) = stiffness * w / (1 - w)     [N/m],   alpha = 1 / k(w)   [m/N],
+
+    so ``stiffness`` [N/m] is the spring of weight 0.5 (Soft Body's goal spring law,
+    1 / (1 - w) - 1, with ``stiffness`` giving it a physical scale). ``weights`` (N,),
+    ``targets`` (N, 3) [m] where the targets are at the frame's end (``start``: at its
+    start). Returns (the soft pins of the weights strictly between 0 and 1, the (N,) mask of
+    the particles to pin: inverse mass 0 in the Model). ValueError naming the argument."""
+    w = as_float_array(weights, "weights", (None,))
+    if w.size and (w.min() < 0.0 or w.max() > 1.0):
+        raise ValueError("weights: expected values in 0..1")
+    if not (math.isfinite(stiffness) and stiffness > 0.0):
+        raise ValueError(f"stiffness: expected a finite value > 0 N/m, got {stiffness!r}")
+    end = as_float_array(targets, "targets", (len(w), 3))
+    held = np.flatnonzero((w > 0.0) & (w < 1.0))
+    compliance = (1.0 - w[held]) / (w[held] * stiffness)
+    begin = None if start is None else as_float_array(start, "start", (len(w), 3))[held]
+    return SoftPins(held, end[held], compliance, begin), w >= 1.0
 
 
 def spring_forces(state: State, soft_pins: SoftPins) -> np.ndarray:
