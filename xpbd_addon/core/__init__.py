@@ -5,7 +5,7 @@
     state = model.state()
     step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None,
          colliders=(Collider(vertices, triangles, vertices_end=None), Plane(point, normal)),
-         accelerations=None)
+         accelerations=None, air=Air(density, normal_drag, tangential_drag), wind=None)
     model = model.with_changes(removed_edges=[k])   # a cut: a new Model, the state goes on
 
 Map of the core (each part imports only from those above it):
@@ -24,6 +24,7 @@ Map of the core (each part imports only from those above it):
     model.py         Model (static: what the rope is), State (x, v: where it is)
     workspace.py     Workspace (State.workspace): scratch and what step carries between
                      frames (lane buffers, the contacts' candidates), declared field by field
+    air.py           Air: the drag of the air (and the wind) on segments as on cylinders
     solver.py        step / step_sequential: one frame of substeps, the stages in order
     tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
     soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is
@@ -47,16 +48,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .air import Air
     from .collision import Collider, Plane
     from .model import Model, State
     from .solver import step
     from .tension import edge_tension
 
-__all__ = ["Collider", "Model", "Plane", "State", "step", "edge_tension", "configure_numba",
+__all__ = ["Air", "Collider", "Model", "Plane", "State", "step", "edge_tension", "configure_numba",
            "numba_loaded"]
 
-_LAZY = {"Collider": ".collision", "Plane": ".collision", "Model": ".model", "State": ".model",
-         "step": ".solver", "edge_tension": ".tension"}
+_LAZY = {"Air": ".air", "Collider": ".collision", "Plane": ".collision", "Model": ".model",
+         "State": ".model", "step": ".solver", "edge_tension": ".tension"}
 """Public names imported on first use (PEP 562): they need numpy, and the add-on's
 ``register()`` imports this package for ``configure_numba`` at Blender start, where Blender
 4.2 has not loaded numpy yet (50-90 ms). ``from xpbd_addon.core import Model`` still works."""

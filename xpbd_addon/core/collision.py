@@ -318,3 +318,16 @@ def as_colliders(colliders: Any) -> tuple[list[Collider], list[Plane]]:
             raise ValueError(f"colliders: item {index} is a {type(item).__name__}, "
                              "expected a Collider or a Plane")
     return meshes, planes
+
+
+def colliders_over(colliders: list, s0: float, s1: float) -> list:
+    """The colliders moving over the fraction s0..s1 of their frame's motion (a frame run a
+    substep per ``step`` call: soft pins, air), planes and still meshes as they are."""
+    out = []
+    for collider in colliders:
+        if isinstance(collider, Collider) and collider.moving:
+            a, b = collider.vertices, collider.vertices_end
+            out.append(collider.moved(a + s0 * (b - a), a + s1 * (b - a)))
+        else:
+            out.append(collider)
+    return out

@@ -22,11 +22,13 @@ in; the spring pulls with k |p - x| [N] (``spring_forces``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .collision import Collider, as_colliders
+from .air import Air
+from .collision import as_colliders, colliders_over
 from .model import Model, State
 from .solver import step
 from .validation import as_float_array, as_positive_float, as_substeps
@@ -66,29 +68,20 @@ def _checked(pins: SoftPins, model: Model) -> tuple[np.ndarray, np.ndarray, np.n
     return particles.astype(np.int64), start, end, alpha
 
 
-def _part(colliders: list, s0: float, s1: float) -> list:
-    """The colliders moving over the fraction s0..s1 of their frame's motion."""
-    out = []
-    for collider in colliders:
-        if isinstance(collider, Collider) and collider.moving:
-            a, b = collider.vertices, collider.vertices_end
-            out.append(collider.moved(a + s0 * (b - a), a + s1 * (b - a)))
-        else:
-            out.append(collider)
-    return out
-
-
 def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
                         soft_pins: SoftPins, *, gravity: Any = (0.0, 0.0, -9.81),
                         pin_targets: Any = None, colliders: Any = (),
-                        accelerations: Any = None) -> Model:
+                        accelerations: Any = None, air: Air | None = None,
+                        wind: Any = None) -> Model:
     """``step`` with ``soft_pins`` (see the module): one frame of ``dt`` [s] in ``substeps``
     substeps, each a ``step`` of one substep of a Model whose held particles are heavier by
     h^2 / alpha, their predictions moved towards the targets. The other arguments are
     ``step``'s (the pins and colliders move over the frame as there). Returns the Model the
     substeps were stepped with (``edge_tension`` reads the state with it). ValueError naming
     the argument; the frame runs with implicit Euler (``integrator`` "bdf2" needs whole
-    frames)."""
+    frames). ``air`` and ``wind`` are ``step``'s too: each substep's ``step`` drags the
+    held particles with the force over their heavier mass m', which is exactly the shift a
+    force F moves the spring's prediction by (x~' moves by h^2 F / m')."""
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     particles, start, end, alpha = _checked(soft_pins, model)
@@ -120,8 +113,34 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
         acceleration[particles] = base[particles] + share[:, None] * (p - predicted) / (h * h)
         targets[pinned] = pin_start + s1 * (pin_end - pin_start)
         step(held, state, h, 1, gravity=g, pin_targets=targets,
-             colliders=[*_part(meshes, s0, s1), *planes], accelerations=acceleration)
+             colliders=[*colliders_over(meshes, s0, s1), *planes], accelerations=acceleration,
+             air=air, wind=wind)
     return held
+
+
+def from_weights(weights: Any, targets: Any, stiffness: float, *, start: Any = None
+                 ) -> tuple[SoftPins, np.ndarray]:
+    """Soft pins from a weight per particle (a vertex group, a curve point's weight), as
+    Blender's Soft Body goal: weight 1 holds the particle rigidly (a pin), 0 leaves it free,
+    and a weight w in between holds it to its target by a spring of stiffness
+
+        k(w) = stiffness * w / (1 - w)     [N/m],   alpha = 1 / k(w)   [m/N],
+
+    so ``stiffness`` [N/m] is the spring of weight 0.5 (Soft Body's goal spring law,
+    1 / (1 - w) - 1, with ``stiffness`` giving it a physical scale). ``weights`` (N,),
+    ``targets`` (N, 3) [m] where the targets are at the frame's end (``start``: at its
+    start). Returns (the soft pins of the weights strictly between 0 and 1, the (N,) mask of
+    the particles to pin: inverse mass 0 in the Model). ValueError naming the argument."""
+    w = as_float_array(weights, "weights", (None,))
+    if w.size and (w.min() < 0.0 or w.max() > 1.0):
+        raise ValueError("weights: expected values in 0..1")
+    if not (math.isfinite(stiffness) and stiffness > 0.0):
+        raise ValueError(f"stiffness: expected a finite value > 0 N/m, got {stiffness!r}")
+    end = as_float_array(targets, "targets", (len(w), 3))
+    held = np.flatnonzero((w > 0.0) & (w < 1.0))
+    compliance = (1.0 - w[held]) / (w[held] * stiffness)
+    begin = None if start is None else as_float_array(start, "start", (len(w), 3))[held]
+    return SoftPins(held, end[held], compliance, begin), w >= 1.0
 
 
 def spring_forces(state: State, soft_pins: SoftPins) -> np.ndarray:

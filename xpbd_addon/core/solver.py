@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import collision
+from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
 from .validation import as_float_array, as_positive_float, as_substeps
@@ -58,6 +59,7 @@ def kernels() -> StepKernels:
         from .contacts import kernels_resting as resting
         from .contacts import kernels_segments as segments
         from .solve import kernels as sweep
+        from .solve import kernels_air as air
         from .solve import kernels_bending as bending
         from .solve import kernels_chain as chain
         from .solve import kernels_direct as direct
@@ -67,8 +69,8 @@ def kernels() -> StepKernels:
         from .solve import kernels_sleep as sleep
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, direct, bending, geometry, collider, resting, contact, broad,
-                           resolve, segments, pairs, direct_io, sleep, chain, frame))
+        _drop_stale_cache((sweep, air, direct, bending, geometry, collider, resting, contact,
+                           broad, resolve, segments, pairs, direct_io, sleep, chain, frame))
         from .solve.frame import solve_frame
 
         _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
@@ -110,7 +112,7 @@ def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
 
 _STAMP = "xpbd-kernels.sha256"
 _KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kernels.py",
-                   "solve/kernels_direct.py", "solve/kernels_bending.py",
+                   "solve/kernels_air.py", "solve/kernels_direct.py", "solve/kernels_bending.py",
                    "contacts/kernels_geometry.py", "contacts/kernels_collider.py",
                    "contacts/kernels_resting.py", "contacts/kernels_contact.py",
                    "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
@@ -186,6 +188,8 @@ def step(
     pin_targets: Any = None,
     colliders: Any = (),
     accelerations: Any = None,
+    air: Air | None = None,
+    wind: Any = None,
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
@@ -214,12 +218,21 @@ def step(
     one ended; any other start searches afresh, with the same result: the state x, v is all
     a cache needs.
 
+    ``air`` (``air.Air``: density [kg/m^3], normal and tangential drag coefficients),
+    optional: the air drags every segment as a cylinder of diameter 2 * ``model.particle_radius``
+    (0.5 rho d (C_n |u_n| u_n + pi C_t |u_t| u_t) per length, u the air's velocity relative
+    to the rope; see ``air``), taken at every substep's start, bounded so that it never
+    carries a particle past the air. ``wind`` [m/s]: the air's velocity, a 3-vector or
+    (N, 3) per particle (default: still air); it acts only through ``air``. With air the
+    frame runs one substep per call (implicit Euler, also with ``integrator="bdf2"``);
+    without it (None, density 0, both coefficients 0, radius 0) nothing of it runs.
+
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere,
     arrays of the wrong shape, or a damping above ``MAX_DAMPING_PER_SUBSTEP`` / h; ``state``
     is left untouched then.
     """
     _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
-             accelerations=accelerations)
+             accelerations=accelerations, air=air, wind=wind)
 
 
 def step_sequential(
@@ -232,16 +245,19 @@ def step_sequential(
     pin_targets: Any = None,
     colliders: Any = (),
     accelerations: Any = None,
+    air: Air | None = None,
+    wind: Any = None,
 ) -> None:
     """``step`` done by the plain sequential sweep alone (no lanes, no threads): the reference
     that the fast path matches bit for bit, kept for tests and benchmarks."""
     _advance(model, state, dt, substeps, gravity, pin_targets, model.reference_plan,
-             colliders=colliders, accelerations=accelerations)
+             colliders=colliders, accelerations=accelerations, air=air, wind=wind)
 
 
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
-             colliders: Any = (), accelerations: Any = None) -> None:
+             colliders: Any = (), accelerations: Any = None, air: Any = None,
+             wind: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     if not model.damping * (dt / substeps) <= MAX_DAMPING_PER_SUBSTEP:
@@ -267,6 +283,12 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         targets = state.x[pinned]
     else:
         targets = _pin_targets(pin_targets, model, pinned, k.first_nonfinite)
+    checked_air = as_air(air)
+    air_velocity = as_wind(wind, model.particle_count)
+    if checked_air is not None and model.edge_count and model.particle_radius.any():
+        _advance_in_air(model, state, dt, substeps, gravity_vector, extra, targets, plan,
+                        parallel, meshes + planes, checked_air, air_velocity)
+        return
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
@@ -285,6 +307,33 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                   velocity_scale, threads)
     # The straight-line pin path lands on the target up to rounding; make it exact.
     k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
+
+
+def _advance_in_air(model: Model, state: State, dt: float, substeps: int,
+                    gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
+                    plan: SolvePlan, parallel: bool | None, colliders: list, air: Air,
+                    wind: np.ndarray) -> None:
+    """The frame with air (``air``): one substep per ``_advance`` call, each with the drag
+    of its start's velocities added to the external accelerations (a velocity change of the
+    substep, as the predict x + h v + h^2 a takes it). The pins move in a straight line to
+    their ``targets`` over the frame and the colliders over their motion, as in one call."""
+    h = dt / substeps
+    pinned = plan.pinned
+    pin_start = state.x[pinned].copy()
+    pin_end = state.x.copy()
+    force = np.empty_like(state.x)
+    drag = np.empty_like(state.x)
+    total = np.empty_like(state.x)
+    for substep in range(substeps):
+        s0, s1 = substep / substeps, (substep + 1) / substeps
+        drag_accelerations(state.x, state.v, wind, model.edge_index, model.particle_radius,
+                           model.particle_inv_mass, air, h, force, drag)
+        np.add(extra, drag, out=total)
+        pin_end[pinned] = pin_start + s1 * (targets - pin_start)
+        _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
+                 colliders=collision.colliders_over(colliders, s0, s1), accelerations=total)
+    # the straight-line path lands on the target up to rounding; make it exact, as ``step``
+    state.x[pinned] = targets
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
