@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import fields
+from xpbd_addon.blender.read import fields
 from xpbd_addon.core import Model, step
 
 PARTICLE_DT = 0.04

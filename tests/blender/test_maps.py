@@ -1,4 +1,4 @@
-"""Per-point maps read from Blender (``blender/maps.py``): vertex-group weights of a mesh
+"""Per-point maps read from Blender (``blender/read/maps.py``): vertex-group weights of a mesh
 rope and the weight and radius of curve points, in the rope's particle order."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import bpy
 import numpy as np
 import pytest
 
-from xpbd_addon.blender import maps
-from xpbd_addon.blender.geometry import build_layout
+from xpbd_addon.blender.read import maps
+from xpbd_addon.blender.read.geometry import build_layout
 
 
 def test_vertex_group_weights_per_vertex(scene):
