@@ -6,10 +6,11 @@
   have): positions beyond anything possible are refused with a message rather than written.
   Two tests: a geometric one always (a segment stretched ``MAX_STRETCH`` times, a point
   beyond Blender's coordinates), and, while nothing external can add energy (pins where
-  they were at the start frame, no collider), the rope's energy (``energy``) may not rise
-  above its start-frame value by more than ``ENERGY_MARGIN`` times its weight times its
-  length: with nothing moving it, a rope only converts and loses energy (no solver adds
-  energy, docs/physics.md).
+  they were at the start frame, no collider, no field), the rope's kinetic and gravitational
+  energy (``energy``) may not rise above its start frame's total (those and the elastic
+  energy its constraints stored there, ``sim.check_energy_start``) by more than
+  ``ENERGY_MARGIN`` times its weight times its length: with nothing moving it, a rope only
+  converts and loses energy (no solver adds energy, docs/physics.md).
 """
 
 from __future__ import annotations
@@ -79,10 +80,10 @@ def energy(model: Any, x: np.ndarray, v: np.ndarray, gravity: Any) -> float:
     """Kinetic + gravitational energy [J] of the free particles: positions ``x`` [m],
     velocities ``v`` [m/s] (world, [N, 3]), ``gravity`` [m/s^2].
 
-    Elastic and bending energy are left out on purpose: they are 0 at the start frame (the
-    rest shape) and never negative, so kinetic + gravitational energy can only stay at or
-    below its start value too; and 0.5 C^2 / alpha of an unconverged solve (a sweep, few
-    iterations) is far larger than the stretch a user sees."""
+    The elastic energy stored now is left out on purpose: it is never negative, so kinetic +
+    gravitational energy can only stay at or below the start frame's total (which counts
+    it, ``sim.check_energy_start``); and 0.5 C^2 / alpha of an unconverged solve (a sweep,
+    few iterations) is far larger than the stretch a user sees."""
     from ..write import io_kernels  # numba: loaded before any frame is simulated
 
     g = np.asarray(gravity, dtype=np.float64)
@@ -128,7 +129,7 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
     if start_energy is not None and v is not None:
         rise = energy(model, x, v, gravity) - start_energy
         if rise > (margin if margin is not None else energy_margin(model, gravity)):
-            raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than at "
-                            "the start frame, with nothing moving it): stopped, nothing was "
-                            "written. More Substeps (or a stiffer, heavier rope) keeps it "
-                            "stable")
+            raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than "
+                            "its kinetic, gravitational and elastic energy at the start "
+                            "frame, with nothing moving it): stopped, nothing was written. "
+                            "More Substeps (or a stiffer, heavier rope) keeps it stable")

@@ -359,10 +359,13 @@ class RopeSim:
 
 
 def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
-    """The energy [J] of a start frame (``checks.energy``)."""
+    """The energy [J] of a start frame: kinetic, gravitational (``checks.energy``) and what
+    its constraints store there (``core.energy.stored_energy``: a rope modelled curled
+    stores bending energy, which it may turn into motion)."""
+    from ...core.energy import stored_energy
     from .checks import energy
 
-    return energy(model, start.x, start.v, gravity)
+    return energy(model, start.x, start.v, gravity) + stored_energy(model, start.x)
 
 
 # --- registry -------------------------------------------------------------------------------
