@@ -1,4 +1,5 @@
-"""Operators: ``xpbd.reset`` and ``xpbd.rope_add`` (Add > Curve > XPBD Rope).
+"""Operators: ``xpbd.reset``, ``xpbd.rope_add`` (Add > Curve > XPBD Rope) and
+``xpbd.chain_links`` (a link object instanced along a rope).
 
 The bake operators (``xpbd.bake``, ``xpbd.bake_all``, ``xpbd.free_bake``) are in
 ``bake_operators``.
@@ -154,11 +155,41 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class XPBD_OT_chain_links(bpy.types.Operator):
+    """Instance the selected object as a link on every segment of the active curve rope"""
+
+    bl_idname = "xpbd.chain_links"
+    bl_label = "Chain Links"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: Any) -> Any:
+        from .blender.write import links
+
+        rope = context.active_object
+        if rope is None or rope.type != "CURVE":
+            self.report({"ERROR"}, "Chain links need a curve rope as the active object "
+                                   "(Add > Curve > XPBD Rope)")
+            return {"CANCELLED"}
+        others = [o for o in context.selected_objects if o != rope]
+        if len(others) != 1:
+            self.report({"ERROR"}, "Select the link object, then the rope (active): "
+                                   f"{len(others)} other objects are selected")
+            return {"CANCELLED"}
+        link = others[0]
+        if not max(link.dimensions) > 0.0:
+            self.report({"ERROR"}, f"'{link.name}' has no size: a link needs geometry")
+            return {"CANCELLED"}
+        links.add_links(rope, link)
+        self.report({"INFO"}, f"'{link.name}' on every segment of '{rope.name}' (hide "
+                              f"'{link.name}' itself if it should not render)")
+        return {"FINISHED"}
+
+
 def menu_curve_add(self: Any, context: Any) -> None:
     self.layout.operator(XPBD_OT_rope_add.bl_idname, icon="OUTLINER_OB_CURVE")
 
 
-CLASSES = (XPBD_OT_reset, XPBD_OT_rope_add)
+CLASSES = (XPBD_OT_reset, XPBD_OT_rope_add, XPBD_OT_chain_links)
 
 
 def register() -> None:

@@ -100,6 +100,8 @@ class XPBD_PT_rope(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         gravity = "off" if not scene.use_gravity else (
             "({:.2f}, {:.2f}, {:.2f}) m/s\u00b2".format(*scene.gravity))
         col.label(text=f"Gravity (Scene): {gravity}")
+        if obj.type == "CURVE":
+            col.operator("xpbd.chain_links", icon="LINKED")
 
 
 class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
