@@ -284,9 +284,9 @@ def test_ropes_sleep_alike_on_one_thread_and_on_many(solver):
 
 
 def test_the_wake_reaches_every_rope_linked_to_an_awake_one_through_any_chain_of_pairs():
-    """``kernels_sleep.wake_linked`` against a breadth-first search over the ropes the pairs
+    """``kernels_wake.wake_linked`` against a breadth-first search over the ropes the pairs
     link, on random pair lists (some particles outside any rope: always awake)."""
-    from xpbd_addon.core.solve import kernels_sleep
+    from xpbd_addon.core.contacts import kernels_wake
 
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -310,6 +310,6 @@ def test_the_wake_reaches_every_rope_linked_to_an_awake_one_through_any_chain_of
                 frontier.append(other)
         expected = np.array([rope in reached for rope in range(ropes)], dtype=np.uint8)
         before = awake.copy()
-        woke = kernels_sleep.wake_linked(pairs, edges, particle_rope, awake)
+        woke = kernels_wake.wake_linked(pairs, edges, particle_rope, awake)
         np.testing.assert_array_equal(awake, expected)
         assert woke == int(expected.sum() - before.sum())

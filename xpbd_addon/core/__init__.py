@@ -16,6 +16,7 @@ Map of the core (each part imports only from those above it):
       topology.py      chains (ropes) and the rest of the graph; the 16-lane buffer layout
       lanes.py         the lane buffers' fields as the kernels index them
       plan.py          SolvePlan (which kernel runs what), ContactTopology: static, per Model
+      reach.py         the contact distances the layout derives from the radii
     collision.py     Collider (triangle meshes), Plane: the colliders of a frame
     contacts/        the contacts of a frame: FrameContacts (frame.py), the collider soup
                      (scene.py), the rope-rope pairs (ropes.py) and their kernels
@@ -27,6 +28,7 @@ Map of the core (each part imports only from those above it):
     air.py           Air: the drag of the air (and the wind) on segments as on cylinders
     solver.py        step / step_sequential: one frame of substeps, the stages in order
     tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
+    energy.py        stored_energy: what the constraints store (stretch, bending) [J]
     soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is
                      the rope's own solve with a heavier particle and a shifted prediction)
     warmup.py        warm: compile a model's kernels ahead (e.g. on a thread)

@@ -54,10 +54,14 @@ def kernels() -> StepKernels:
         from .contacts import kernels_broadphase as broad
         from .contacts import kernels_collider as collider
         from .contacts import kernels_contact as contact
+        from .contacts import kernels_edge_search as edge_search
+        from .contacts import kernels_edges as edges
         from .contacts import kernels_geometry as geometry
         from .contacts import kernels_pairs as pairs
+        from .contacts import kernels_region as region
         from .contacts import kernels_resting as resting
         from .contacts import kernels_segments as segments
+        from .contacts import kernels_wake as wake
         from .solve import kernels as sweep
         from .solve import kernels_air as air
         from .solve import kernels_bending as bending
@@ -70,7 +74,8 @@ def kernels() -> StepKernels:
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, air, direct, bending, geometry, collider, resting, contact,
-                           broad, resolve, segments, pairs, direct_io, sleep, chain, frame))
+                           broad, resolve, segments, pairs, direct_io, sleep, chain, frame,
+                           edges, edge_search, region, wake))
         from .solve.frame import solve_frame
 
         _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
@@ -118,8 +123,12 @@ _KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/ker
                    "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
                    "contacts/kernels_pairs.py", "contacts/kernels_segments.py",
                    "solve/kernels_direct_io.py", "solve/kernels_sleep.py",
-                   "solve/kernels_chain.py", "solve/kernels_frame.py")
-"""The kernel sources (paths from this folder) whose hash stamps numba's cache folders."""
+                   "solve/kernels_chain.py", "solve/kernels_frame.py",
+                   "contacts/kernels_edges.py", "contacts/kernels_edge_search.py",
+                   "contacts/kernels_region.py", "contacts/kernels_wake.py")
+"""The kernel sources (paths from this folder) whose hash stamps numba's cache folders: every
+file with a kernel (a kernel inlines what it calls from other files, so a change in any of
+them makes every cached kernel stale; tests/core/test_kernel_cache.py checks the list)."""
 
 
 def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,

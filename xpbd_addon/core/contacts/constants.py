@@ -1,20 +1,14 @@
-"""The contacts' tuning constants (no kernels here: the static layout reads some of them
-when a Model is made, before numba is imported)."""
+"""The contacts' tuning constants (no kernels here). The distances the static layout derives
+from the radii when a Model is made are layout.reach's, named here too."""
 
-SELF_SKIP = 1.5
-"""Segments of one rope closer than SELF_SKIP (r_a + r_b) along it never collide: a straight
-rope would touch itself there, and only a kink sharper than a rope can bend brings them
-together (the pairs i, i + 2 of a rope sampled every 2 r, which at rest cost as much as all
-real contacts)."""
+from ..layout.reach import MIN_MARGIN as MIN_MARGIN
+from ..layout.reach import SELF_MARGIN as SELF_MARGIN
+from ..layout.reach import SELF_SKIP as SELF_SKIP
 
 HORIZON_REACH = 8.0
 """A full rope-rope search looks ahead until the particles' motion relative to each other
 reaches this many radii (at most the rest of the frame): longer, and boxes and candidate
 pairs grow with the motion."""
-
-SELF_MARGIN = 0.5
-"""Margin of rope-rope contacts, as a fraction of the radius: how far a particle may stray
-from its predicted path before the rope-rope broad phase is redone."""
 
 PARTIAL_PAIR_TESTS = 600_000
 """Most box tests of a partial rope-rope search (segments searched now x segments searched
@@ -43,10 +37,6 @@ tested against everything by brute force instead of being listed in each cell.""
 
 MARK_LIMIT = 1 << 62
 """``MeshScene.mark`` starts again from 0 (the marker cleared) before it reaches this."""
-
-MIN_MARGIN = 1e-4
-"""Smallest margin [m] the broad phase works with (a zero margin would redo it whenever a
-contact held a particle)."""
 
 SPARSE_AWAKE = 4
 """With ropes asleep, the collider contacts skip the sleeping particles one by one (the scalar

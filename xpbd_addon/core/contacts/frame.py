@@ -17,17 +17,17 @@ from typing import Any
 import numpy as np
 
 from ..collision import Collider, Plane
-from ..solve.kernels_sleep import (
+from ..workspace import Workspace
+from .colliders import ColliderContacts
+from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
+from .kernels_contact import segment_contacts
+from .kernels_wake import (
     awake_pairs,
     awake_particles,
     links_asleep_to_awake,
     wake_linked,
     wake_near_moving,
 )
-from ..workspace import Workspace
-from .colliders import ColliderContacts
-from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
-from .kernels_contact import segment_contacts
 from .prediction import MotionPrediction
 from .ropes import RopeContacts
 

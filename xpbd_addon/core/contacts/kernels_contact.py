@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_collider import (
     CACHE_NOTHING,
     CACHE_UNKNOWN,
@@ -59,7 +58,7 @@ from .kernels_resting import (
 )
 
 __all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "GEOMETRY_ROWS", "collider_contacts", "face_normals",
-           "fill_resting", "gather_moved", "mesh_normals", "plane_contacts", "resting_contacts",
+           "fill_resting", "mesh_normals", "plane_contacts", "resting_contacts",
            "resting_static", "resting_two_faces", "segment_contacts"]
 
 _TINY = 1e-12
@@ -219,18 +218,3 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
                 moved[end] = 1
         acted += 1
     return acted
-
-
-@kernel
-def gather_moved(buffer, particle_base, particles, moved, x, v, lanes):
-    """Copy x, v of the lane particles ``particles`` (K,) (buffer index of field 0:
-    ``particle_base`` (K,)) flagged in ``moved`` into the lane buffer: after contacts only
-    the particles they moved need to go back. In buffer order (``lane_order``), the copy
-    streams through the buffer (a third faster than in particle order)."""
-    for k in range(particles.shape[0]):
-        i = particles[k]
-        if moved[i]:
-            base = particle_base[k]
-            for c in range(3):
-                buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
-                buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]

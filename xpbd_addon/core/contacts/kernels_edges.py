@@ -312,7 +312,7 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
 def wake_near_moving_edges(edges, spans, candidates, edge_vertices, vertices, vertices_end,
                            particle_rope, awake_ropes):
     """Wake the ropes (``awake_ropes`` (R,) set to 1) with a segment whose candidate edges
-    include one that moves within the frame (as ``kernels_sleep.wake_near_moving`` for the
+    include one that moves within the frame (as ``kernels_wake.wake_near_moving`` for the
     particles' triangles). Returns how many woke."""
     woke = 0
     for m in range(edges.shape[0]):

@@ -9,8 +9,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..contacts.constants import MIN_MARGIN, SELF_MARGIN, SELF_SKIP
 from . import topology
+from .reach import MIN_MARGIN, SELF_MARGIN, SELF_SKIP
 
 
 class PlannedModel(Protocol):
@@ -130,11 +130,11 @@ class ContactTopology:
     """(M, 2) [m]: rest arc length of each segment's two ends along its chain"""
     self_slack: np.ndarray | None
     """(N,) [m]: how far a particle may stray from its rope-rope prediction
-    (``contact_pairs.SELF_MARGIN`` r, at least ``contacts.MIN_MARGIN``)"""
+    (``reach.SELF_MARGIN`` r, at least ``reach.MIN_MARGIN``)"""
     segment_reach: np.ndarray | None
     """(M,) [m]: the larger radius + slack of each segment's two ends"""
     segment_skip: np.ndarray | None
-    """(M,) [m]: ``contact_pairs.SELF_SKIP`` times the larger radius of its ends"""
+    """(M,) [m]: ``reach.SELF_SKIP`` times the larger radius of its ends"""
 
 
 def contact_topology(model: PlannedModel) -> ContactTopology:

@@ -78,3 +78,18 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
             for c in range(3):
                 x[i, c] = buffer[base + (PARTICLE_X + c) * lanes]
                 v[i, c] = buffer[base + (PARTICLE_V + c) * lanes]
+
+
+@kernel
+def gather_moved(buffer, particle_base, particles, moved, x, v, lanes):
+    """Copy x, v of the lane particles ``particles`` (K,) (buffer index of field 0:
+    ``particle_base`` (K,)) flagged in ``moved`` into the lane buffer: after contacts only
+    the particles they moved need to go back. In buffer order (``lane_order``), the copy
+    streams through the buffer (a third faster than in particle order)."""
+    for k in range(particles.shape[0]):
+        i = particles[k]
+        if moved[i]:
+            base = particle_base[k]
+            for c in range(3):
+                buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
+                buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]

@@ -17,7 +17,6 @@ computed from a cached state is the same as one played in order.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import prange
 
 from ..jit import kernel, parallel_kernel
@@ -47,126 +46,6 @@ def still_ropes(x, x_start, v, limit, speed, particle_rope, awake):
     for rope in range(awake.shape[0]):
         still += 1 if awake[rope] == 0 else 0
     return still
-
-
-@kernel
-def wake_linked(pairs, edges, particle_rope, awake):
-    """Wake (flag in ``awake`` (R,)) every rope linked to an awake one by a candidate pair of
-    segments (``pairs`` (K, 2), ``edges`` (M, 2)), through any chain of pairs: their contacts
-    could move it. A particle outside the lanes (rope -1) is always awake. Returns how many
-    ropes woke. One pass over the pairs joins the ropes they link (union-find), so the cost
-    stays O(K) however long the chains of pairs."""
-    count = awake.shape[0]
-    parent = np.arange(count)
-    hot = awake.copy()  # at each root: whether its group holds an awake rope
-    for k in range(pairs.shape[0]):
-        first = -1
-        outside = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0:
-                    outside = True
-                    continue
-                root = _root(parent, rope)
-                if first < 0:
-                    first = root
-                elif root != first:
-                    parent[root] = first
-                    if hot[root] != 0:
-                        hot[first] = 1
-        if outside and first >= 0:
-            hot[first] = 1
-    woke = 0
-    for rope in range(count):
-        if awake[rope] == 0 and hot[_root(parent, rope)] != 0:
-            awake[rope] = 1
-            woke += 1
-    return woke
-
-
-@kernel
-def links_asleep_to_awake(pairs, edges, particle_rope, awake):
-    """Whether some pair of ``pairs`` (K, 2) has a segment end on a rope asleep and one on
-    a rope awake (or outside the lanes): only then can new pairs wake anything."""
-    for k in range(pairs.shape[0]):
-        any_awake = False
-        any_asleep = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0 or awake[rope] != 0:
-                    any_awake = True
-                else:
-                    any_asleep = True
-        if any_awake and any_asleep:
-            return True
-    return False
-
-
-@kernel
-def _root(parent, i):
-    """The root of i's group in the union-find forest ``parent``, halving the path."""
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-@kernel
-def wake_near_moving(spans, candidates, triangle_moves, particle_rope, awake):
-    """Wake (flag in ``awake`` (R,)) every rope with a particle whose collider candidates
-    (candidates[spans[i, 0]:spans[i, 1]]) hold a triangle that moves in this frame
-    (``triangle_moves`` (T,)): the candidates hold every triangle that can come within reach
-    of the particle's path over the frame, moving ones included. Returns how many woke."""
-    woke = 0
-    for i in range(particle_rope.shape[0]):
-        rope = particle_rope[i]
-        if rope < 0 or awake[rope] != 0:
-            continue
-        for k in range(spans[i, 0], spans[i, 1]):
-            if triangle_moves[candidates[k]] != 0:
-                awake[rope] = 1
-                woke += 1
-                break
-    return woke
-
-
-@kernel
-def awake_particles(particle_rope, awake, rope_block, flags, moved, awake_blocks):
-    """From the ropes' ``awake`` (R,): the particles' ``flags`` (N,) (1 awake, also outside
-    the lanes), ``moved`` (N,) set for those that woke (their lane buffer is stale: the
-    solve copies them in) and ``awake_blocks`` (B,), the blocks holding an awake rope
-    (``rope_block`` (R,)). Returns how many particles are awake."""
-    awake_blocks[:] = 0
-    for rope in range(awake.shape[0]):
-        if awake[rope] != 0:
-            awake_blocks[rope_block[rope]] = 1
-    count = 0
-    for i in range(particle_rope.shape[0]):
-        rope = particle_rope[i]
-        on = rope < 0 or awake[rope] != 0
-        if on and flags[i] == 0:
-            moved[i] = 1
-        flags[i] = 1 if on else 0
-        count += 1 if on else 0
-    return count
-@kernel
-def awake_pairs(pairs, edges, flags):
-    """The rows of ``pairs`` (K, 2) whose segments are awake (``flags`` (N,) of their first
-    particle: after ``wake_linked`` a pair is awake or asleep as a whole), in order."""
-    keep = 0
-    for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
-            keep += 1
-    kept = np.empty((keep, 2), dtype=np.int64)
-    row = 0
-    for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
-            kept[row, 0] = pairs[k, 0]
-            kept[row, 1] = pairs[k, 1]
-            row += 1
-    return kept
 
 
 @kernel

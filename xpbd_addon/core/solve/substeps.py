@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..contacts.kernels_contact import gather_moved
 from . import kernels_resolve, kernels_sleep
 from .kernels import lane_gather, lane_substeps, lane_substeps_parallel, sweep_substeps
 from .kernels_direct import direct_substeps_parallel, direct_substeps_single
-from .kernels_direct_io import direct_substep_io, direct_substep_io_single
+from .kernels_direct_io import direct_substep_io, direct_substep_io_single, gather_moved
 
 if TYPE_CHECKING:
     from ..layout.plan import SolvePlan
