@@ -181,3 +181,27 @@ def test_editing_a_field_restarts_the_frames_that_depend_on_it(scene):
         new = sim.settings_key(rope, scene)
         assert new != key, edit
         key = new
+
+
+def test_the_safety_net_stands_aside_while_a_field_works_on_the_rope(scene):
+    """A Force field far below lifts the hanging rope over its pin: it gains more energy than
+    the safety net allows a rope that nothing moves (checks.ENERGY_MARGIN), and is not
+    stopped for it."""
+    rope = hanging_rope(scene)
+    rope.rotation_euler = (0.0, math.pi / 2 - 0.2, 0.0)  # a little off the vertical
+    bpy.ops.object.effector_add(type="FORCE", location=(0.0, 0.0, -50.0))
+    bpy.context.active_object.field.strength = 0.5  # ~57 m/s^2 up on 8.7 g points
+    ropes.play(scene, FIRST, 30)
+    assert sim.status(rope) is None
+    assert ropes.world_points(rope)[-1, 2] > 1.0  # over the pin
+
+
+def test_a_keyed_field_weight_plays_the_same_in_any_frame_order(scene):
+    rope = hanging_rope(scene)
+    wind(12.0)
+    for frame, value in ((1, 0.0), (10, 1.0), (20, 0.3)):
+        rope.xpbd.field_weight = value
+        rope.xpbd.keyframe_insert("field_weight", frame=frame)
+    played = _played(scene, rope)
+    assert played[LAST][rope.name][-1, 0] > 0.05
+    ropes.assert_any_order_equals(scene, rope, played, FIRST, LAST, 3)

@@ -144,8 +144,9 @@ def read_fields(reading: Reading) -> Fields | None:
     field objects, those of ``effector_collection`` if set), or None when there are none or
     the Field Weight is 0 (then nothing is evaluated: the frame is the one without fields,
     bit for bit). RetryError if the weight is not a finite number >= 0."""
-    settings = reading.evaluated.xpbd
-    weight = float(settings.field_weight)
+    # keyed or driven: this frame's value; else the setting as it is (part of the key)
+    animated = "field_weight" in reading.rope.changes.names
+    weight = float((reading.evaluated if animated else reading.obj).xpbd.field_weight)
     if not (weight >= 0.0 and np.isfinite(weight)):
         raise RetryError(f"Field Weight must be a number >= 0 (got {weight})")
     if weight == 0.0:
