@@ -150,7 +150,8 @@ def test_the_same_field_in_the_rope_s_collection_acts(scene):
 
 def test_a_keyed_strength_plays_the_same_in_any_frame_order(scene):
     rope = hanging_rope(scene)
-    field = wind(0.0, noise=1.0, seed=7)
+    field = wind(0.0, noise=1.0, seed=7, shape="POINT", falloff_power=1.0)  # x matters
+    field.location = (-1.0, 0.0, -1.0)
     for frame, value in ((1, 0.0), (8, 15.0), (16, 2.0), (24, 10.0)):
         field.field.strength = value
         field.field.keyframe_insert("strength", frame=frame)
