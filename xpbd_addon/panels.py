@@ -214,6 +214,38 @@ class XPBD_PT_rope_fields(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
             layout.label(text=note, icon="INFO")
 
 
+class XPBD_PT_rope_maps(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Per-point maps: a vertex group (meshes) or the points' Weight / Radius (curves) that
+    scales mass, stiffness or radius point by point."""
+
+    bl_label = "Maps"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        for name, factor in (("mass_map", "mass_map_max"),
+                             ("stiffness_map", "stiffness_map_max"),
+                             ("radius_map", "radius_map_max")):
+            col = layout.column(align=True)
+            if obj.type == "MESH":
+                col.prop_search(settings, name, obj, "vertex_groups",
+                                text=schema.panel_text(name))
+            else:
+                prop(col, settings, name)
+            sub = col.column()
+            sub.active = bool(getattr(settings, name))
+            prop(sub, settings, factor)
+        if obj.type == "CURVE":
+            layout.label(text="Curves: 'weight' or 'radius' of the points (up to 1)",
+                         icon="INFO")
+        layout.label(text="Weight w scales the setting by 1 + w (Max - 1)", icon="INFO")
+
+
 class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "Pins"
     bl_parent_id = "XPBD_PT_rope"
@@ -261,7 +293,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 
 
 CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_collision,
-           XPBD_PT_rope_fields, XPBD_PT_rope_pins, XPBD_PT_rope_cache)
+           XPBD_PT_rope_fields, XPBD_PT_rope_maps, XPBD_PT_rope_pins,
+           XPBD_PT_rope_cache)
 
 
 

@@ -49,9 +49,12 @@ def _other(setting: schema.Setting, value):
 
 
 def _make_matter(obj, setting: schema.Setting) -> None:
-    """Set the settings ``setting`` depends on (its ``when``) so that it acts."""
+    """Set the settings ``setting`` depends on (its ``when``; a map's for its Max: the mesh
+    rope's group) so that it acts."""
     for other, value in setting.when:
         setattr(obj.xpbd, other, value)
+    if setting.name.endswith("_map_max"):
+        setattr(obj.xpbd, setting.name[:-4], "pin")
 
 
 def _signature(value, depth=0):
@@ -162,9 +165,10 @@ def test_ropes_differing_in_a_shared_setting_are_not_grouped(scene, name):
 
 def _rope_for(scene, setting):
     """A rope object on which ``setting`` acts (a mesh for the pin group)."""
-    obj = (ropes.mesh_rope(scene, name="rope") if setting.name == "pin_group"
+    on_mesh = setting.name == "pin_group" or setting.reaches == schema.MAPS
+    obj = (ropes.mesh_rope(scene, name="rope") if on_mesh
            else ropes.curve_rope(scene, "POLY", name="rope"))
-    if setting.name == "pin_group":
+    if on_mesh:  # the group "pin" (vertex 0) then free: a map of it acts on a free point
         obj.xpbd.pin_group = ""
     if setting.name == "pin_last":
         obj.xpbd.pin_first = False

@@ -43,24 +43,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import schema_fields
+
+# re-exported: the routes and kinds others read from here (tests, sim, schema_groups)
+from .schema_types import AIR as AIR
 from .schema_types import (
-    AIR,
     BOOL,
     COLLIDERS,
     ENUM,
-    FIELDS,
     FLOAT,
     INT,
     MODEL,
     PINS,
-    POINTER,
     RUN,
     STIFFNESS,
     STRING,
     Check,
     Setting,
 )
-from .schema_types import NOWHERE as NOWHERE  # re-exported (tests, other modules)
+from .schema_types import FIELDS as FIELDS
+from .schema_types import MAPS as MAPS
+from .schema_types import NOWHERE as NOWHERE
+from .schema_types import POINTER as POINTER
 
 DEFAULT_COMPLIANCE = 1e-6
 """Default alpha [m/N]: a 1 m segment under 1 N of tension stretches 1 um, a rope, not an
@@ -302,46 +306,7 @@ SETTINGS: tuple[Setting, ...] = (
                     "sleeps: it keeps its shape and costs almost nothing until something "
                     "moves it. 0 = never sleep",
         reaches=MODEL, shared="Sleep Below", check=Check(low=0.0, noun="Sleep speed")),
-    # Fields & Air (blender/frame/inputs.py reads the fields of each frame; the air is the
-    # core's Air, held once per Model: ropes stepped together share it).
-    Setting(
-        "effector_collection", POINTER, "Field Collection", default=None,
-        options=dict(type="Collection"),
-        description="Only the force fields in this collection act on the rope; empty = "
-                    "every visible force field of the scene (as Blender's cloth)",
-        reaches=FIELDS, panel="Collection"),
-    Setting(
-        "field_weight", FLOAT, "Field Weight", default=1.0, unit="-",
-        options=dict(min=0.0, soft_max=2.0, precision=3),
-        description="How much force fields act on the rope [-]: their forces and their wind "
-                    "speed are scaled by it. 0 = fields are ignored",
-        reaches=FIELDS, check=Check(low=0.0), animatable=True, panel="Weight"),
-    Setting(
-        "use_air", BOOL, "Air", default=False,
-        description="The air drags the rope as a cylinder of the rope's Radius: a Wind field "
-                    "moves it, and swinging through still air slows it. Needs Radius > 0. "
-                    "New ropes (Add > Curve > XPBD Rope) have it on",
-        reaches=AIR, shared="Air"),
-    Setting(
-        "air_density", FLOAT, "Air Density", default=1.2, unit="kg/m^3",
-        options=dict(min=0.0, soft_max=1000.0, precision=3),
-        description="Density rho of the air [kg/m^3]: 1.2 = air at sea level, 1000 = water",
-        reaches=AIR, when=(("use_air", True),), shared="Air Density", check=Check(low=0.0),
-        panel="Density (kg/m\u00b3)"),
-    Setting(
-        "drag_normal", FLOAT, "Normal Drag", default=1.2, unit="-",
-        options=dict(min=0.0, soft_max=3.0, precision=3),
-        description="Drag coefficient C_n across the rope [-]: 1.2 = a smooth round cable; "
-                    "the push of a wind u across the rope is 0.5 rho C_n d u^2 per metre",
-        reaches=AIR, when=(("use_air", True),), shared="Normal Drag", check=Check(low=0.0)),
-    Setting(
-        "drag_tangential", FLOAT, "Tangential Drag", default=0.01, unit="-",
-        options=dict(min=0.0, soft_max=0.1, precision=4),
-        description="Skin-friction coefficient C_t along the rope [-] on its surface pi d "
-                    "per metre: 0.01 = smooth cable, more for a hairy rope",
-        reaches=AIR, when=(("use_air", True),), shared="Tangential Drag",
-        check=Check(low=0.0)),
-)
+) + schema_fields.SETTINGS
 """The settings in their order on ``Object.xpbd`` (after the ``bake`` group)."""
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -27,6 +27,9 @@ RUN = "run"
 FIELDS = "fields"
 """Decides which force fields act on the rope and how much (blender/frame/inputs.py,
 ``read_fields``: read at every frame)."""
+MAPS = "maps"
+"""Names a per-point map (read/maps.py, ``read_maps``) that scales a setting point by point in
+the Model (blender/frame/stiffness.py, ``apply_maps``)."""
 AIR = "air"
 """Makes the air the rope moves through (``RopeSim.air``, the core's ``Air``)."""
 NOWHERE = "nowhere"

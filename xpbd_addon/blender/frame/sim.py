@@ -24,7 +24,7 @@ from ... import core
 from .. import schema
 from ..errors import RetryError
 from ..read import attachments as attach
-from ..read import geometry, pins, rest
+from ..read import geometry, maps, pins, rest
 from ..read.geometry import Layout, RopeError
 from ..write import rope_data
 from ..write import tears as tear
@@ -85,7 +85,7 @@ def settings_key(obj: Any, scene: Any) -> str:
     matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
     return repr((changes.key(obj), group, scene_gravity(scene), frame_dt(scene),
                  geometry.topology_signature(obj), shape_keys, matrix_ok,
-                 changes.fields_key(obj, scene)))
+                 changes.fields_key(obj, scene), maps.key(obj)))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
@@ -153,7 +153,7 @@ class RopeSim:
 
     __slots__ = ("key", "scene_name", "layout", "rest_local", "rest_xyz", "hooks", "pinned",
                  "pinned_ids", "changes", "settings", "substeps", "preroll", "tear_force",
-                 "radii", "frame_start", "frame_end", "gravity", "dt", "air", "writer",
+                 "radii", "frame_start", "frame_end", "gravity", "dt", "air", "maps", "writer",
                  "track",
                  "__weakref__")
 
@@ -208,6 +208,8 @@ class RopeSim:
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
+        self.maps = maps.read_maps(obj, len(self.rest_xyz))
+        """The per-point maps' weights (read/maps.py), read when the rope is made"""
         self.air = schema.air_of(settings)
         """The air the rope moves through (``core.Air``), None without air (``use_air``)"""
         model = self._build_model(world, self.settings, self.pinned)
@@ -239,7 +241,9 @@ class RopeSim:
         pinned = self.pinned if pinned is None else pinned
         world_rest = pins.transform(world, self.rest_xyz)
         edges = self.layout.edges
-        arguments = stiffness.model_arguments(settings, world_rest, edges, pinned)
+        arguments = stiffness.apply_maps(
+            stiffness.model_arguments(settings, world_rest, edges, pinned), self.maps,
+            settings, edges, float(settings.radius))
         if torn is not None:  # the segments' own arrays without the torn ones
             kept = ~torn
             edges = edges[kept]
@@ -247,8 +251,8 @@ class RopeSim:
                 if name in arguments and np.ndim(arguments[name]) == 1:
                     arguments[name] = arguments[name][kept]
         try:
-            return core.Model(world_rest, edges, **schema.model_keywords(settings),
-                              **arguments)
+            return core.Model(world_rest, edges,
+                              **{**schema.model_keywords(settings), **arguments})
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 
