@@ -60,7 +60,7 @@ preparation = importlib.import_module(sys.argv[2] + ".preparation")
 core = importlib.import_module(sys.argv[2] + ".core")
 import numpy as np
 request = preparation.default_request()
-warmup.warm(request.model, request.substeps)
+warmup.warm(request.model, request.substeps, air=request.air)
 # several ropes: the 16-lane kernels
 ropes, points = 16, 20
 x = np.zeros((ropes * points, 3))

@@ -194,7 +194,8 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
             meshes = any(colliders.is_collider(other, render) for other in scene.objects)
         requests.append(preparation.Request(entry.model, entry.substeps,
                                             meshes=bool(s.use_collision and meshes),
-                                            ground=bool(s.use_ground)))
+                                            ground=bool(s.use_ground),
+                                            air=entry.air is not None))
     wait = (None if render or (bpy.app.background and preparation.WAIT_IN_BACKGROUND)
             else preparation.WAIT_S)
     if not preparation.wait(requests, wait):

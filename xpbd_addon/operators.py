@@ -151,6 +151,9 @@ class XPBD_OT_rope_add(bpy.types.Operator):
         context.view_layer.objects.active = obj
         obj.xpbd.pin_first = True
         obj.xpbd.radius = self.thickness  # contacts at the rendered surface
+        # A new rope feels the air (a Wind field moves it); ropes of files made before the
+        # setting existed read its default, off, and play as they did.
+        obj.xpbd.use_air = True
         obj.xpbd.enabled = True  # starts preparing the solver (properties._on_enabled)
         return {"FINISHED"}
 

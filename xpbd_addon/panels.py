@@ -182,6 +182,72 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
             layout.label(text=note, icon="INFO")
 
 
+class XPBD_PT_rope_fields(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Which force fields act and how much, and the air's drag (docs/blender-usage.md)."""
+
+    bl_label = "Fields & Air"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        col = layout.column()
+        prop(col, settings, "effector_collection")
+        prop(col, settings, "field_weight")
+        prop(col, settings, "use_air")
+        sub = col.column(align=True)
+        sub.active = settings.use_air
+        prop(sub, settings, "air_density")
+        prop(sub, settings, "drag_normal")
+        prop(sub, settings, "drag_tangential")
+        if settings.use_air and settings.radius == 0.0:
+            layout.label(text="Radius 0: the air has nothing to drag (Collision > Radius)",
+                         icon="INFO")
+        if not settings.use_air:
+            layout.label(text="Wind fields act through the air: turn Air on", icon="INFO")
+        from .blender.frame import sim
+
+        entry = sim.REGISTRY.get(obj.session_uid)
+        for note in entry.track.field_notes if entry is not None else ():
+            layout.label(text=note, icon="INFO")
+
+
+class XPBD_PT_rope_maps(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """Per-point maps: a vertex group (meshes) or the points' Weight / Radius (curves) that
+    scales mass, stiffness or radius point by point."""
+
+    bl_label = "Maps"
+    bl_parent_id = "XPBD_PT_rope"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        settings = obj.xpbd
+        layout.active = settings.enabled
+        for name, factor in (("mass_map", "mass_map_max"),
+                             ("stiffness_map", "stiffness_map_max"),
+                             ("radius_map", "radius_map_max")):
+            col = layout.column(align=True)
+            if obj.type == "MESH":
+                col.prop_search(settings, name, obj, "vertex_groups",
+                                text=schema.panel_text(name))
+            else:
+                prop(col, settings, name)
+            sub = col.column()
+            sub.active = bool(getattr(settings, name))
+            prop(sub, settings, factor)
+        if obj.type == "CURVE":
+            layout.label(text="Curves: 'weight' or 'radius' of the points (up to 1)",
+                         icon="INFO")
+        layout.label(text="Weight w scales the setting by 1 + w (Max - 1)", icon="INFO")
+
+
 class XPBD_PT_rope_pins(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     bl_label = "Pins"
     bl_parent_id = "XPBD_PT_rope"
@@ -228,7 +294,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         row.operator("xpbd.reset", text="Reset All").all_objects = True
 
 
-CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_collision, XPBD_PT_rope_pins,
+CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_collision,
+           XPBD_PT_rope_fields, XPBD_PT_rope_maps, XPBD_PT_rope_pins,
            XPBD_PT_rope_cache)
 
 

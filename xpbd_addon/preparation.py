@@ -83,6 +83,8 @@ class Request:
     """The rope will collide with triangle meshes"""
     ground: bool = False
     """The rope will collide with a ground plane"""
+    air: bool = False
+    """The rope moves through air (``Object.xpbd.use_air``: the drag kernel)"""
 
 
 class _Worker:
@@ -265,7 +267,8 @@ def _warm(item: Request) -> None:
     from .core import warmup
 
     try:
-        warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground)
+        warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground,
+                    air=item.air)
     except Exception:  # noqa: BLE001 - the real step reports a refused input in the panel
         print("XPBD Rope: preparing the solver for a rope failed (it is simulated anyway):")
         traceback.print_exc()
@@ -284,7 +287,7 @@ def _warm_io() -> None:
 
 def default_request() -> Request:
     """The rope that Add > Curve > XPBD Rope makes (20 points, 2 m, first point pinned,
-    default settings): the kind of model most first frames need."""
+    default settings, air on): the kind of model most first frames need."""
     import numpy as np
 
     from .core import Model
@@ -295,7 +298,8 @@ def default_request() -> Request:
     edges = np.stack([np.arange(points - 1), np.arange(1, points)], axis=1)
     inv_mass = np.full(points, 1.0 / 0.05)
     inv_mass[0] = 0.0
-    return Request(Model(positions, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
+    return Request(Model(positions, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10,
+                   air=True)
 
 
 def start_default() -> None:

@@ -82,7 +82,8 @@ def test_a_force_source_reaches_every_rope_stepped_together(scene, constant_fiel
 
 def test_the_handoff_is_what_the_core_takes():
     """Every per-particle field of the hand-off is a keyword of both ways the core steps."""
-    per_particle = {f.name for f in dataclasses.fields(handoff.Handoff)} - {"holds", "held"}
+    per_particle = {f.name for f in dataclasses.fields(handoff.Handoff)} - {"holds", "held",
+                                                                         "notes"}
     for function in (core.step, step_with_soft_pins):
         keywords = set(inspect.signature(function).parameters)
         assert per_particle - {"soft_pins"} <= keywords, function.__name__

@@ -52,3 +52,71 @@ def test_curve_point_weight_and_radius_in_particle_order(scene):
     assert build_layout(obj).particle_count == len(weight)
     with pytest.raises(ValueError, match="^value:"):
         maps.curve_point_values(curve, "co")
+
+
+# --- maps wired into the rope (Object.xpbd.<name>_map, issue 31) ----------------------------
+
+def _mesh_with_map(scene, weights):
+    from . import ropes
+
+    obj = ropes.mesh_rope(scene, n=len(weights), length=2.0, pin=(0,))
+    group = obj.vertex_groups.new(name="map")
+    for i, w in enumerate(weights):
+        if w > 0.0:
+            group.add([i], float(w), "REPLACE")
+    return obj
+
+
+def test_a_mass_map_makes_one_end_ten_times_heavier(scene):
+    from xpbd_addon.blender.frame import sim
+
+    weights = np.linspace(0.0, 1.0, 12)
+    obj = _mesh_with_map(scene, weights)
+    obj.xpbd.mass_map, obj.xpbd.mass_map_max = "map", 10.0
+    scene.frame_set(2)
+    model = sim.REGISTRY[obj.session_uid].model
+    mass = obj.xpbd.vertex_mass * (1.0 + weights * 9.0)
+    np.testing.assert_allclose(model.particle_inv_mass[1:], 1.0 / mass[1:])
+    assert model.particle_inv_mass[0] == 0.0  # a pin stays a pin
+
+
+def test_a_stiffness_map_gives_each_segment_its_compliance(scene):
+    from xpbd_addon.blender.frame import sim
+
+    weights = np.linspace(0.0, 1.0, 12)
+    obj = _mesh_with_map(scene, weights)
+    obj.xpbd.stiffness_map, obj.xpbd.stiffness_map_max = "map", 4.0
+    scene.frame_set(2)
+    model = sim.REGISTRY[obj.session_uid].model
+    per_edge = 0.5 * (weights[:-1] + weights[1:])
+    np.testing.assert_allclose(model.edge_compliance,
+                               obj.xpbd.compliance / (1.0 + per_edge * 3.0))
+
+
+def test_a_curve_radius_map_gives_each_point_its_radius(scene):
+    from xpbd_addon.blender.frame import sim
+
+    from . import ropes
+
+    obj = ropes.curve_rope(scene, "POLY", n=5)
+    for i, point in enumerate(obj.data.splines[0].points):
+        point.radius = 0.25 * i  # 0 .. 1
+    obj.xpbd.radius, obj.xpbd.radius_map, obj.xpbd.radius_map_max = 0.01, "radius", 3.0
+    scene.frame_set(2)
+    model = sim.REGISTRY[obj.session_uid].model
+    np.testing.assert_allclose(model.particle_radius, 0.01 * (1.0 + 0.25 * np.arange(5) * 2.0),
+                               rtol=1e-6)
+
+
+def test_painting_a_map_restarts_the_rope_and_a_missing_one_is_named(scene):
+    from xpbd_addon.blender.frame import sim
+
+    obj = _mesh_with_map(scene, np.linspace(0.0, 1.0, 12))
+    obj.xpbd.mass_map = "map"
+    key = sim.settings_key(obj, scene)
+    obj.vertex_groups["map"].add([3], 0.9, "REPLACE")
+    assert sim.settings_key(obj, scene) != key
+    obj.xpbd.mass_map = "nothing"
+    scene.frame_set(3)
+    assert sim.status(obj) == "Mass Map: 'mesh_rope' has no vertex group 'nothing'"
+    assert not np.isnan(np.asarray([v.co for v in obj.data.vertices])).any()

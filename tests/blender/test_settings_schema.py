@@ -19,7 +19,7 @@ import pytest
 
 from xpbd_addon import core, panels
 from xpbd_addon.blender import schema
-from xpbd_addon.blender.frame import group, sim
+from xpbd_addon.blender.frame import group, inputs, sim
 from xpbd_addon.blender.read import collision_objects as colliders
 
 from . import ropes
@@ -43,13 +43,18 @@ def _other(setting: schema.Setting, value):
         return value * 2.0 + 0.5
     if setting.kind == schema.ENUM:
         return next(item[0] for item in setting.items if item[0] != value)
+    if setting.kind == schema.POINTER:  # the Field Collection: one without the scene's fields
+        return bpy.data.collections.new("other") if value is None else None
     return "pin" if value != "pin" else ""  # the mesh rope's vertex group
 
 
 def _make_matter(obj, setting: schema.Setting) -> None:
-    """Set the settings ``setting`` depends on (its ``when``) so that it acts."""
+    """Set the settings ``setting`` depends on (its ``when``; a map's for its Max: the mesh
+    rope's group) so that it acts."""
     for other, value in setting.when:
         setattr(obj.xpbd, other, value)
+    if setting.name.endswith("_map_max"):
+        setattr(obj.xpbd, setting.name[:-4], "pin")
 
 
 def _signature(value, depth=0):
@@ -100,7 +105,8 @@ def test_the_declaration_is_complete_and_consistent(name):
     s = schema.BY_NAME[name]
     if s.unit is not None:
         assert f"[{s.unit}]" in s.description
-    assert s.kind in (schema.BOOL, schema.INT, schema.FLOAT, schema.ENUM, schema.STRING)
+    assert s.kind in (schema.BOOL, schema.INT, schema.FLOAT, schema.ENUM, schema.STRING,
+                      schema.POINTER)
     assert (s.kind == schema.ENUM) == bool(s.items)
     # Nothing reads a setting that reaches nowhere, so it cannot be part of the cache key.
     assert (s.reaches == schema.NOWHERE) == (not s.cache)
@@ -159,9 +165,10 @@ def test_ropes_differing_in_a_shared_setting_are_not_grouped(scene, name):
 
 def _rope_for(scene, setting):
     """A rope object on which ``setting`` acts (a mesh for the pin group)."""
-    obj = (ropes.mesh_rope(scene, name="rope") if setting.name == "pin_group"
+    on_mesh = setting.name == "pin_group" or setting.reaches == schema.MAPS
+    obj = (ropes.mesh_rope(scene, name="rope") if on_mesh
            else ropes.curve_rope(scene, "POLY", name="rope"))
-    if setting.name == "pin_group":
+    if on_mesh:  # the group "pin" (vertex 0) then free: a map of it acts on a free point
         obj.xpbd.pin_group = ""
     if setting.name == "pin_last":
         obj.xpbd.pin_first = False
@@ -178,6 +185,12 @@ def _reached(scene, obj, setting):
     rope = sim.RopeSim(obj, scene, sim.settings_key(obj, scene))
     if setting.reaches == schema.RUN:
         return getattr(rope, setting.name)
+    if setting.reaches == schema.AIR:
+        return _signature(rope.air)
+    if setting.reaches == schema.FIELDS:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        reading = inputs.Reading(rope, obj, obj.evaluated_get(depsgraph), depsgraph, False, 1)
+        return _signature(inputs.read_fields(reading))
     return _signature(rope.model)
 
 
@@ -189,6 +202,8 @@ def test_a_setting_changes_what_it_reaches(scene, name):
     if setting.reaches == schema.COLLIDERS:
         bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, -1.0))
         bpy.context.object.modifiers.new("Collision", "COLLISION")
+    if setting.reaches == schema.FIELDS:
+        bpy.ops.object.effector_add(type="WIND")
     obj = _rope_for(scene, setting)
     before = _reached(scene, obj, setting)
     setattr(obj.xpbd, name, _other(setting, getattr(obj.xpbd, name)))
@@ -297,7 +312,7 @@ def test_the_settings_that_may_change_over_time():
     assert {s.name for s in schema.SETTINGS if s.animatable} == {
         "compliance", "vertex_mass", "damping", "bending_compliance", "linear_density",
         "stretch_stiffness", "bend_stiffness", "radius", "ground_height", "ground_friction",
-        "self_friction", "pin_first", "pin_last", "length_scale"}
+        "self_friction", "pin_first", "pin_last", "length_scale", "field_weight"}
 
 
 def test_damping_is_checked_per_substep_with_the_frame_length():

@@ -257,3 +257,69 @@ def test_second_order_frames_with_contacts_stay_on_the_ground():
         assert sum(energies(model, state)) <= start
     assert np.abs(state.v).max() < 0.05
     assert state.x[:, 2].max() < -0.49
+
+
+# --- fields and air (issue 31) ---------------------------------------------------------------
+
+def _field_energy(model, state, field):
+    """Kinetic + gravitational + elastic energy [J], plus the potential -m a.x of a constant
+    field of acceleration ``field`` [m/s^2]: the work the field does is taken from it."""
+    kinetic, potential = energies(model, state)
+    w = model.particle_inv_mass
+    mass = np.divide(1.0, w, out=np.zeros_like(w), where=w > 0.0)
+    return kinetic + potential - float(np.sum(mass * (state.x @ np.asarray(field))))
+
+
+@pytest.mark.parametrize("integrator", ["euler", "bdf2"])
+@pytest.mark.parametrize("air", [False, True])
+def test_a_constant_field_on_a_pinned_rope_at_rest_gains_no_energy(integrator, air):
+    """A hanging rope at rest, a constant sideways field (a Force field's push over the
+    masses, ``blender.read.fields.accelerations``) switched on: it swings towards its new
+    equilibrium, and its energy with the field's potential never rises above the start (the
+    field does only the work its potential gives). With air (still) as well."""
+    from xpbd_addon.core import Air
+
+    model = Model(*_hanging(40), 1e-6, damping=0.1, integrator=integrator, radius=0.005)
+    state = model.state()
+    field = np.array([3.0, 0.0, 0.0])
+    accelerations = np.tile(field, (model.particle_count, 1))
+    start = _field_energy(model, state, field)
+    rise = -np.inf
+    for _ in range(24 * 4):
+        step(model, state, DT, 20, gravity=(0.0, 0.0, -G), accelerations=accelerations,
+             air=Air() if air else None)
+        rise = max(rise, _field_energy(model, state, field) - start)
+    assert rise <= 1e-9
+    assert state.x[-1, 0] > 0.3  # it did swing out
+
+
+def _hanging(points, mass=0.05):
+    x = np.zeros((points, 3))
+    x[:, 2] = np.linspace(0.0, -LENGTH, points)
+    inv_mass = np.full(points, 1.0 / mass)
+    inv_mass[0] = 0.0
+    return x, [(i, i + 1) for i in range(points - 1)], inv_mass
+
+
+@pytest.mark.parametrize("integrator", ["euler", "bdf2"])
+@pytest.mark.parametrize("density", [1.2, 1000.0])
+def test_a_released_rope_in_still_air_gains_no_energy_and_loses_more(integrator, density):
+    """Drag without wind only takes energy away: a rope released from horizontal never
+    rises above its start energy, and ends with less than without air."""
+    from xpbd_addon.core import Air
+
+    ends = []
+    for air in (None, Air(density=density)):
+        model = rope(60, horizontal=True, mass=0.05, compliance=1e-6, damping=0.0,
+                     strain_limit=None, integrator=integrator)
+        model = Model(model.particle_rest_x, model.edge_index, model.particle_inv_mass, 1e-6,
+                      damping=0.0, integrator=integrator, radius=0.01)
+        state = model.state()
+        start = sum(energies(model, state))
+        rise = -np.inf
+        for _ in range(24 * 3):
+            step(model, state, DT, 10, gravity=(0.0, 0.0, -G), air=air)
+            rise = max(rise, sum(energies(model, state)) - start)
+        assert rise <= 1e-9, air
+        ends.append(sum(energies(model, state)))
+    assert ends[1] < ends[0]

@@ -17,7 +17,8 @@ declaration and its panel line. A setting of another route needs, besides, the l
 uses its value where that route is read, which is the feature itself, not wiring:
 ``STIFFNESS`` (``stiffness.model_arguments`` turns the stiffness mode's fields into masses
 and compliances), ``PINS`` (``pins.pin_mask``), ``COLLIDERS`` (``colliders.read``), ``RUN``
-(the ``RopeSim`` attribute of the same name: substeps and the frame range). The tests need
+(the ``RopeSim`` attribute of the same name: substeps and the frame range), ``FIELDS``
+(``inputs.read_fields``), ``AIR`` (``air_of``: the core's ``Air``). The tests need
 nothing: they go through ``SETTINGS``.
 
 tests/blender/test_settings_schema.py checks that each declaration is wired: changing a
@@ -40,98 +41,30 @@ attribute names (the PropertyGroup or ``sim.settings_snapshot``'s namespace).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-BOOL, INT, FLOAT, ENUM, STRING = "BOOL", "INT", "FLOAT", "ENUM", "STRING"
-"""Kinds of setting: the ``bpy.props`` property each one becomes (``BoolProperty``, ...)."""
+from . import schema_fields
 
-MODEL = "model"
-"""Reaches the core Model as its keyword ``keyword`` (the value converted by kind, an enum
-through ``model_values``)."""
-STIFFNESS = "stiffness"
-"""Reaches the Model through blender/frame/stiffness.py (masses, compliances, bending)."""
-PINS = "pins"
-"""Decides which particles are pinned (blender/read/pins.py): inverse mass 0 in the Model."""
-COLLIDERS = "colliders"
-"""Read with each frame's colliders (blender/read/collision_objects.py)."""
-RUN = "run"
-"""The ``RopeSim`` attribute of the same name (the step's substeps, the frame range)."""
-NOWHERE = "nowhere"
-"""Reaches no simulation (``enabled``: whether there is one)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """What a valid value is, with the user-facing message when it is not. The properties
-    clamp typed values; NaN from a script, or an unknown enum item, still arrives.
-
-    Messages: FLOAT "<noun> must be a number >= <low> <unit> (got <v>)" (``strict``: > low;
-    no ``low``: "must be a number"); INT "<noun> must be <low> or more (got <v>)"; ENUM
-    "Unknown <noun> <v!r>"; then ``hint`` appended."""
-
-    low: float | None = None
-    """The least value (FLOAT, INT), or None: any finite value"""
-    strict: bool = False
-    """The value must be above ``low``, not equal to it"""
-    noun: str = ""
-    """The setting in the message; default: its name, capitalised, with spaces"""
-    hint: str = ""
-    """Appended to the message (what to do instead)"""
-    within_coordinates: bool = False
-    """|value| must be under ``checks.MAX_COORDINATE`` (a height in world space)"""
-    after: str = ""
-    """The value must be above this other setting's (with ``message``)"""
-    per_substep: bool = False
-    """A rate [1/s] whose product with the substep [s] is at most
-    ``core.solver.MAX_DAMPING_PER_SUBSTEP`` (``message``; when ``problem`` has the frame)"""
-    message: str = ""
-    """The message of ``within_coordinates`` / ``after`` / ``per_substep``"""
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One setting of ``Object.xpbd``: its property, how it acts, how it is checked."""
-
-    name: str
-    """Property identifier (``Object.xpbd.<name>``); saved files and scripts use it"""
-    kind: str
-    """BOOL, INT, FLOAT, ENUM or STRING"""
-    label: str
-    """UI name of the property"""
-    description: str
-    """Tooltip, with the unit in brackets where there is one ([m], [m/N], [kg], [1/s])"""
-    default: Any
-    unit: str | None = None
-    """Unit as the description and the messages write it (None: bools, enums, names)"""
-    options: dict[str, Any] = field(default_factory=dict)
-    """Further ``bpy.props`` arguments: min, max, soft_min, soft_max, precision, step,
-    unit (Blender's unit type, e.g. "LENGTH")"""
-    items: tuple[tuple[str, str, str], ...] = ()
-    """Enum items (identifier, UI name, tooltip)"""
-    reaches: str = NOWHERE
-    """How it reaches the simulation: MODEL, STIFFNESS, PINS, COLLIDERS, RUN or NOWHERE"""
-    keyword: str = ""
-    """With MODEL: the ``core.Model`` keyword (default: ``name``)"""
-    model_values: dict[str, str] = field(default_factory=dict)
-    """With MODEL and ENUM: enum item -> the Model's value"""
-    cache: bool = True
-    """A change invalidates the cached frames (part of ``sim.settings_key``)"""
-    when: tuple[tuple[str, Any], ...] = ()
-    """(setting, value) pairs that must all hold for this setting to matter"""
-    shared: str = ""
-    """Ropes simulated together must have it equal; the label naming it in the group notes
-    ("" = not shared)"""
-    check: Check | None = None
-    animatable: bool = False
-    """Changing it over time makes physical sense (read per frame when keyed or driven)"""
-    panel: str = ""
-    """Text of the setting in the panel where it differs from ``label`` (panels.py)"""
-
-    @property
-    def model_keyword(self) -> str:
-        return self.keyword or self.name
-
+# re-exported: the routes and kinds others read from here (tests, sim, schema_groups)
+from .schema_types import AIR as AIR
+from .schema_types import (
+    BOOL,
+    COLLIDERS,
+    ENUM,
+    FLOAT,
+    INT,
+    MODEL,
+    PINS,
+    RUN,
+    STIFFNESS,
+    STRING,
+    Check,
+    Setting,
+)
+from .schema_types import FIELDS as FIELDS
+from .schema_types import MAPS as MAPS
+from .schema_types import NOWHERE as NOWHERE
+from .schema_types import POINTER as POINTER
 
 DEFAULT_COMPLIANCE = 1e-6
 """Default alpha [m/N]: a 1 m segment under 1 N of tension stretches 1 um, a rope, not an
@@ -373,7 +306,7 @@ SETTINGS: tuple[Setting, ...] = (
                     "sleeps: it keeps its shape and costs almost nothing until something "
                     "moves it. 0 = never sleep",
         reaches=MODEL, shared="Sleep Below", check=Check(low=0.0, noun="Sleep speed")),
-)
+) + schema_fields.SETTINGS
 """The settings in their order on ``Object.xpbd`` (after the ``bake`` group)."""
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -492,6 +425,16 @@ def model_keywords(settings: Any) -> dict[str, Any]:
             out[s.model_keyword] = (s.model_values[value] if s.kind == ENUM
                                     else _CONVERT[s.kind](value))
     return out
+
+
+def air_of(settings: Any) -> Any:
+    """The ``core.Air`` of the settings (``reaches=AIR``), or None without air."""
+    if not settings.use_air:
+        return None
+    from ..core.air import Air  # numpy: only when a rope is built
+
+    return Air(float(settings.air_density), float(settings.drag_normal),
+               float(settings.drag_tangential))
 
 
 def panel_text(name: str) -> str:

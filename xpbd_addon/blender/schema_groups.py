@@ -16,10 +16,7 @@ Nothing here imports bpy: a ``POINTER`` names its ``bpy.types`` struct in
 
 from __future__ import annotations
 
-from .schema import BOOL, ENUM, FLOAT, INT, STRING, Setting
-
-POINTER = "POINTER"
-"""A ``PointerProperty`` to an ID (``options["type"]``: "Object", "Action", "CacheFile")."""
+from .schema import BOOL, ENUM, FLOAT, INT, POINTER, STRING, Setting
 
 ATTACHMENT: tuple[Setting, ...] = (
     Setting("target", POINTER, "Target",

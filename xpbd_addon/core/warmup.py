@@ -35,7 +35,8 @@ CONTACT_FRAMES = 8
 """Frames the warm-up steps a model with contacts (one without contacts: one frame)."""
 
 
-def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False) -> None:
+def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False,
+         air: bool = False) -> None:
     """Compile (or load from the cache) the kernels that ``step(model, state, dt, substeps,
     colliders=...)`` runs, by stepping a state of ``model`` from its rest positions.
 
@@ -46,8 +47,11 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     The triangle moves for the second half of them (a moving collider's kernels).
     Self-collision comes with the model. ``model`` is static (``step`` writes only into the
     warm-up state and its workspace), so it is stepped itself. Raises what ``step`` raises
-    for input it refuses.
+    for input it refuses. ``air``: the real steps drag the rope through air (``step(...,
+    air=...)``: the drag kernel and the frame run a substep per call), so they run too.
     """
+    from .air import Air
+
     state = model.state()
     colliders: list[Collider | Plane] = []
     if meshes or ground:
@@ -77,7 +81,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             # the second half with the triangle moving (a moving collider's kernels)
             triangle = colliders[0]
             colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
-        step(model, state, WARM_DT, substeps, colliders=colliders)
+        step(model, state, WARM_DT, substeps, colliders=colliders,
+             air=Air() if air else None)
 
 
 def compiled_kernel_count(prefix: str | None = None) -> int:

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .. import schema
-from ..read import animated
+from ..read import animated, fields
 from ..read import attachments as attach
 from ..read.geometry import Layout
 
@@ -70,3 +70,14 @@ def key(obj: Any) -> tuple:
     return (schema.cache_values(settings, skip), tuple((c.path, c.index, c.driven)
                                                        for c in channels),
             attach.key(settings))
+
+
+def fields_key(obj: Any, scene: Any) -> tuple | None:
+    """The force fields' part of ``sim.settings_key`` (``fields.static_key``): None while
+    fields are ignored (a Field Weight of 0 that is not keyed), so that a scene's fields
+    change nothing then."""
+    settings = obj.xpbd
+    if settings.field_weight == 0.0 and "field_weight" not in animated.animated_settings(
+            animated.channels(obj)):
+        return None
+    return fields.static_key(obj, scene, settings.effector_collection)

@@ -198,12 +198,16 @@ class Run:
         state = self._state_from(previous) if dt is None else core.State(
             np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]))
         dt = self.dt if dt is None else dt
-        handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets)
+        handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets,
+                               previous)
         holds = list(handoff.holds)
+        for rope, notes in zip(self.ropes, handoff.notes, strict=True):
+            rope.track.field_notes = notes
         # The safety net's energy test holds while nothing external moved the rope: its pins
-        # where they were at the start, its Model the start's, nothing held, no force.
+        # where they were at the start, its Model the start's, nothing held, no force, no
+        # field (the air's drag without wind only takes energy away: it may stay).
         still = [handoff.soft_pins is None and rope.track.start_energy is not None
-                 and not held and i.accelerations is None
+                 and not held and i.accelerations is None and i.fields is None
                  and rope.track.start_targets is not None
                  and rope.track.model is rope.track.start_model
                  and np.array_equal(i.targets, rope.track.start_targets)

@@ -1,7 +1,9 @@
 """The hand-off of one frame to the core: the members' ``Inputs`` (inputs.py) joined into the
 per-particle arrays of a run's joint Model (``Handoff.join``), and the one call that steps
 them (``step``: ``core.step``, or ``core.soft_pins.step_with_soft_pins`` when springs hold
-points, then the safety net).
+points, then the safety net). The force fields of a frame (``inputs.Fields``) are evaluated
+here, at the frame's start state (``_fields``): their forces join the accelerations, their
+wind the air's velocity.
 
 Every per-particle input the core takes is a field of ``Handoff`` and reaches the core only
 through ``step``, so a source read per frame cannot be left out on the way:
@@ -20,6 +22,7 @@ from ... import core
 from ...core.soft_pins import SoftPins, step_with_soft_pins
 from ..errors import RopeError
 from ..read import attachments as attach
+from ..read import fields as field_reader
 from .checks import check_energy
 from .inputs import Inputs
 
@@ -36,19 +39,28 @@ class Handoff:
     points of attachments; the rows of free particles are ignored by the core"""
     accelerations: np.ndarray | None
     """External accelerations [m/s^2] (world) besides gravity, shape [N, 3]; None: none"""
+    air: core.Air | None
+    """The air the joint Model moves through (the members share it, ``schema.SHARED``)"""
+    wind: np.ndarray | None
+    """The air's velocity [m/s] (world) from Wind fields, shape [N, 3]; None: still air"""
     soft_pins: SoftPins | None
     """Points pulled by springs (attachments with a compliance); None: none"""
     holds: tuple[tuple[attach.Hold, ...], ...]
     """Each member's attachment states for this frame, the springs' targets set"""
     held: tuple[int, ...]
     """How many particles each member's attachments hold rigidly at this frame"""
+    notes: tuple[tuple[str, ...], ...] = ()
+    """Each member's notes on its fields at this frame (fields skipped, wind without air)"""
 
     @classmethod
     def join(cls, ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
-             holds: list[tuple[attach.Hold, ...]], pin_buffer: np.ndarray) -> Handoff:
+             holds: list[tuple[attach.Hold, ...]], pin_buffer: np.ndarray,
+             previous: list[Any]) -> Handoff:
         """The members' ``inputs`` and attachment ``holds`` placed in the joint Model's rows
-        (member k starts at particle ``offsets[k]``). ``pin_buffer`` [N, 3] is written and
-        kept as ``pin_targets``: a run reuses one buffer, as the core ignores free rows."""
+        (member k starts at particle ``offsets[k]``), their fields evaluated at the
+        ``previous`` frames (``sim.Frame``: x [m], v [m/s], the frame's start state).
+        ``pin_buffer`` [N, 3] is written and kept as ``pin_targets``: a run reuses one
+        buffer, as the core ignores free rows."""
         springs = []
         new_holds = []
         held = []
@@ -73,7 +85,49 @@ class Handoff:
             for o, i in zip(offsets, inputs, strict=False):
                 if i.accelerations is not None:
                     accelerations[o:o + len(i.accelerations)] = i.accelerations
-        return cls(pin_buffer, accelerations, soft, tuple(new_holds), tuple(held))
+        accelerations, wind, notes = _fields(ropes, offsets, inputs, previous, accelerations,
+                                             len(pin_buffer))
+        return cls(pin_buffer, accelerations, ropes[0].air, wind, soft, tuple(new_holds),
+                   tuple(held), notes)
+
+
+def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
+            previous: list[Any], accelerations: np.ndarray | None, count: int
+            ) -> tuple[np.ndarray | None, np.ndarray | None, tuple[tuple[str, ...], ...]]:
+    """The members' fields evaluated at their ``previous`` frames' x [m] and v [m/s]: their
+    forces over the masses added to ``accelerations`` [m/s^2] and their wind [m/s], both
+    [``count``, 3] and scaled by each rope's Field Weight, and each member's notes. A field
+    that gives nothing (strength 0, out of reach) adds no array at all: the frame is then
+    the one without it, bit for bit. RopeError if a field gives NaN or infinity."""
+    wind = None
+    notes: list[tuple[str, ...]] = []
+    for o, rope, i, before in zip(offsets, ropes, inputs, previous, strict=False):
+        if i.fields is None:
+            notes.append(())
+            continue
+        sample = field_reader.evaluate(i.fields.sources, before.x, before.v, i.fields.frame)
+        pushed = field_reader.accelerations(sample, rope.track.model.particle_inv_mass,
+                                            i.fields.weight)
+        blown = sample.wind * i.fields.weight
+        if not (np.all(np.isfinite(pushed)) and np.all(np.isfinite(blown))):
+            raise RopeError("A force field gives NaN or infinite forces here (check its "
+                            "strength and falloff); nothing was written")
+        found = list(sample.skipped)
+        if pushed.any():
+            if accelerations is None:
+                accelerations = np.zeros((count, 3))
+            accelerations[o:o + len(pushed)] += pushed
+        if blown.any():
+            if rope.air is None:
+                found.append("Wind acts through air drag: turn Air on (Fields & Air)")
+            elif not rope.track.model.particle_radius.any():
+                found.append("Wind needs a Radius > 0 (the air drags a cylinder of it)")
+            else:
+                if wind is None:
+                    wind = np.zeros((count, 3))
+                wind[o:o + len(blown)] = blown
+        notes.append(tuple(found))
+    return accelerations, wind, tuple(notes)
 
 
 def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff: Handoff,
@@ -90,12 +144,14 @@ def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff
         if handoff.soft_pins is None:
             core.step(model, state, dt, substeps, gravity=gravity,
                       pin_targets=handoff.pin_targets, colliders=contacts,
-                      accelerations=handoff.accelerations)
+                      accelerations=handoff.accelerations, air=handoff.air,
+                      wind=handoff.wind)
         else:
             stepped = step_with_soft_pins(model, state, dt, substeps, handoff.soft_pins,
                                           gravity=gravity, pin_targets=handoff.pin_targets,
                                           colliders=contacts,
-                                          accelerations=handoff.accelerations)
+                                          accelerations=handoff.accelerations,
+                                          air=handoff.air, wind=handoff.wind)
     except ValueError as exc:
         raise RopeError(f"The solver refused the input: {exc}") from exc
     from ..write import io_kernels  # numba: loaded before any frame is simulated

@@ -8,10 +8,14 @@ the only place that calls readers, so every source a frame uses is listed there;
 (``Inputs``) is frozen and kept with the frame it made (``sim.Frame``), so a frame reached in
 any order is made with the same inputs as in playback.
 
-A new per-particle force (a force field, wind, drag) is one reader returning accelerations
-[m/s^2] and one line in ``ACCELERATIONS``: ``read`` sums them into ``Inputs.accelerations``,
-``Handoff.join`` places them in the joint Model's rows, and ``core.step`` adds them to
-gravity in every substep's predict (docs/development.md shows it with a constant field).
+A new per-particle force that does not depend on the rope's motion is one reader returning
+accelerations [m/s^2] and one line in ``ACCELERATIONS``: ``read`` sums them into
+``Inputs.accelerations``, ``Handoff.join`` places them in the joint Model's rows, and
+``core.step`` adds them to gravity in every substep's predict (docs/development.md shows it
+with a constant field). Blender's force fields depend on where the rope is and how it moves
+(falloff, flow, drag): ``read_fields`` reads the fields of the frame (``Fields``, plain
+values) and ``Handoff.join`` evaluates them at the frame's start state, the one place where
+they become accelerations and wind.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from ..errors import RetryError
 from ..read import animated
 from ..read import attachments as attach
+from ..read import fields as field_reader
 from .changes import Changes
 
 
@@ -81,6 +86,22 @@ class Inputs:
     accelerations: np.ndarray | None = None
     """External accelerations [m/s^2] (world) besides gravity, the sum of every source of
     ``ACCELERATIONS``, shape [N, 3]; None: no source acts on this rope"""
+    fields: Fields | None = None
+    """The force fields acting on the rope at this frame (``read_fields``); None: none"""
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """The force fields acting on one rope at one frame, as plain values: evaluated at the
+    frame's start state by ``Handoff.join`` (``fields.evaluate``), so a frame depends only on
+    its start state and its frame number, however it is reached."""
+
+    sources: tuple[field_reader.FieldSource, ...]
+    """The field objects' settings and world matrices at this frame (sorted by name)"""
+    weight: float
+    """The rope's Field Weight [-] at this frame: forces and wind speeds are scaled by it"""
+    frame: int
+    """The whole frame read: the seed of the fields' noise"""
 
 
 # --- readers --------------------------------------------------------------------------------
@@ -118,6 +139,23 @@ def read_attachments(reading: Reading) -> tuple[tuple[bool, ...],
     return enabled, matrices
 
 
+def read_fields(reading: Reading) -> Fields | None:
+    """The force fields acting on the rope at this frame (``fields.acting_on``: the visible
+    field objects, those of ``effector_collection`` if set), or None when there are none or
+    the Field Weight is 0 (then nothing is evaluated: the frame is the one without fields,
+    bit for bit). RetryError if the weight is not a finite number >= 0."""
+    # keyed or driven: this frame's value; else the setting as it is (part of the key)
+    animated = "field_weight" in reading.rope.changes.names
+    weight = float((reading.evaluated if animated else reading.obj).xpbd.field_weight)
+    if not (weight >= 0.0 and np.isfinite(weight)):
+        raise RetryError(f"Field Weight must be a number >= 0 (got {weight})")
+    if weight == 0.0:
+        return None
+    sources = field_reader.acting_on(reading.depsgraph, reading.obj,
+                                     reading.obj.xpbd.effector_collection)
+    return Fields(tuple(sources), weight, reading.frame) if sources else None
+
+
 AccelerationSource = Callable[[Reading], "np.ndarray | None"]
 """A reader of a per-particle force: the rope's external accelerations [m/s^2] (world) at
 the frame read, shape [N, 3] (a force F [N] on a particle of mass m [kg] is F / m), or None
@@ -153,4 +191,4 @@ def read(rope: ReadRope, obj: Any, depsgraph: Any, render: bool, frame: int) -> 
     pinned_ids, targets = read_pins(reading, values)
     enabled, matrices = read_attachments(reading)
     return Inputs(values, pinned_ids, targets, enabled, matrices, read_stamp(reading),
-                  read_accelerations(reading, ACCELERATIONS))
+                  read_accelerations(reading, ACCELERATIONS), read_fields(reading))

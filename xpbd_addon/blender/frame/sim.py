@@ -24,7 +24,7 @@ from ... import core
 from .. import schema
 from ..errors import RetryError
 from ..read import attachments as attach
-from ..read import geometry, pins, rest
+from ..read import geometry, maps, pins, rest
 from ..read.geometry import Layout, RopeError
 from ..write import rope_data
 from ..write import tears as tear
@@ -84,7 +84,8 @@ def settings_key(obj: Any, scene: Any) -> str:
     shape_keys = obj.type == "MESH" and obj.data.shape_keys is not None
     matrix_ok = matrix_problem(np.array(obj.matrix_world, dtype=np.float64), obj.name) is None
     return repr((changes.key(obj), group, scene_gravity(scene), frame_dt(scene),
-                 geometry.topology_signature(obj), shape_keys, matrix_ok))
+                 geometry.topology_signature(obj), shape_keys, matrix_ok,
+                 changes.fields_key(obj, scene), maps.key(obj)))
 
 
 def _check_settings(obj: Any, scene: Any) -> None:
@@ -99,7 +100,11 @@ def _check_settings(obj: Any, scene: Any) -> None:
 def settings_snapshot(settings: Any) -> SimpleNamespace:
     """The values of every setting of ``Object.xpbd`` (``schema.SETTINGS``; the bake
     settings left out), readable as attributes like the PropertyGroup itself."""
-    return SimpleNamespace(**{s.name: getattr(settings, s.name) for s in schema.SETTINGS})
+    values = {s.name: getattr(settings, s.name) for s in schema.SETTINGS}
+    for s in schema.SETTINGS:  # an ID by its name: a reference could dangle after an undo
+        if s.kind == schema.POINTER and values[s.name] is not None:
+            values[s.name] = values[s.name].name
+    return SimpleNamespace(**values)
 
 
 @dataclass(slots=True)
@@ -137,6 +142,8 @@ class Track:
     """Notes on the colliders of the last frame read (skipped or open meshes)"""
     group_notes: tuple[str, ...] = ()
     """Notes on the other self-colliding ropes this one does not collide with (group.py)"""
+    field_notes: tuple[str, ...] = ()
+    """Notes on the force fields of the last frame made (fields skipped, wind without air)"""
 
 
 class RopeSim:
@@ -146,7 +153,8 @@ class RopeSim:
 
     __slots__ = ("key", "scene_name", "layout", "rest_local", "rest_xyz", "hooks", "pinned",
                  "pinned_ids", "changes", "settings", "substeps", "preroll", "tear_force",
-                 "radii", "frame_start", "frame_end", "gravity", "dt", "writer", "track",
+                 "radii", "frame_start", "frame_end", "gravity", "dt", "air", "maps", "writer",
+                 "track",
                  "__weakref__")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -200,6 +208,10 @@ class RopeSim:
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
+        self.maps = maps.read_maps(obj, len(self.rest_xyz))
+        """The per-point maps' weights (read/maps.py), read when the rope is made"""
+        self.air = schema.air_of(settings)
+        """The air the rope moves through (``core.Air``), None without air (``use_air``)"""
         model = self._build_model(world, self.settings, self.pinned)
         self.track = Track(model, model, world, np.ascontiguousarray(
             stored[:, 0:self.writer.point_width], dtype=np.float32).copy())
@@ -229,7 +241,9 @@ class RopeSim:
         pinned = self.pinned if pinned is None else pinned
         world_rest = pins.transform(world, self.rest_xyz)
         edges = self.layout.edges
-        arguments = stiffness.model_arguments(settings, world_rest, edges, pinned)
+        arguments = stiffness.apply_maps(
+            stiffness.model_arguments(settings, world_rest, edges, pinned), self.maps,
+            settings, edges, float(settings.radius))
         if torn is not None:  # the segments' own arrays without the torn ones
             kept = ~torn
             edges = edges[kept]
@@ -237,8 +251,8 @@ class RopeSim:
                 if name in arguments and np.ndim(arguments[name]) == 1:
                     arguments[name] = arguments[name][kept]
         try:
-            return core.Model(world_rest, edges, **schema.model_keywords(settings),
-                              **arguments)
+            return core.Model(world_rest, edges,
+                              **{**schema.model_keywords(settings), **arguments})
         except ValueError as exc:
             raise RopeError(f"Cannot build the rope: {exc}") from exc
 

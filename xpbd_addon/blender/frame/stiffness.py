@@ -58,3 +58,27 @@ def model_arguments(settings: Any, positions: np.ndarray, edges: np.ndarray,
     bending = float(settings.bending_compliance) if settings.use_bending else None
     return {"inv_mass": inv_mass, "compliance": float(settings.compliance),
             "bending_compliance": bending, **rest}
+
+
+def apply_maps(arguments: dict[str, Any], maps: dict[str, np.ndarray], settings: Any,
+               edges: np.ndarray, radius: float) -> dict[str, Any]:
+    """``arguments`` (``model_arguments``) with the per-point maps applied
+    (``read.maps.read_maps``: weights 0..1): a weight w scales a setting by
+    1 + w (max - 1), ``<name>_map_max`` at w = 1. Mass: each point's (inverse mass divided by
+    it; pins stay pins); stiffness: each segment's, by the mean weight of its two points
+    (compliance divided by it; an inextensible rope stays so); radius: each point's
+    ``radius`` [m] (returned as the Model's ``radius`` keyword, per particle)."""
+    from ..read.maps import scaled
+
+    out = dict(arguments)
+    if "mass" in maps:
+        out["inv_mass"] = out["inv_mass"] / scaled(maps["mass"], 1.0,
+                                                   float(settings.mass_map_max))
+    if "stiffness" in maps:
+        w = maps["stiffness"]
+        per_edge = 0.5 * (w[edges[:, 0]] + w[edges[:, 1]])
+        out["compliance"] = np.asarray(out["compliance"], dtype=np.float64) / scaled(
+            per_edge, 1.0, float(settings.stiffness_map_max))
+    if "radius" in maps:
+        out["radius"] = radius * scaled(maps["radius"], 1.0, float(settings.radius_map_max))
+    return out

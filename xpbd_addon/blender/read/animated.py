@@ -104,21 +104,31 @@ def _fcurves(obj: Any, found: tuple[Channel, ...]) -> list[Any]:
 def signature(obj: Any, found: tuple[Channel, ...]) -> tuple:
     """What the F-Curves of ``found`` evaluate from (keys, handles, interpolation,
     extrapolation, modifiers): when it is unchanged, no cached frame can be stale."""
-    parts: list[Any] = []
-    for fcurve in _fcurves(obj, found):
-        if fcurve is None:
-            parts.append(None)
-            continue
-        points = fcurve.keyframe_points
-        data = np.empty(6 * len(points), dtype=np.float32)
-        if len(points):
-            for k, name in enumerate(("co", "handle_left", "handle_right")):
-                chunk = np.empty(2 * len(points), dtype=np.float32)
-                points.foreach_get(name, chunk)
-                data[2 * k * len(points):2 * (k + 1) * len(points)] = chunk
-        kinds = tuple(p.interpolation for p in points)
-        parts.append((data.tobytes(), kinds, fcurve.extrapolation, len(fcurve.modifiers)))
-    return tuple(parts)
+    return tuple(None if fcurve is None else _fcurve_signature(fcurve)
+                 for fcurve in _fcurves(obj, found))
+
+
+def keys_signature(obj: Any) -> tuple:
+    """``signature`` of every F-Curve of ``obj``'s Action and how many drivers it has (a
+    force field's keyed strength, its keyed motion: read/fields.py, ``static_key``)."""
+    anim = obj.animation_data
+    return (tuple((f.data_path, f.array_index, _fcurve_signature(f))
+                  for f in action_compat.fcurves_of(obj)),
+            0 if anim is None else len(anim.drivers))
+
+
+def _fcurve_signature(fcurve: Any) -> tuple:
+    """What one F-Curve evaluates from (keys, handles, interpolation, extrapolation,
+    modifiers)."""
+    points = fcurve.keyframe_points
+    data = np.empty(6 * len(points), dtype=np.float32)
+    if len(points):
+        for k, name in enumerate(("co", "handle_left", "handle_right")):
+            chunk = np.empty(2 * len(points), dtype=np.float32)
+            points.foreach_get(name, chunk)
+            data[2 * k * len(points):2 * (k + 1) * len(points)] = chunk
+    kinds = tuple(p.interpolation for p in points)
+    return (data.tobytes(), kinds, fcurve.extrapolation, len(fcurve.modifiers))
 
 
 def first_stale(obj: Any, found: tuple[Channel, ...], frames: dict[int, Any],

@@ -132,6 +132,64 @@ def read_fields(objects: Iterable[Any]) -> list[FieldSource]:
     return sources
 
 
+def acting_on(depsgraph: Any, rope: Any, collection: Any) -> list[FieldSource]:
+    """The fields acting on the rope object ``rope`` (original) at the depsgraph's frame:
+    the evaluated field objects of the view layer (hidden ones are not evaluated, as for
+    Blender's cloth) but the rope itself, only those of ``collection`` (its
+    ``all_objects``) unless it is None. Sorted by name: a frame is made the same however
+    the scene lists its objects."""
+    names = None if collection is None else {o.name for o in collection.all_objects}
+    found = [obj for obj in field_objects(depsgraph.objects)
+             if obj.original.name != rope.name and (names is None or obj.original.name in names)]
+    found.sort(key=lambda obj: obj.original.name)
+    return read_fields(found)
+
+
+_SOURCE_NAMES = {"linear_drag": "strength", "inflow": "flow", "rest_length": "size",
+                 "quadratic_drag": "damping", "harmonic_damping": "damping"}
+"""``FieldSettings`` names whose value ``read_fields`` keeps under another name."""
+
+
+def _animated_paths(obj: Any) -> set[str]:
+    """The data paths of ``obj`` that keyframes or drivers set ('field.strength', ...)."""
+    from ..bake.action_compat import fcurves_of
+
+    paths = {f.data_path for f in fcurves_of(obj)}
+    anim = obj.animation_data
+    if anim is not None:
+        paths |= {d.data_path for d in anim.drivers}
+    return paths
+
+
+def static_key(rope: Any, scene: Any, collection: Any) -> tuple:
+    """What the fields acting on ``rope`` are made of that does not change from frame to
+    frame (part of ``sim.settings_key``: a change restarts the rope's frames, as a change of
+    its settings does): which field objects act (the collection's members, visibility), and
+    each one's settings and placement, except what keyframes, drivers, parents or
+    constraints set (read at every frame), for which the keys' signature stands in."""
+    names = None if collection is None else {o.name for o in collection.all_objects}
+    parts: list[Any] = []
+    for obj in sorted(field_objects(scene.objects), key=lambda o: o.name):
+        if obj.name == rope.name or (names is not None and obj.name not in names):
+            continue
+        source = read_fields([obj])[0]
+        animated = _animated_paths(obj)
+        moved = bool(obj.parent or obj.constraints or animated - {
+            p for p in animated if p.startswith("field.")})
+        keyed = {_SOURCE_NAMES.get(p[6:], p[6:]) for p in animated if p.startswith("field.")}
+        kept = {k: v for k, v in source._asdict().items()
+                if k not in keyed and not (k == "matrix" and moved)}
+        if "matrix" in kept:
+            kept["matrix"] = kept["matrix"].tobytes()
+        if animated:  # the keys the animated values come from
+            from .animated import keys_signature
+
+            kept["keys"] = keys_signature(obj)
+        parts.append((obj.hide_viewport, obj.hide_render, obj.hide_get(),
+                      tuple(sorted(kept.items()))))
+    return tuple(parts)
+
+
 def _falloff_curve(distance: np.ndarray, use_min: bool, minimum: float, use_max: bool,
                    maximum: float, power: float) -> np.ndarray:
     """Blender's ``falloff_func``: 1 / (1 + d - d_min)^power, 0 beyond the max distance,

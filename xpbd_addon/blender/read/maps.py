@@ -62,3 +62,62 @@ def scaled(weights: np.ndarray, at_zero: float, at_one: float) -> np.ndarray:
     Weights are clipped to 0..1 first, as Blender's vertex groups hold them."""
     w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, 1.0)
     return at_zero + w * (at_one - at_zero)
+
+
+MAPPED = ("mass", "stiffness", "radius")
+"""The settings a map can scale point by point (``Object.xpbd.<name>_map``, ``_map_max``)."""
+
+
+def read_maps(obj: Any, count: int) -> dict[str, np.ndarray]:
+    """The weights (N,) of each map the rope ``obj`` names (``MAPPED``), clipped to 0..1, for
+    its ``count`` particles: a mesh's vertex group (vertices not in it: 0), a curve's points'
+    'weight' or 'radius'. RopeError (a clear message) for a group that does not exist, another
+    name on a curve, or a curve whose points are not its particles."""
+    from .geometry import RopeError
+
+    settings = obj.xpbd
+    out = {}
+    for name in MAPPED:
+        source = getattr(settings, f"{name}_map")
+        if not source:
+            continue
+        label = f"{name.capitalize()} Map"
+        if obj.type == "MESH":
+            weights = vertex_group_weights(obj, source)
+            if weights is None:
+                raise RopeError(f"{label}: '{obj.name}' has no vertex group '{source}'")
+        elif source.lower() in ("weight", "radius"):
+            key = "weight_softbody" if source.lower() == "weight" else "radius"
+            weights = curve_point_values(obj.data, key)
+        else:
+            raise RopeError(f"{label}: on a curve it is 'weight' or 'radius' (the points' "
+                            f"Weight or Radius), not '{source}'")
+        if len(weights) != count:
+            raise RopeError(f"{label}: {len(weights)} values for {count} points (curves: "
+                            "maps need the points to be the rope's: Poly or NURBS splines)")
+        if not np.all(np.isfinite(weights)):
+            raise RopeError(f"{label}: a weight is NaN or infinite")
+        out[name] = np.clip(weights, 0.0, 1.0)
+    return out
+
+
+def key(obj: Any) -> bytes:
+    """The maps' part of ``sim.settings_key``: their weights, so that painting them restarts
+    the rope's frames (b"" without maps; a map that cannot be read: its name, and building
+    the rope says why)."""
+    settings = obj.xpbd
+    parts = []
+    for name in MAPPED:
+        source = getattr(settings, f"{name}_map")
+        if not source:
+            continue
+        try:
+            if obj.type == "MESH":
+                weights = vertex_group_weights(obj, source)
+            else:
+                value = "weight_softbody" if source.lower() == "weight" else "radius"
+                weights = curve_point_values(obj.data, value)
+        except (ValueError, AttributeError):
+            weights = None
+        parts.append(name.encode() + (b"?" if weights is None else weights.tobytes()))
+    return b"|".join(parts)
