@@ -55,6 +55,13 @@ def _make_matter(obj, setting: schema.Setting) -> None:
         setattr(obj.xpbd, other, value)
     if setting.name.endswith("_map_max"):
         setattr(obj.xpbd, setting.name[:-4], "pin")
+    if setting.name == "pin_map_stiffness":  # springs: a weight between 0 and 1
+        if obj.type == "MESH":
+            obj.xpbd.pin_map = "pin"
+            obj.vertex_groups["pin"].add([0], 0.5, "REPLACE")
+        else:
+            obj.xpbd.pin_map = "weight"
+            obj.data.splines[0].points[-1].weight_softbody = 0.5
 
 
 def _signature(value, depth=0):
@@ -191,6 +198,8 @@ def _reached(scene, obj, setting):
         depsgraph = bpy.context.evaluated_depsgraph_get()
         reading = inputs.Reading(rope, obj, obj.evaluated_get(depsgraph), depsgraph, False, 1)
         return _signature(inputs.read_fields(reading))
+    if setting.reaches == schema.MAPS:  # the Model, or a Pin Map's springs
+        return _signature((rope.model, rope.soft_map))
     return _signature(rope.model)
 
 

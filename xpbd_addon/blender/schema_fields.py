@@ -55,6 +55,20 @@ SETTINGS: tuple[Setting, ...] = (
         description="The factor [x] the Radius Map gives a weight of 1 (the radius at "
                     "weight 0 is the setting's)",
         reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
+    Setting(
+        "pin_map", STRING, "Pin Map", default="",
+        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
+                    "Weight or Radius, read up to 1). How firmly each point is held where "
+                    "the object puts it, as Soft Body's goal: weight 1 pins it, 0 leaves it "
+                    "free, a weight w between holds it by a spring of Pin Stiffness * w / "
+                    "(1 - w). Empty = none (Pin Group and the point pins still pin)",
+        reaches=MAPS, panel="Pin"),
+    Setting(
+        "pin_map_stiffness", FLOAT, "Pin Stiffness", default=100.0, unit="N/m",
+        options=dict(min=1e-6, soft_max=10000.0, precision=2),
+        description="The spring [N/m] that holds a point of Pin Map weight 0.5 to its place "
+                    "(weight w: Pin Stiffness * w / (1 - w))",
+        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Stiffness (N/m)"),
     # Fields & Air (blender/frame/inputs.py reads the fields of each frame; the air is the
     # core's Air, held once per Model: ropes stepped together share it).
     Setting(

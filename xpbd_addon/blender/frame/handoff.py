@@ -74,10 +74,19 @@ class Handoff:
             held_ids, held_targets = attach.held(found, h, i.matrices)
             pin_buffer[o + held_ids] = held_targets
             held.append(len(held_ids))
+            if i.soft_targets is not None and rope.soft_map is not None:
+                # a Pin Map's springs, towards where the object puts their points now (an
+                # attachment holding a point too takes it: listed first, kept below)
+                springs.append((o + rope.soft_map.ids, i.soft_targets, i.soft_targets,
+                                rope.soft_map.compliance))
         soft = None
         if springs:
             particles, begins, ends, alphas = (np.concatenate(part)
                                                for part in zip(*springs, strict=True))
+            first = np.sort(np.unique(particles, return_index=True)[1])
+            if len(first) < len(particles):
+                particles, begins, ends, alphas = (part[first] for part in
+                                                   (particles, begins, ends, alphas))
             soft = SoftPins(particles, ends, alphas, start=begins)
         accelerations = None
         if any(i.accelerations is not None for i in inputs):

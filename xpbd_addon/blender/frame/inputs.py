@@ -30,6 +30,7 @@ from ..errors import RetryError
 from ..read import animated
 from ..read import attachments as attach
 from ..read import fields as field_reader
+from ..read.maps import SoftMap
 from .changes import Changes
 
 
@@ -43,6 +44,8 @@ class ReadRope(Protocol):
     def pinned_ids(self) -> np.ndarray: ...
     @property
     def rest_xyz(self) -> np.ndarray: ...
+    @property
+    def soft_map(self) -> SoftMap | None: ...
     def pinned_at(self, values: tuple) -> np.ndarray: ...
     def targets(self, obj: Any, depsgraph: Any, render: bool,
                 pinned_ids: np.ndarray | None = None) -> np.ndarray: ...
@@ -88,6 +91,9 @@ class Inputs:
     ``ACCELERATIONS``, shape [N, 3]; None: no source acts on this rope"""
     fields: Fields | None = None
     """The force fields acting on the rope at this frame (``read_fields``); None: none"""
+    soft_targets: np.ndarray | None = None
+    """Where the object puts the points a Pin Map holds by springs [m] (world), shape
+    [len(rope.soft_map.ids), 3] (``read_soft_targets``); None: no such points"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +132,15 @@ def read_pins(reading: Reading, values: tuple) -> tuple[np.ndarray, np.ndarray]:
     pinned_ids = np.flatnonzero(rope.pinned_at(values)) if values else rope.pinned_ids
     return pinned_ids, rope.targets(reading.obj, reading.depsgraph, reading.render,
                                     pinned_ids)
+
+
+def read_soft_targets(reading: Reading) -> np.ndarray | None:
+    """The targets [m] (world) of the points a Pin Map holds by springs at this frame: where
+    the object (its animation, parent, deformation) puts them, as it puts pinned points."""
+    soft = reading.rope.soft_map
+    if soft is None:
+        return None
+    return reading.rope.targets(reading.obj, reading.depsgraph, reading.render, soft.ids)
 
 
 def read_attachments(reading: Reading) -> tuple[tuple[bool, ...],
@@ -191,4 +206,5 @@ def read(rope: ReadRope, obj: Any, depsgraph: Any, render: bool, frame: int) -> 
     pinned_ids, targets = read_pins(reading, values)
     enabled, matrices = read_attachments(reading)
     return Inputs(values, pinned_ids, targets, enabled, matrices, read_stamp(reading),
-                  read_accelerations(reading, ACCELERATIONS), read_fields(reading))
+                  read_accelerations(reading, ACCELERATIONS), read_fields(reading),
+                  read_soft_targets(reading))

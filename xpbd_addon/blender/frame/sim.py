@@ -154,7 +154,7 @@ class RopeSim:
     __slots__ = ("key", "scene_name", "layout", "rest_local", "rest_xyz", "hooks", "pinned",
                  "pinned_ids", "changes", "settings", "substeps", "preroll", "tear_force",
                  "radii", "frame_start", "frame_end", "gravity", "dt", "air", "maps", "writer",
-                 "track",
+                 "soft_map", "track",
                  "__weakref__")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -186,10 +186,15 @@ class RopeSim:
         self.rest_xyz = stored[:, 0:3].astype(np.float64)
         """Rest positions in object space [m], shape [N, 3]"""
         self.hooks = self.writer.hooks(obj, layout)
-        self.pinned = pins.pin_mask(obj, layout, settings, self.hooks)
+        self.maps = maps.read_maps(obj, len(self.rest_xyz))
+        """The per-point maps' weights (read/maps.py), read when the rope is made"""
+        self.pinned = pins.pin_mask(obj, layout, settings, self.hooks, self.maps.get("pin"))
         """Pinned particles [N] by the settings as they are now (``model_for`` follows the
-        animated ``pin_first`` / ``pin_last`` of each frame)"""
+        animated ``pin_first`` / ``pin_last`` of each frame), a Pin Map's weight 1 too"""
         self.pinned_ids = np.flatnonzero(self.pinned)
+        self.soft_map = maps.soft_pins(self.maps.get("pin"), settings.pin_map_stiffness,
+                                       self.pinned)
+        """The points a Pin Map holds by springs (their targets read every frame), or None"""
         self.changes = changes.Changes(obj, layout)
         """What can change while the rope plays: animated settings, attachments"""
         world = np.array(obj.matrix_world, dtype=np.float64)
@@ -208,8 +213,6 @@ class RopeSim:
         self.frame_end = int(settings.frame_end)
         self.gravity = scene_gravity(scene)
         self.dt = frame_dt(scene)
-        self.maps = maps.read_maps(obj, len(self.rest_xyz))
-        """The per-point maps' weights (read/maps.py), read when the rope is made"""
         self.air = schema.air_of(settings)
         """The air the rope moves through (``core.Air``), None without air (``use_air``)"""
         model = self._build_model(world, self.settings, self.pinned)
@@ -286,7 +289,7 @@ class RopeSim:
         if self.layout.kind == "MESH" or not ({"pin_first", "pin_last"} & set(names)):
             return self.pinned
         settings = changes.settings_with(self.settings, names, values)
-        mask = pins.pin_mask(None, self.layout, settings, self.hooks)
+        mask = pins.pin_mask(None, self.layout, settings, self.hooks, self.maps.get("pin"))
         return self.pinned if np.array_equal(mask, self.pinned) else mask
 
     # --- reading -------------------------------------------------------------------------

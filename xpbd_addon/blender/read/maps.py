@@ -11,7 +11,7 @@ twist), and on Blender's newer hair ``Curves`` any named float attribute (read w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,8 +64,32 @@ def scaled(weights: np.ndarray, at_zero: float, at_one: float) -> np.ndarray:
     return at_zero + w * (at_one - at_zero)
 
 
-MAPPED = ("mass", "stiffness", "radius")
-"""The settings a map can scale point by point (``Object.xpbd.<name>_map``, ``_map_max``)."""
+MAPPED = ("mass", "stiffness", "radius", "pin")
+"""The maps a rope can have (``Object.xpbd.<name>_map``): mass, stiffness and radius scale
+the setting point by point (``_map_max``); pin holds points by springs (``soft_pins``)."""
+
+
+class SoftMap(NamedTuple):
+    """The points a Pin Map holds by springs (weights strictly between 0 and 1)."""
+
+    ids: np.ndarray
+    """int64 (P,) the particles held"""
+    compliance: np.ndarray
+    """(P,) [m/N] each spring's alpha = (1 - w) / (k0 w), k0 the Pin Stiffness [N/m]"""
+
+
+def soft_pins(weights: np.ndarray | None, stiffness: float,
+              pinned: np.ndarray) -> SoftMap | None:
+    """The springs of a Pin Map's ``weights`` (N,) 0..1 with Pin Stiffness ``stiffness``
+    [N/m] (``core.soft_pins.from_weights``' law), leaving out the ``pinned`` (N,) points;
+    None without a map or a weight strictly between 0 and 1."""
+    if weights is None:
+        return None
+    ids = np.flatnonzero((weights > 0.0) & (weights < 1.0) & ~pinned)
+    if not len(ids):
+        return None
+    w = weights[ids]
+    return SoftMap(ids.astype(np.int64), (1.0 - w) / (w * float(stiffness)))
 
 
 def read_maps(obj: Any, count: int) -> dict[str, np.ndarray]:

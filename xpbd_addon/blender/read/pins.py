@@ -80,9 +80,13 @@ def curve_hooks(obj: Any, layout: Layout) -> list[CurveHook]:
     return hooks
 
 
-def pin_mask(obj: Any, layout: Layout, settings: Any, hooks: list[CurveHook]) -> np.ndarray:
-    """Boolean mask of the pinned particles, shape [N]."""
+def pin_mask(obj: Any, layout: Layout, settings: Any, hooks: list[CurveHook],
+             pin_map: np.ndarray | None = None) -> np.ndarray:
+    """Boolean mask of the pinned particles, shape [N]; with a Pin Map's weights ``pin_map``
+    (N,), its points of weight 1 too (read/maps.py)."""
     pinned = np.zeros(layout.particle_count, dtype=bool)
+    if pin_map is not None:
+        pinned |= pin_map >= 1.0
     if layout.kind == "MESH":
         if settings.pin_group:
             pinned |= mesh_group_weights(obj, settings.pin_group) > 0.0
