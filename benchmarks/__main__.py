@@ -24,6 +24,7 @@ SCRIPTS = {
     "core": "bench_core.py",
     "handler": "bench_handler.py",
     "startup": "bench_startup.py",
+    "first_use": "bench_first_use.py",
     "builtin": "blender_builtin.py",
     "collision": "bench_collision.py",
     "collision_ab": "bench_collision_ab.py",

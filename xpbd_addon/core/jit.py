@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 
 def kernel(function):
@@ -21,3 +22,26 @@ def inline_kernel(function):
     as large as a node of the chain solve, and a call in the lane loop keeps the loop
     scalar (measured: 15x slower)."""
     return njit(cache=True, error_model="numpy", nogil=True, inline="always")(function)
+
+
+def lane_flag(value, lanes):
+    """``value`` (a constant bool in a kernel) as a compile-time literal where ``lanes`` > 1
+    and as a run-time bool where ``lanes`` is 1 (at a call of another kernel:
+    ``_forward(..., lane_flag(True, lanes), lanes)``).
+
+    Why: a kernel called with a literal is compiled once per value. The lane kernels need
+    the literal (a run-time flag keeps the 16-lane loop scalar, measured), but one lane has
+    no vector loop to keep, and there each variant only costs compile time: numba's typing
+    and lowering of the inlined chain solve, about 0.6 s per variant on the 2-core machine,
+    which a new user waits for (docs/benchmarks.md, first use). The same arithmetic either
+    way (selects on the flag): the same bits."""
+    return value
+
+
+@overload(lane_flag, inline="always", prefer_literal=True)
+def _lane_flag(value, lanes):
+    # Typed with the literal types (prefer_literal): the choice is made per lane count at
+    # compile time, and the inlined body keeps the literal where it returns ``value``.
+    if isinstance(lanes, types.IntegerLiteral) and lanes.literal_value == 1:
+        return lambda value, lanes: value == True  # noqa: E712 - a run-time bool, not literal
+    return lambda value, lanes: value

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import kernel, parallel_kernel
+from ..jit import kernel, lane_flag, parallel_kernel
 from ..layout.lanes import (
     _ESTRIDE,
     _FA,
@@ -312,13 +312,13 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                 base = particle_offset + np.uint64(slot) * PS
                 for lane in range(L):
                     _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
-                                    velocity_scale, True, lanes)
+                                    velocity_scale, lane_flag(True, lanes), lanes)
         else:
             for slot in range(length):
                 base = particle_offset + np.uint64(slot) * PS
                 for lane in range(L):
                     _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
-                                    second_scale, False, lanes)
+                                    second_scale, lane_flag(False, lanes), lanes)
         if length < _TWO:
             continue
         step_inverse_h2 = inverse_h2_second if second else inverse_h2
@@ -331,7 +331,8 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                 _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
                              step_inverse_h2, lanes)
         newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
-               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, True, lanes)
+               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
+               lanes)
         if bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
