@@ -12,7 +12,7 @@ ground=True)`` and the write-back's kernels, ``blender.io_kernels.warm``): every
 first frame compiles. Reported: the time from the start of the import to the end of that
 (the figure the targets are about: goal 2 s, target 4 s on the 2-core machine), the same
 with the cache filled (a second process), and per kernel signature its own compile time
-(numba's ``numba:compile`` events, minus the kernels compiled inside it; an inlined helper
+(CPU time between numba's ``numba:compile`` events, minus the kernels compiled inside it; an inlined helper
 is compiled inside its caller) in a table for docs/benchmarks.md.
 
 ``--ref=COMMIT`` measures that commit's package in the same turns (extracted as
@@ -49,24 +49,24 @@ stack = []      # [start, LLVM seconds] of the compiles under way, innermost las
 
 class Timer(event.Listener):
     def on_start(self, ev):
-        stack.append([time.perf_counter(), 0.0])
+        stack.append([time.process_time(), 0.0])
 
     def on_end(self, ev):
         began, llvm = stack.pop()
         data = ev.data
         dispatcher = data["dispatcher"]
         name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
-        compiles.append((name, str(data["args"]), time.perf_counter() - began, len(stack),
+        compiles.append((name, str(data["args"]), time.process_time() - began, len(stack),
                          llvm))
 
 
 class Llvm(event.Listener):
     def on_start(self, ev):
-        self.began = time.perf_counter()
+        self.began = time.process_time()
 
     def on_end(self, ev):
         if stack:
-            stack[-1][1] += time.perf_counter() - self.began
+            stack[-1][1] += time.process_time() - self.began
 
 
 event.register("numba:compile", Timer())

@@ -45,3 +45,18 @@ def _lane_flag(value, lanes):
     if isinstance(lanes, types.IntegerLiteral) and lanes.literal_value == 1:
         return lambda value, lanes: value == True  # noqa: E712 - a run-time bool, not literal
     return lambda value, lanes: value
+
+
+def optional_item(values, index):
+    """``values[index]``, or None where ``values`` is None, decided when the kernel is
+    compiled: a kernel that receives the None prunes its ``if flag is not None`` branches
+    (numba's dead-branch pruning on None arguments), so what they call is never compiled.
+    Used for the per-block flags of a feature no rope of the scene uses (``LanePlan``)."""
+    return None if values is None else values[index]
+
+
+@overload(optional_item, inline="always")
+def _optional_item(values, index):
+    if isinstance(values, types.NoneType):
+        return lambda values, index: None
+    return lambda values, index: values[index]

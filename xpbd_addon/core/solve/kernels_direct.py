@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import kernel, lane_flag, parallel_kernel
+from ..jit import inline_kernel, kernel, lane_flag, optional_item, parallel_kernel
 from ..layout.lanes import (
     _ESTRIDE,
     _FA,
@@ -297,7 +297,9 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
     inverse_h2_second = 2.25 * inverse_h2
     second_scale = 1.5 * velocity_scale
     edges = length - _ONE
-    if bending:
+    # ``bending`` is None where no rope of the call bends: the branches below are pruned
+    # when the kernel is compiled, and the bending kernels are not compiled at all
+    if bending is not None and bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
         second = second_order and substep > 0
@@ -327,13 +329,13 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                              inverse_h2, lanes)
         if second and substep == 1:
             _scale_tension(edge_buffer, edge_offset, length, 4.0 / 9.0, lanes)
-            if bending:
+            if bending is not None and bending:
                 _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
                              step_inverse_h2, lanes)
         newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
                newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
                lanes)
-        if bending:
+        if bending is not None and bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                      strain_limit, step_inverse_h2, lanes)
@@ -344,13 +346,13 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
             _update_velocity(buffer, base + np.uint64(lane), last_scale, lanes)
 
 
-@kernel
+@inline_kernel
 def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
                    newton_iterations, strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
+                      block_length[b], block_leading[b], optional_item(block_bending, b), gravity[0],
                       gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, lanes)
 
@@ -384,6 +386,6 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
+                      block_length[b], block_leading[b], optional_item(block_bending, b), gravity[0],
                       gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, 16)

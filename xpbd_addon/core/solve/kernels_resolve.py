@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ..jit import kernel, lane_flag, parallel_kernel
+from ..jit import inline_kernel, kernel, lane_flag, parallel_kernel
 from ..layout.lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
 from ..layout.topology import PARTICLE_V as _V
 from ..layout.topology import PARTICLE_X as _X
@@ -70,7 +70,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
                                        * velocity_scale)
 
 
-@kernel
+@inline_kernel
 def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                     block_leading, h, newton_iterations, strain_limit, velocity_scale, lanes,
                     active):
