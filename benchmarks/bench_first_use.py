@@ -12,8 +12,8 @@ ground=True)`` and the write-back's kernels, ``blender.io_kernels.warm``): every
 first frame compiles. Reported: the time from the start of the import to the end of that
 (the figure the targets are about: goal 2 s, target 4 s on the 2-core machine), the same
 with the cache filled (a second process), and per kernel signature its own compile time
-(CPU time between numba's ``numba:compile`` events, minus the kernels compiled inside it; an inlined helper
-is compiled inside its caller) in a table for docs/benchmarks.md.
+(CPU time between numba's ``numba:compile`` events, minus the kernels compiled inside it;
+an inlined helper is compiled inside its caller) in a table for docs/benchmarks.md.
 
 ``--ref=COMMIT`` measures that commit's package in the same turns (extracted as
 ``bench_collision_ab`` does), for a before/after on one machine state.
@@ -28,7 +28,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -352,8 +352,8 @@ def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset
                    newton_iterations, strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], optional_item(block_bending, b), gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      block_length[b], block_leading[b], optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, lanes)
 
 
@@ -386,6 +386,6 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
     """``direct_substeps`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], optional_item(block_bending, b), gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      block_length[b], block_leading[b], optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, 16)
