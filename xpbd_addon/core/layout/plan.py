@@ -38,8 +38,9 @@ class LanePlan:
     edge_rows: np.ndarray
     """float64 (layout.edge_buffer_size,), read-only: the edge lane buffer (rest lengths [m],
     compliances [m/N], active flags, inverse rest lengths [1/m])"""
-    block_leading: np.ndarray
-    """bool (B,): some chain of the block has free particles before its first pin"""
+    block_leading: np.ndarray | None
+    """bool (B,): some chain of the block has free particles before its first pin; None if
+    none has (then not compiled: ``jit.optional_item``)"""
     block_bending: np.ndarray | None
     """bool (B,): some chain of the block has bending stiffness; None if none has (the
     kernels then compile without the bending solve: ``jit.optional_item``)"""
@@ -231,7 +232,8 @@ def solve_plans(model: Model) -> tuple[SolvePlan, SolvePlan]:
     particles.flags.writeable = False  # static: each workspace writes its own copy
     edges.flags.writeable = False
     return reference, SolvePlan(
-        lanes=LanePlan(layout, particles, edges, leading, bending if bending.any() else None,
+        lanes=LanePlan(layout, particles, edges, leading if leading.any() else None,
+                       bending if bending.any() else None,
                        order_base, order_particles, block_start.astype(np.int64), particle_block,
                        particle_rope, rope_block),
         lane_solver=model.solver,

@@ -69,8 +69,9 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
         if awake_blocks[b] == 0:
             continue  # asleep (``kernels_sleep``): its ropes keep x, v
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], optional_item(block_bending, b),
-                      gravity[0], gravity[1], gravity[2], h, 1, every, False, newton_iterations,
+                      block_length[b], optional_item(block_leading, b),
+                      optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, 1, every, None, newton_iterations,
                       strain_limit,
                       velocity_scale, lanes)
         for k in range(first, last):
