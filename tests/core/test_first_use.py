@@ -24,6 +24,8 @@ from xpbd_addon.core.collision import Plane
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # a cold compile every run (8 s of CPU): not in --quick
+
 CPU_BOUND_S = 11.0
 """Most CPU time [s] the cold first frame may take here: measured 7-9 s on the 2-core test
 machine (12.5-13.6 s before issue 33), so a return to the old cost fails."""
