@@ -1,6 +1,7 @@
 """`python -m benchmarks [name ...] [--quick]`: run benchmarks (default: the core's).
 
-Names: core, handler, startup, builtin, collision, collision_ab, cloth_collision, bake,
+Names: core, handler, startup, first_use (the first frame from an empty kernel cache, each
+kernel's compile time), builtin, collision, collision_ab, cloth_collision, bake,
 damping, reference (`step` against a minimal C kernel, interleaved), pile (crossed ropes on
 the floor coming to rest), thin (ropes on wires and poles: where the segment contacts hold).
 The
@@ -24,6 +25,7 @@ SCRIPTS = {
     "core": "bench_core.py",
     "handler": "bench_handler.py",
     "startup": "bench_startup.py",
+    "first_use": "bench_first_use.py",
     "builtin": "blender_builtin.py",
     "collision": "bench_collision.py",
     "collision_ab": "bench_collision_ab.py",

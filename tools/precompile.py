@@ -72,6 +72,7 @@ inv_mass = np.full(len(x), 20.0)
 inv_mass[::points] = 0.0
 warmup.warm(core.Model(x, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
 io_kernels.warm()
+io_kernels.warm_tessellation()
 """
 
 

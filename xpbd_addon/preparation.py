@@ -54,11 +54,11 @@ LAUNCH_DELAY_S = 0.2
 POLL_S = 0.25
 """How often the main-thread timer checks the preparation and redraws its status [s]."""
 
-EXPECTED_FIRST_COMPILE = 28
+EXPECTED_FIRST_COMPILE = 24
 """Kernel specialisations a first-ever preparation of a rope without contacts compiles (the
 solver's and the write-back's, numba 0.68, measured): the percentage's denominator."""
 
-EXPECTED_CONTACT_COMPILE = 80
+EXPECTED_CONTACT_COMPILE = 97
 """Kernel specialisations a first scene with mesh colliders, a ground and self-collision adds
 (measured): added to the denominator while such a rope is being prepared."""
 
@@ -269,6 +269,10 @@ def _warm(item: Request) -> None:
     try:
         warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground,
                     air=item.air)
+        if item.meshes:
+            from .blender.write import io_kernels
+
+            io_kernels.warm_tessellation()
     except Exception:  # noqa: BLE001 - the real step reports a refused input in the panel
         print("XPBD Rope: preparing the solver for a rope failed (it is simulated anyway):")
         traceback.print_exc()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 
 def kernel(function):
@@ -21,3 +22,43 @@ def inline_kernel(function):
     as large as a node of the chain solve, and a call in the lane loop keeps the loop
     scalar (measured: 15x slower)."""
     return njit(cache=True, error_model="numpy", nogil=True, inline="always")(function)
+
+
+def lane_flag(value, lanes):
+    """``value`` (a constant bool in a kernel) as a compile-time literal where ``lanes`` > 1
+    and as a run-time bool where ``lanes`` is 1 (at a call of another kernel:
+    ``_forward(..., lane_flag(True, lanes), lanes)``).
+
+    Why: a kernel called with a literal is compiled once per value. The lane kernels need
+    the literal (a run-time flag keeps the 16-lane loop scalar, measured), but one lane has
+    no vector loop to keep, and there each variant only costs compile time: numba's typing
+    and lowering of the inlined chain solve, about 0.6 s per variant on the 2-core machine,
+    which a new user waits for (docs/benchmarks.md, first use). The same arithmetic either
+    way (selects on the flag): the same bits. Not for a flag tested in a one-lane kernel's
+    innermost loop where LLVM cannot hoist it: ``_back``'s ``estimate`` as a run-time flag
+    made a 12-point rope's frame 15 % slower (measured), and stays literal."""
+    return value
+
+
+@overload(lane_flag, inline="always", prefer_literal=True)
+def _lane_flag(value, lanes):
+    # Typed with the literal types (prefer_literal): the choice is made per lane count at
+    # compile time, and the inlined body keeps the literal where it returns ``value``.
+    if isinstance(lanes, types.IntegerLiteral) and lanes.literal_value == 1:
+        return lambda value, lanes: value == True  # noqa: E712 - a run-time bool, not literal
+    return lambda value, lanes: value
+
+
+def optional_item(values, index):
+    """``values[index]``, or None where ``values`` is None, decided when the kernel is
+    compiled: a kernel that receives the None prunes its ``if flag is not None`` branches
+    (numba's dead-branch pruning on None arguments), so what they call is never compiled.
+    Used for the per-block flags of a feature no rope of the scene uses (``LanePlan``)."""
+    return None if values is None else values[index]
+
+
+@overload(optional_item, inline="always")
+def _optional_item(values, index):
+    if isinstance(values, types.NoneType):
+        return lambda values, index: None
+    return lambda values, index: values[index]

@@ -98,8 +98,7 @@ def all_finite(x, v):  # pragma: no cover - compiled
 
 def warm() -> None:
     """Compile (or load from the cache) ``world_to_local`` for the argument types the
-    write-back passes, the safety net's measures (``checks``) and a deforming collider's
-    quad cuts (``tessellation``), ahead of the first frame
+    write-back passes and the safety net's measures (``checks``), ahead of the first frame
     (``preparation``); no Blender data needed."""
     import numpy as np
 
@@ -114,7 +113,15 @@ def warm() -> None:
     kinetic_potential(x, x, np.ones(2), 0.0, 0.0, -9.81)
     beyond(x.reshape(-1), 1e7)
     all_finite(x.reshape(-1), x.reshape(-1))
-    from ..read import tessellation  # a deforming collider's quads (one quad, as read)
+
+
+def warm_tessellation() -> None:
+    """Compile (or load) a deforming collider's quad cuts (``tessellation``), for a rope
+    with mesh colliders (``preparation``): half a second of compiling that a first rope
+    without them does not wait for (docs/benchmarks.md, first use)."""
+    import numpy as np
+
+    from ..read import tessellation  # one quad, as read
 
     tessellation.quad_triangles(np.eye(4, 3, dtype=np.float32), np.arange(4, dtype=np.int32),
                                 np.zeros(2, dtype=np.int32))

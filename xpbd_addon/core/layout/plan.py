@@ -63,10 +63,12 @@ class LanePlan:
     edge_rows: np.ndarray
     """float64 (layout.edge_buffer_size,), read-only: the edge lane buffer (rest lengths [m],
     compliances [m/N], active flags, inverse rest lengths [1/m])"""
-    block_leading: np.ndarray
-    """bool (B,): some chain of the block has free particles before its first pin"""
-    block_bending: np.ndarray
-    """bool (B,): some chain of the block has bending stiffness"""
+    block_leading: np.ndarray | None
+    """bool (B,): some chain of the block has free particles before its first pin; None if
+    none has (then not compiled: ``jit.optional_item``)"""
+    block_bending: np.ndarray | None
+    """bool (B,): some chain of the block has bending stiffness; None if none has (the
+    kernels then compile without the bending solve: ``jit.optional_item``)"""
     order_base: np.ndarray
     """int64 (P,): the layout's particle_base sorted, so copies between the buffer and x, v
     stream through the buffer (a third faster than in particle order at 10k particles)"""
@@ -255,8 +257,9 @@ def solve_plans(model: PlannedModel) -> tuple[SolvePlan, SolvePlan]:
     particles.flags.writeable = False  # static: each workspace writes its own copy
     edges.flags.writeable = False
     return reference, SolvePlan(
-        lanes=LanePlan(layout, particles, edges, leading, bending, order_base,
-                       order_particles, block_start.astype(np.int64), particle_block,
+        lanes=LanePlan(layout, particles, edges, leading if leading.any() else None,
+                       bending if bending.any() else None,
+                       order_base, order_particles, block_start.astype(np.int64), particle_block,
                        particle_rope, rope_block),
         lane_solver=model.solver,
         sweep_particles=d.general_particles,

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import kernel, parallel_kernel
+from ..jit import inline_kernel, kernel, lane_flag, optional_item, parallel_kernel
 from ..layout.lanes import (
     _ESTRIDE,
     _FA,
@@ -268,10 +268,10 @@ def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadi
                  strain_limit, inverse_h2, lanes):
     """The strain limit of a block after its solve (off if ``strain_limit`` < 0): towards
     the chain start where ``leading`` says some chain has free points before its first pin,
-    then towards the end."""
+    then towards the end (``leading`` None: no chain has, and that code is not compiled)."""
     if strain_limit < 0.0:
         return
-    if leading:
+    if leading is not None and leading:
         _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges - _ONE,
                        strain_limit, inverse_h2, lanes)
     _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, _ZERO, edges,
@@ -290,35 +290,43 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
 
     ``second_order`` (a whole frame, ``fresh``): the substeps after the first are BDF2
     (``_predict_second``), solved with the step h' = 2 h / 3 (alpha~ = alpha / h'^2): far less
-    numerical damping of slow swings, the same stability."""
+    numerical damping of slow swings, the same stability. None: first order, and the BDF2
+    code is not compiled. ``bending`` None: no chain of the block bends, and the bending code
+    is not compiled (``jit.optional_item``)."""
     L = np.uint64(lanes)
     PS = _PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
     inverse_h2_second = 2.25 * inverse_h2
     second_scale = 1.5 * velocity_scale
     edges = length - _ONE
-    if bending:
+    # ``bending`` is None where no rope of the call bends: the branches below are pruned
+    # when the kernel is compiled, and the bending kernels are not compiled at all
+    if bending is not None and bending:
         _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
-        second = second_order and substep > 0
+        # ``second_order`` None (the calls of one substep, frames with contacts): the BDF2
+        # branch is pruned when the kernel is compiled, as ``bending`` above
+        second = False
+        if second_order is not None:
+            second = second_order and substep > 0
+            if second and substep == 1:
+                for slot in range(length):
+                    base = particle_offset + np.uint64(slot) * PS
+                    for lane in range(L):
+                        _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
+                                        velocity_scale, lane_flag(True, lanes), lanes)
+            elif second:
+                for slot in range(length):
+                    base = particle_offset + np.uint64(slot) * PS
+                    for lane in range(L):
+                        _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
+                                        second_scale, lane_flag(False, lanes), lanes)
         if not second:
             for slot in range(length):
                 base = particle_offset + np.uint64(slot) * PS
                 for lane in range(L):
                     _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
                              substep > 0, lanes)
-        elif substep == 1:
-            for slot in range(length):
-                base = particle_offset + np.uint64(slot) * PS
-                for lane in range(L):
-                    _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
-                                    velocity_scale, True, lanes)
-        else:
-            for slot in range(length):
-                base = particle_offset + np.uint64(slot) * PS
-                for lane in range(L):
-                    _predict_second(buffer, base + np.uint64(lane), g0, g1, g2, h,
-                                    second_scale, False, lanes)
         if length < _TWO:
             continue
         step_inverse_h2 = inverse_h2_second if second else inverse_h2
@@ -327,30 +335,34 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                              inverse_h2, lanes)
         if second and substep == 1:
             _scale_tension(edge_buffer, edge_offset, length, 4.0 / 9.0, lanes)
-            if bending:
+            if bending is not None and bending:
                 _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
                              step_inverse_h2, lanes)
         newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
-               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, True, lanes)
-        if bending:
+               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
+               lanes)
+        if bending is not None and bending:
             _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                      strain_limit, step_inverse_h2, lanes)
-    last_scale = second_scale if second_order and substeps > 1 else velocity_scale
+    last_scale = velocity_scale
+    if second_order is not None and second_order and substeps > 1:
+        last_scale = second_scale
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
             _update_velocity(buffer, base + np.uint64(lane), last_scale, lanes)
 
 
-@kernel
+@inline_kernel
 def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
                    newton_iterations, strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      block_length[b], optional_item(block_leading, b),
+                      optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, lanes)
 
 
@@ -374,6 +386,7 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
     count)."""
     for b in prange(block_length.shape[0]):
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      block_length[b], optional_item(block_leading, b),
+                      optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, 16)

@@ -11,7 +11,7 @@ bits.
 
 from __future__ import annotations
 
-from ..jit import kernel
+from ..jit import inline_kernel, kernel, optional_item
 from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_direct import _direct_block
 
@@ -47,14 +47,16 @@ def direct_substep_io_single(buffer, edge_buffer, block_particle_offset, block_e
                 awake_blocks, awake)
 
 
-@kernel
+@inline_kernel
 def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                 block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
                 velocity_scale, lanes, lane_base, lane_particles, block_start, x, v, moved,
                 every, awake_blocks, awake):
     """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
     solve over the lanes, as ``kernels_direct._direct_blocks`` with 16: a runtime lane count made
-    the frame 15 % slower)."""
+    the frame 15 % slower). Inlined: compiled on its own, numba's LLVM step optimises and
+    generates the whole solve below it once more for each level of calls (docs/benchmarks.md,
+    first use)."""
     for b in range(block_length.shape[0]):
         first, last = block_start[b], block_start[b + 1]
         for k in range(first, last):
@@ -67,8 +69,10 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
         if awake_blocks[b] == 0:
             continue  # asleep (``kernels_sleep``): its ropes keep x, v
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, 1, every, False, newton_iterations, strain_limit,
+                      block_length[b], optional_item(block_leading, b),
+                      optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, 1, every, None, newton_iterations,
+                      strain_limit,
                       velocity_scale, lanes)
         for k in range(first, last):
             i = lane_particles[k]

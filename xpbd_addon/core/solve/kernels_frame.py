@@ -20,7 +20,7 @@ import math
 
 from numba import prange
 
-from ..jit import kernel, parallel_kernel
+from ..jit import inline_kernel, kernel, optional_item, parallel_kernel
 from ..layout.topology import LANES, PARTICLE_V, PARTICLE_X
 from .kernels import _lane_block
 from .kernels_direct import _direct_block
@@ -97,7 +97,7 @@ def sweep_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge_
                         lane_particles, block_start, x, v, b)
 
 
-@kernel
+@inline_kernel
 def _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                      block_length, block_leading, block_bending, gravity, h, substeps,
                      second_order, newton_iterations, strain_limit, velocity_scale, lane_base,
@@ -108,7 +108,8 @@ def _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offs
     first, last = block_start[b], block_start[b + 1]
     _copy_in(buffer, lane_base, lane_particles, first, last, x, v, lanes)
     _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                  block_length[b], block_leading[b], block_bending[b], gravity[0],
+                  block_length[b], optional_item(block_leading, b),
+                  optional_item(block_bending, b), gravity[0],
                   gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
                   strain_limit, velocity_scale, lanes)
     _copy_out(buffer, lane_base, lane_particles, first, last, x, v, lanes)

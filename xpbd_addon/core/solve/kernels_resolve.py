@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ..jit import kernel, parallel_kernel
+from ..jit import inline_kernel, kernel, lane_flag, optional_item, parallel_kernel
 from ..layout.lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
 from ..layout.topology import PARTICLE_V as _V
 from ..layout.topology import PARTICLE_X as _X
@@ -55,7 +55,8 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
                 buffer[i + XP + c] = buffer[i + X + c]
                 buffer[i + XT + c] = buffer[i + X + c]
     newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-           newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, False, lanes)
+           newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(False, lanes),
+           lanes)
     _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):
@@ -69,7 +70,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
                                        * velocity_scale)
 
 
-@kernel
+@inline_kernel
 def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                     block_leading, h, newton_iterations, strain_limit, velocity_scale, lanes,
                     active):
@@ -77,7 +78,8 @@ def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offse
         if active[b] == 0:
             continue
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                       block_length[b], block_leading[b], h, newton_iterations, strain_limit,
+                       block_length[b], optional_item(block_leading, b),
+                       h, newton_iterations, strain_limit,
                        velocity_scale, lanes)
 
 
@@ -110,7 +112,8 @@ def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_ed
         if active[b] == 0:
             continue
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                       block_length[b], block_leading[b], h, newton_iterations, strain_limit,
+                       block_length[b], optional_item(block_leading, b),
+                       h, newton_iterations, strain_limit,
                        velocity_scale, 16)
 
 

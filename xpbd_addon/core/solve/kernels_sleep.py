@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from numba import prange
 
-from ..jit import kernel, parallel_kernel
+from ..jit import kernel, optional_item, parallel_kernel
 from ..layout.topology import PARTICLE_V, PARTICLE_X
 from .kernels_direct import _direct_block
 
@@ -79,6 +79,8 @@ def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
         if awake_blocks[b] == 0:
             continue
         _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], block_leading[b], block_bending[b], gravity[0],
-                      gravity[1], gravity[2], h, 1, fresh, False, newton_iterations, strain_limit,
+                      block_length[b], optional_item(block_leading, b),
+                      optional_item(block_bending, b),
+                      gravity[0], gravity[1], gravity[2], h, 1, fresh, None, newton_iterations,
+                      strain_limit,
                       velocity_scale, 16)

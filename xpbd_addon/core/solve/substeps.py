@@ -130,7 +130,7 @@ class RopeSubsteps:
                     run_direct = (direct_substeps_single if layout.lanes == 1
                                   else direct_substeps_parallel)
                     run_direct(*common, lanes.block_leading, lanes.block_bending,
-                               self.gravity, self.h, 1, first, False, model.iterations,
+                               self.gravity, self.h, 1, first, None, model.iterations,
                                self.strain_limit, self.velocity_scale)
                 else:
                     run = lane_substeps_parallel if self.mode == "sweep_threads" else lane_substeps

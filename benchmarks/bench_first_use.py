@@ -1,0 +1,184 @@
+"""First use without precompiled kernels (issue 33): from an empty numba cache, how long until
+the default rope's first frame, and which kernels compile for it, each with its time.
+
+    python -m benchmarks first_use [--repeat=3] [--ref=COMMIT]
+
+Each run is a new Python process with an empty ``NUMBA_CACHE_DIR`` (and ``NUMBA_CPU_NAME``
+unset: the host CPU, as on a platform without precompiled kernels). It imports the core,
+builds the rope that Add > Curve > XPBD Rope makes (``preparation.default_request``: 20
+points over 2 m, first pinned, S = 10, default settings) and prepares it as the add-on's
+preparation thread does for a rope with a ground plane (``core.prepare.warm(...,
+ground=True)`` and the write-back's kernels, ``blender.io_kernels.warm``), then steps its
+first frame (from rest, a ground plane 5 cm below): everything the first frame compiles.
+Reported: the time from the start of the import to the end of that
+(the figure the targets are about: goal 2 s, target 4 s on the 2-core machine), the same
+with the cache filled (a second process), and per kernel signature its own compile time
+(CPU time between numba's ``numba:compile`` events, minus the kernels compiled inside it;
+an inlined helper is compiled inside its caller) in a table for docs/benchmarks.md.
+
+``--ref=COMMIT`` measures that commit's package in the same turns (extracted as
+``bench_collision_ab`` does), for a before/after on one machine state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+FRAME_S = 1.0 / 24.0
+"""The first frame's length [s]"""
+
+GROUND_Z = -0.05
+"""Height of the first frame's ground plane [m] (the default rope lies along x at z = 0)"""
+
+_CHILD = r"""
+import json, sys, time
+FRAME_S, GROUND_Z = float(sys.argv[3]), float(sys.argv[4])
+start = time.perf_counter()
+cpu_start = time.process_time()
+sys.path.insert(0, sys.argv[1])
+package = sys.argv[2]
+import importlib
+from numba.core import event
+
+compiles = []   # (name, signature, inclusive seconds, depth, own LLVM seconds)
+stack = []      # [start, LLVM seconds] of the compiles under way, innermost last
+
+
+class Timer(event.Listener):
+    def on_start(self, ev):
+        stack.append([time.process_time(), 0.0])
+
+    def on_end(self, ev):
+        began, llvm = stack.pop()
+        data = ev.data
+        dispatcher = data["dispatcher"]
+        name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+        compiles.append((name, str(data["args"]), time.process_time() - began, len(stack),
+                         llvm))
+
+
+class Llvm(event.Listener):
+    def on_start(self, ev):
+        self.began = time.process_time()
+
+    def on_end(self, ev):
+        if stack:
+            stack[-1][1] += time.process_time() - self.began
+
+
+event.register("numba:compile", Timer())
+event.register("numba:llvm_lock", Llvm())
+core = importlib.import_module(package + ".core")
+prepare = importlib.import_module(package + ".core.prepare")
+preparation = importlib.import_module(package + ".preparation")
+imported = time.perf_counter() - start
+request = preparation.default_request()
+prepare.warm(request.model, request.substeps, ground=True)
+solver_ready = time.perf_counter() - start
+importlib.import_module(package + ".blender.io_kernels").warm()
+# the first frame itself: the rope from rest, its ground 5 cm below it
+ground = importlib.import_module(package + ".core.collision").Plane((0.0, 0.0, GROUND_Z))
+state = request.model.state()
+core.step(request.model, state, FRAME_S, request.substeps, colliders=[ground])
+total = time.perf_counter() - start
+cpu = time.process_time() - cpu_start
+print("RESULT " + json.dumps({"import_s": imported, "solver_s": solver_ready,
+                              "total_s": total, "cpu_s": cpu, "compiles": compiles,
+                              "x": state.x.tolist(), "v": state.v.tolist()}))
+"""
+
+
+def exclusive(compiles: list) -> list[tuple[str, str, float, float]]:
+    """(kernel, signature, own seconds, of which LLVM) from the events (children end before
+    their parent, one level deeper)."""
+    out = []
+    pending: dict[int, float] = {}  # depth -> seconds of finished children at that depth + 1
+    for name, signature, seconds, depth, llvm in compiles:
+        children = pending.pop(depth + 1, 0.0)
+        out.append((name, signature, seconds - children, llvm))
+        pending[depth] = pending.get(depth, 0.0) + seconds
+    return out
+
+
+def run_once(tree: Path, package: str, cache: Path) -> dict:
+    """One new process preparing the default rope, numba's cache in ``cache``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(tree), package, repr(FRAME_S),
+                           repr(GROUND_Z)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"child failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def measure(tree: Path, package: str) -> tuple[dict, dict]:
+    """(cold, warm): an empty cache, then the same cache in a second process."""
+    with tempfile.TemporaryDirectory(prefix="xpbd-first-use-") as cache:
+        cold = run_once(tree, package, Path(cache))
+        warm = run_once(tree, package, Path(cache))
+    return cold, warm
+
+
+def table(cold: dict) -> str:
+    """The per-kernel compile table (markdown), slowest first."""
+    rows = sorted(exclusive(cold["compiles"]), key=lambda r: -r[2])
+    lines = ["| kernel | literal arguments | compile [s] | of which LLVM [s] |",
+             "|---|---|---|---|"]
+    for name, signature, seconds, llvm in rows:
+        short = name.split(".core.", 1)[-1].split(".blender.", 1)[-1]
+        literals = ", ".join(re.findall(r"Literal\[\w+\]\((\w+)\)", signature))
+        lines.append(f"| {short} | {literals} | {seconds:.2f} | {llvm:.2f} |")
+    total = sum(r[2] for r in rows)
+    llvm = sum(r[3] for r in rows)
+    lines.append(f"| **{len(rows)} compiles** | | **{total:.2f}** | **{llvm:.2f}** |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    from benchmarks.bench_collision_ab import _package_at
+
+    repeat, ref = 3, None
+    for arg in argv:
+        if arg.startswith("--repeat="):
+            repeat = int(arg.split("=", 1)[1])
+        elif arg.startswith("--ref="):
+            ref = arg.split("=", 1)[1]
+    with tempfile.TemporaryDirectory() as directory:
+        trees = {"working tree": (ROOT, "xpbd_addon")}
+        if ref:
+            trees = {ref: (Path(directory), _package_at(ref, Path(directory))), **trees}
+        results: dict[str, list[tuple[dict, dict]]] = {name: [] for name in trees}
+        for _ in range(repeat):
+            for name, (tree, package) in trees.items():
+                results[name].append(measure(tree, package))
+    for name, runs in results.items():
+        totals = [cold["total_s"] for cold, _ in runs]
+        warms = [warm["total_s"] for _, warm in runs]
+        cpus = [cold["cpu_s"] for cold, _ in runs]
+        print(f"\n{name}: default rope with a ground, first frame from an empty cache: "
+              f"min {min(totals):.2f} s, median {statistics.median(totals):.2f} s "
+              f"({', '.join(f'{t:.2f}' for t in totals)}); CPU time min {min(cpus):.2f} s, "
+              f"median {statistics.median(cpus):.2f} s; of which import "
+              f"{statistics.median(c['import_s'] for c, _ in runs):.2f} s; "
+              f"{len(runs[0][0]['compiles'])} compiles; cache filled: "
+              f"{statistics.median(warms):.2f} s")
+        best = min(runs, key=lambda r: r[0]["total_s"])[0]
+        print(table(best))
+    print("JSON " + json.dumps({name: [c for c, _ in runs] for name, runs in results.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

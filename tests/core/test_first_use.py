@@ -1,0 +1,75 @@
+"""First use without precompiled kernels (issue 33): a new process with an empty kernel cache
+prepares the default rope (Add > Curve > XPBD Rope, with a ground plane) and simulates its
+first frame, as on Windows, macOS or Linux ARM, where the package ships no compiled kernels.
+
+What a user relies on: that first frame is the rope's real first frame (the same bits as a
+process whose kernels were compiled long ago), it comes in seconds, and only what the scene
+uses is compiled for it. The time is printed (``pytest -s``) and checked against a generous
+bound that the old 12 s would break; the targets (goal 2 s, target 4 s) are the benchmark's
+(``python -m benchmarks first_use``, docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import bench_first_use
+from xpbd_addon import preparation
+from xpbd_addon.core import step
+from xpbd_addon.core.collision import Plane
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # a cold compile every run (8 s of CPU): not in --quick
+
+CPU_BOUND_S = 11.0
+"""Most CPU time [s] the cold first frame may take here: measured 7-9 s on the 2-core test
+machine (12.5-13.6 s before issue 33), so a return to the old cost fails."""
+
+
+@pytest.fixture(scope="module")
+def cold() -> dict:
+    """One new process, empty cache: the default rope prepared and its first frame."""
+    with tempfile.TemporaryDirectory(prefix="xpbd-first-use-") as cache:
+        result = bench_first_use.run_once(ROOT, "xpbd_addon", Path(cache))
+    kernels = sorted({name for name, *_ in result["compiles"]})
+    print(f"\ncold first frame of the default rope with a ground: {result['total_s']:.2f} s "
+          f"({result['cpu_s']:.2f} s CPU, import {result['import_s']:.2f} s), "
+          f"{len(result['compiles'])} kernels compiled")
+    result["kernels"] = kernels
+    return result
+
+
+def test_the_first_frame_from_an_empty_cache_is_the_ropes_first_frame(cold: dict) -> None:
+    request = preparation.default_request()
+    state = request.model.state()
+    step(request.model, state, bench_first_use.FRAME_S, request.substeps,
+         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))])
+    x, v = np.array(cold["x"]), np.array(cold["v"])
+    # the same bits as kernels compiled in another process (this one's)
+    np.testing.assert_array_equal(x, state.x)
+    np.testing.assert_array_equal(v, state.v)
+    # and a real frame: the pinned end stays, the rest falls, nothing below the ground
+    rest = request.model.state().x
+    assert np.array_equal(x[0], rest[0])
+    assert np.all(x[1:, 2] < rest[1:, 2])
+    assert x[:, 2].min() >= bench_first_use.GROUND_Z
+
+
+def test_the_cold_first_frame_takes_seconds(cold: dict) -> None:
+    assert cold["cpu_s"] < CPU_BOUND_S, cold["cpu_s"]
+
+
+def test_only_what_the_default_rope_uses_is_compiled(cold: dict) -> None:
+    """No bending (its rope has none), no 16-lane or threaded kernels (one rope), no mesh
+    collider's kernels (a ground plane only)."""
+    kernels = cold["kernels"]
+    assert kernels, "nothing was compiled: the cache was not empty"
+    assert not [k for k in kernels if ".kernels_bending." in k], kernels
+    assert not [k for k in kernels if k.endswith(("_parallel", ".direct_substep_io",
+                                                  ".direct_resolve", ".quad_tessellation"))]
+    assert not [k for k in kernels if ".kernels_collider.face_normal" in k], kernels
