@@ -218,7 +218,8 @@ class XPBD_PT_rope_fields(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
 
 class XPBD_PT_rope_maps(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     """Per-point maps: a vertex group (meshes) or the points' Weight / Radius (curves) that
-    scales mass, stiffness or radius point by point, or holds points by springs (Pin)."""
+    scales mass, stiffness, radius or damping point by point, or holds points by springs
+    (Pin)."""
 
     bl_label = "Maps"
     bl_parent_id = "XPBD_PT_rope"
@@ -233,6 +234,7 @@ class XPBD_PT_rope_maps(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         for name, factor in (("mass_map", "mass_map_max"),
                              ("stiffness_map", "stiffness_map_max"),
                              ("radius_map", "radius_map_max"),
+                             ("damping_map", "damping_map_max"),
                              ("pin_map", "pin_map_stiffness")):
             col = layout.column(align=True)
             if obj.type == "MESH":

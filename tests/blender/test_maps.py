@@ -120,3 +120,30 @@ def test_painting_a_map_restarts_the_rope_and_a_missing_one_is_named(scene):
     scene.frame_set(3)
     assert sim.status(obj) == "Mass Map: 'mesh_rope' has no vertex group 'nothing'"
     assert not np.isnan(np.asarray([v.co for v in obj.data.vertices])).any()
+
+
+def test_a_damping_map_gives_each_point_its_rate_and_calms_the_swing(scene):
+    from xpbd_addon.blender.frame import group, sim
+
+    from . import ropes
+
+    weights = np.linspace(0.0, 1.0, 12)
+    mapped = _mesh_with_map(scene, weights)
+    mapped.xpbd.damping_map, mapped.xpbd.damping_map_max = "map", 20.0
+    plain = _mesh_with_map(scene, weights)
+    plain.location = (0.0, 3.0, 0.0)
+    ropes.play(scene, 1, 24)
+    model = sim.REGISTRY[mapped.session_uid].model
+    np.testing.assert_allclose(model.particle_damping,
+                               mapped.xpbd.damping * (1.0 + weights * 19.0))
+    assert sim.REGISTRY[plain.session_uid].model.particle_damping is None
+
+    def kinetic(obj):
+        v = sim.REGISTRY[obj.session_uid].cache[24].v
+        return float((v ** 2).sum())
+
+    assert kinetic(mapped) < 0.8 * kinetic(plain)  # the same swing, calmer
+    # ropes simulated together keep each one's rates
+    joint = group.build_model([model, sim.REGISTRY[plain.session_uid].model])
+    np.testing.assert_allclose(joint.particle_damping[:12], model.particle_damping)
+    assert np.all(joint.particle_damping[12:] == plain.xpbd.damping)

@@ -56,6 +56,19 @@ SETTINGS: tuple[Setting, ...] = (
                     "weight 0 is the setting's)",
         reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
     Setting(
+        "damping_map", STRING, "Damping Map", default="",
+        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
+                    "Weight or Radius, read up to 1). A point of weight w has the Damping "
+                    "scaled from 1x at w = 0 to Damping Max at w = 1 (a tail's tip calmer "
+                    "than its root, a frayed end). Empty = none",
+        reaches=MAPS, panel="Damping"),
+    Setting(
+        "damping_map_max", FLOAT, "Damping Max", default=10.0, unit="x",
+        options=dict(min=1e-6, soft_max=100.0, precision=3),
+        description="The factor [x] the Damping Map gives a weight of 1 (the damping at "
+                    "weight 0 is the setting's)",
+        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
+    Setting(
         "pin_map", STRING, "Pin Map", default="",
         description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
                     "Weight or Radius, read up to 1). How firmly each point is held where "

@@ -55,7 +55,9 @@ class Model:
             ``positions``.
         damping: velocity damping rate d [1/s]: without other forces a speed decays as
             exp(-d t), like air drag. It only slows motion down; resting shapes (equilibria)
-            are the same for every d. 0 is none.
+            are the same for every d. 0 is none. A scalar, or (N,) one per particle (a
+            damping map): then ``damping`` is the least of them and ``particle_damping``
+            holds them all.
         solver: ``"direct"`` (default) solves all distance constraints of each rope (chain)
             together every substep, Newton steps of its implicit system with the geometric
             stiffness of its tension (``kernels_chain``): as stiff as alpha says and stable
@@ -113,6 +115,7 @@ class Model:
     # rope is, never a cache (what ``step`` writes lives in the state's workspace).
     __slots__ = ("particle_rest_x", "particle_count", "edge_index", "edge_count",
                  "particle_inv_mass", "edge_compliance", "edge_rest_length", "damping",
+                 "particle_damping",
                  "solver", "iterations", "strain_limit", "particle_bend_compliance",
                  "particle_radius", "self_collision", "self_friction", "contact_push_speed",
                  "contact_margin", "integrator", "sleep_speed", "decomposition",
@@ -127,7 +130,7 @@ class Model:
         compliance: Any,
         *,
         rest_length: Any = None,
-        damping: float = 0.0,
+        damping: Any = 0.0,
         solver: str = "direct",
         iterations: int = 1,
         strain_limit: float | None = 0.002,
@@ -172,8 +175,19 @@ class Model:
             rest = as_float_array(rest_length, "rest_length", (self.edge_count,), nonnegative=True)
         self.edge_rest_length = np.ascontiguousarray(rest, dtype=np.float64)
         """Rest length of each constraint [m], shape [edge_count]"""
-        self.damping = as_nonnegative_float(damping, "damping")
-        """Velocity damping rate [1/s]: free motion decays as exp(-damping t)"""
+        self.particle_damping: np.ndarray | None = None
+        """Each particle's damping rate [1/s], shape [particle_count], where they differ;
+        None: every particle has ``damping``"""
+        if np.ndim(damping) == 0:
+            self.damping = as_nonnegative_float(damping, "damping")
+        else:
+            rates = as_float_array(damping, "damping", (self.particle_count,),
+                                   nonnegative=True)
+            self.damping = float(rates.min()) if len(rates) else 0.0
+            if len(rates) and rates.max() > self.damping:
+                self.particle_damping = rates
+        """Velocity damping rate [1/s] of every particle (the least, with a damping map):
+        free motion decays as exp(-damping t)"""
         if solver not in ("direct", "sweep"):
             raise ValueError(f"solver: expected 'direct' or 'sweep', got {solver!r}")
         self.solver = solver
@@ -282,7 +296,8 @@ class Model:
             inv_mass, "inv_mass", (self.particle_count,), nonnegative=True)
         return Model(
             self.particle_rest_x, self.edge_index[keep], masses, alpha[keep],
-            rest_length=rest[keep], damping=self.damping, solver=self.solver,
+            rest_length=rest[keep], solver=self.solver,
+            damping=self.damping if self.particle_damping is None else self.particle_damping,
             iterations=self.iterations, strain_limit=self.strain_limit,
             bending_compliance=self.particle_bend_compliance, radius=self.particle_radius,
             self_collision=self.self_collision, self_friction=self.self_friction,

@@ -269,8 +269,10 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              wind: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
-    if not model.damping * (dt / substeps) <= MAX_DAMPING_PER_SUBSTEP:
-        raise ValueError(f"damping {model.damping:g} 1/s is more than a substep of "
+    most = (model.damping if model.particle_damping is None
+            else float(model.particle_damping.max()))
+    if not most * (dt / substeps) <= MAX_DAMPING_PER_SUBSTEP:
+        raise ValueError(f"damping {most:g} 1/s is more than a substep of "
                          f"{dt / substeps:g} s can hold (at most "
                          f"{MAX_DAMPING_PER_SUBSTEP * substeps / dt:g} 1/s)")
     gravity_vector = _as_gravity(gravity)
@@ -294,10 +296,14 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         targets = _pin_targets(pin_targets, model, pinned, k.first_nonfinite)
     checked_air = as_air(air)
     air_velocity = as_wind(wind, model.particle_count)
-    if checked_air is not None and model.edge_count and model.particle_radius.any():
-        _advance_in_air(model, state, dt, substeps, gravity_vector, extra, targets, plan,
-                        parallel, meshes + planes, checked_air, air_velocity)
+    if checked_air is None or not (model.edge_count and model.particle_radius.any()):
+        checked_air = None
+    if checked_air is not None or (model.particle_damping is not None and substeps > 1):
+        _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
+                              plan, parallel, meshes + planes, checked_air, air_velocity)
         return
+    if model.particle_damping is not None:  # this one substep's damping beyond the least
+        _damp_more(state.v, model.particle_damping - model.damping, dt)
     h = dt / substeps
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
@@ -318,14 +324,25 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
 
 
-def _advance_in_air(model: Model, state: State, dt: float, substeps: int,
-                    gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
-                    plan: SolvePlan, parallel: bool | None, colliders: list, air: Air,
-                    wind: np.ndarray) -> None:
-    """The frame with air (``air``): one substep per ``_advance`` call, each with the drag
-    of its start's velocities added to the external accelerations (a velocity change of the
-    substep, as the predict x + h v + h^2 a takes it). The pins move in a straight line to
-    their ``targets`` over the frame and the colliders over their motion, as in one call."""
+def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
+    """A substep of ``h`` [s] of the damping each particle has beyond the Model's least
+    (``beyond`` (N,) [1/s]: a damping map), on the velocities v (N, 3) [m/s] in place:
+    v *= exp(-beyond h), the decay the substep's velocity update gives the least rate. It
+    only takes speed away (no energy in), at any rate; a pinned particle's velocity is set
+    from its target's path after it."""
+    v *= np.exp(-beyond * h)[:, None]
+
+
+def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
+                          gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
+                          plan: SolvePlan, parallel: bool | None, colliders: list,
+                          air: Air | None, wind: np.ndarray) -> None:
+    """The frame one substep per ``_advance`` call, for what acts on every substep's start
+    velocities: the air (``air``: the drag of those velocities added to the external
+    accelerations, a velocity change of the substep as the predict x + h v + h^2 a takes
+    it) and a damping map (``Model.particle_damping``, applied by the one-substep call).
+    The pins move in a straight line to their ``targets`` over the frame and the colliders
+    over their motion, as in one call."""
     h = dt / substeps
     pinned = plan.pinned
     pin_start = state.x[pinned].copy()
@@ -335,9 +352,13 @@ def _advance_in_air(model: Model, state: State, dt: float, substeps: int,
     total = np.empty_like(state.x)
     for substep in range(substeps):
         s0, s1 = substep / substeps, (substep + 1) / substeps
-        drag_accelerations(state.x, state.v, wind, model.edge_index, model.particle_radius,
-                           model.particle_inv_mass, air, h, force, drag)
-        np.add(extra, drag, out=total)
+        if air is not None:
+            drag_accelerations(state.x, state.v, wind, model.edge_index,
+                               model.particle_radius, model.particle_inv_mass, air, h, force,
+                               drag)
+            np.add(extra, drag, out=total)
+        else:
+            total[:] = extra
         pin_end[pinned] = pin_start + s1 * (targets - pin_start)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total)

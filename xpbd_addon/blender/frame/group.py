@@ -126,6 +126,11 @@ def build_model(models: list[core.Model], *, collide: bool = True) -> core.Model
         bending = np.concatenate([
             m.particle_bend_compliance if m.particle_bend_compliance is not None
             else np.full(m.particle_count, NO_BENDING) for m in models])
+    wide = {keyword: getattr(first, keyword) for keyword in schema.MODEL_WIDE}
+    if any(m.particle_damping is not None for m in models):  # damping maps: per particle
+        wide["damping"] = np.concatenate([
+            m.particle_damping if m.particle_damping is not None
+            else np.full(m.particle_count, m.damping) for m in models])
     try:
         return core.Model(
             np.concatenate([m.particle_rest_x for m in models]),
@@ -136,6 +141,6 @@ def build_model(models: list[core.Model], *, collide: bool = True) -> core.Model
             strain_limit=first.strain_limit, bending_compliance=bending,
             radius=np.concatenate([m.particle_radius for m in models]), self_collision=collide,
             contact_push_speed=first.contact_push_speed, contact_margin=first.contact_margin,
-            **{keyword: getattr(first, keyword) for keyword in schema.MODEL_WIDE})
+            **wide)
     except ValueError as exc:
         raise RopeError(f"Cannot simulate the colliding ropes together: {exc}") from exc

@@ -67,7 +67,8 @@ def apply_maps(arguments: dict[str, Any], maps: dict[str, np.ndarray], settings:
     1 + w (max - 1), ``<name>_map_max`` at w = 1. Mass: each point's (inverse mass divided by
     it; pins stay pins); stiffness: each segment's, by the mean weight of its two points
     (compliance divided by it; an inextensible rope stays so); radius: each point's
-    ``radius`` [m] (returned as the Model's ``radius`` keyword, per particle)."""
+    ``radius`` [m] (returned as the Model's ``radius`` keyword, per particle); damping: each
+    point's rate [1/s] (the Model's ``damping``, per particle)."""
     from ..read.maps import scaled
 
     out = dict(arguments)
@@ -81,4 +82,7 @@ def apply_maps(arguments: dict[str, Any], maps: dict[str, np.ndarray], settings:
             per_edge, 1.0, float(settings.stiffness_map_max))
     if "radius" in maps:
         out["radius"] = radius * scaled(maps["radius"], 1.0, float(settings.radius_map_max))
+    if "damping" in maps:  # (the Model's keyword: one rate per point)
+        out["damping"] = float(settings.damping) * scaled(maps["damping"], 1.0,
+                                                          float(settings.damping_map_max))
     return out

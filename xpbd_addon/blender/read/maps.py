@@ -64,9 +64,10 @@ def scaled(weights: np.ndarray, at_zero: float, at_one: float) -> np.ndarray:
     return at_zero + w * (at_one - at_zero)
 
 
-MAPPED = ("mass", "stiffness", "radius", "pin")
-"""The maps a rope can have (``Object.xpbd.<name>_map``): mass, stiffness and radius scale
-the setting point by point (``_map_max``); pin holds points by springs (``soft_pins``)."""
+MAPPED = ("mass", "stiffness", "radius", "damping", "pin")
+"""The maps a rope can have (``Object.xpbd.<name>_map``): mass, stiffness, radius and
+damping scale the setting point by point (``_map_max``); pin holds points by springs
+(``soft_pins``)."""
 
 
 class SoftMap(NamedTuple):
