@@ -9,7 +9,8 @@ Blender's particles take 0.04 s per frame (``ParticleSettings.timestep``), so th
 does too. Their accelerations agree within 2 % frame by frame (in fact to float32 rounding:
 the formulas are Blender's). Wind is the exception by design: for the rope it is the air's
 velocity (its drag acts normal to the segments, ``core.air``), which is the velocity a
-Blender particle drifts at in the same Wind with its default flow of 1.
+Blender particle drifts at in the same Wind with its default flow of 1. A Drag field acts on
+a moving point only: the particle is born moving (its object-aligned start velocity).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ MASS = 2.0
 START = (1.0, 0.5, 0.2)
 
 
-def emitter(scene, at=START, mass=MASS):
-    """One particle born at ``at`` on frame 1, at rest, moved by the fields alone."""
+def emitter(scene, at=START, mass=MASS, velocity=(0.0, 0.0, 0.0)):
+    """One particle born at ``at`` on frame 1 with ``velocity`` [m/s] (Blender's object-
+    aligned start velocity), moved by the fields alone."""
     mesh = bpy.data.meshes.new("emitter")
     mesh.from_pydata([at], [], [])
     obj = bpy.data.objects.new("emitter", mesh)
@@ -40,6 +42,7 @@ def emitter(scene, at=START, mass=MASS):
     settings.mass = mass
     settings.effector_weights.gravity = 0.0
     settings.use_rotations = False
+    settings.object_align_factor = velocity
     return obj
 
 
@@ -51,12 +54,12 @@ def field(kind, location=(0.0, 0.0, 0.0), rotation=(0.0, 0.0, 0.0), **settings):
     return obj
 
 
-def side_by_side(scene, field_objects, frames=8, mass=MASS):
+def side_by_side(scene, field_objects, frames=8, mass=MASS, velocity=(0.0, 0.0, 0.0)):
     """(Blender's particle accelerations, the rope point's) [m/s^2], (frames - 1, 3) each:
     every frame the point is put where the particle is, at its velocity, and stepped one
     frame by the core with the fields' acceleration; the velocity change of each over the
     frame, over its length."""
-    particle = emitter(scene, mass=mass)
+    particle = emitter(scene, mass=mass, velocity=velocity)
     point = Model([START], np.zeros((0, 2), dtype=np.int64), [1.0 / mass], 0.0)
     state = point.state()
     theirs, ours = [], []
@@ -109,6 +112,16 @@ def test_a_rope_point_accelerates_as_blenders_particle_in_the_same_field(scene, 
     obj = field(kind, location=(0.1, -0.2, -0.3), rotation=(0.3, 0.2, 0.0), **settings)
     theirs, ours = side_by_side(scene, [obj])
     assert np.abs(theirs).max() > 0.05  # the field does push
+    scale = np.linalg.norm(theirs, axis=1)[:, None]
+    assert np.all(np.abs(ours - theirs) <= 0.02 * scale + 1e-6), (ours, theirs)
+
+
+@pytest.mark.parametrize("settings", [{"linear_drag": 0.6, "quadratic_drag": 0.0},
+                                      {"linear_drag": 0.0, "quadratic_drag": 0.5}])
+def test_a_moving_rope_point_is_slowed_as_blenders_particle_in_a_drag_field(scene, settings):
+    obj = field("DRAG", location=(0.1, -0.2, -0.3), **settings)
+    theirs, ours = side_by_side(scene, [obj], velocity=(2.0, -1.0, 1.0))
+    assert np.abs(theirs).max() > 0.05  # the field does slow it
     scale = np.linalg.norm(theirs, axis=1)[:, None]
     assert np.all(np.abs(ours - theirs) <= 0.02 * scale + 1e-6), (ours, theirs)
 
