@@ -136,41 +136,89 @@ def decompose(particle_count: int, edges: np.ndarray) -> Decomposition:
     )
 
 
-# Fields of one particle slot in the lane buffer, each LANES floats wide.
-PARTICLE_X = 0  # position x, y, z [m]
-PARTICLE_V = 3  # velocity x, y, z [m/s]
-PARTICLE_X_PREV = 6  # position at the start of the substep [m] (scratch; lane 0 of the spare
-#   slot before a block: the direct solve's row counter)
-PARTICLE_W = 9  # inverse mass [1/kg]
-PARTICLE_TETHER = 10  # +1 hangs after the chain's last pin, -1 before its first, else 0
-PARTICLE_BEND_COMPLIANCE = 11  # bending alpha [1/(N m)] at this point, -1 = no bending here
-PARTICLE_BEND_L1 = 12  # LDL^T factor of the bending system, to the row before (scratch)
-PARTICLE_BEND_L2 = 13  # ... to the row two before (scratch)
-PARTICLE_BEND_D_INVERSE = 14  # ... inverse pivot (scratch)
-PARTICLE_BEND_Y = 15  # x, y, z: right-hand side, then dlambda of the bending row (scratch)
-# Scratch of the stretch solve (``kernels_chain``):
-PARTICLE_X_PRED = 18  # x, y, z: the predicted position of the substep [m]
-PARTICLE_K = 21  # 6: the symmetric 3x3 K_i of the block elimination [1/kg]
-PARTICLE_Y = 27  # x, y, z: y_i of the elimination, then dx_i of the back substitution [m]
-PARTICLE_U = 30  # x, y, z: u_i / den_i of the elimination
-PARTICLE_RESIDUAL_MAX = 33  # largest residual from this slot to the chain end (scratch)
-PARTICLE_X_OLD = 34  # x, y, z: the position a substep before [m] (second-order integrator)
-PARTICLE_V_OLD = 37  # x, y, z: the velocity a substep before [m/s] (second-order integrator)
-PARTICLE_ACCELERATION = 40  # x, y, z: external acceleration besides gravity [m/s^2] (wind,
-#   force fields: ``step``'s ``accelerations``), 0 without; added to gravity in the predict
-PARTICLE_STRIDE = 43
-# Fields of one edge slot (the edge from particle slot p to p + 1).
-EDGE_REST = 0  # rest length [m]
-EDGE_COMPLIANCE = 1  # alpha [m/N]
-EDGE_ACTIVE = 2  # 1.0 for a real edge, 0.0 for padding
-EDGE_N = 3  # unit segment direction n = (x_p - x_{p+1}) / |...| (stretch solve scratch)
-EDGE_G = 6  # geometric stiffness g = max(-lambda, 0) / |x_p - x_{p+1}| [kg] (scratch)
-EDGE_LAMBDA_STAR = 7  # lambda* of the elimination, then dlambda (scratch) [kg m]
-EDGE_LAMBDA = 8  # lambda of the substep so far [kg m] (XPBD's multiplier: force h^2)
-EDGE_INVERSE_REST = 9  # 1 / rest length [1/m], 0 for padding (bending coefficients)
-EDGE_RESIDUAL = 10  # C + alpha~ lambda at the current step's positions [m] (scratch)
-EDGE_TENSION = 11  # lambda of the substep before [kg m]: what G is built from
-EDGE_STRIDE = 12
+PARTICLE_FIELDS: tuple[tuple[str, int, str], ...] = (
+    ("X", 3, "position x, y, z [m]"),
+    ("V", 3, "velocity x, y, z [m/s]"),
+    ("X_PREV", 3, "position at the start of the substep [m] (scratch; lane 0 of the spare "
+                  "slot before a block: the direct solve's row counter)"),
+    ("W", 1, "inverse mass [1/kg]"),
+    ("TETHER", 1, "+1 hangs after the chain's last pin, -1 before its first, else 0"),
+    ("BEND_COMPLIANCE", 1, "bending alpha [1/(N m)] at this point, -1 = no bending here"),
+    ("BEND_L1", 1, "LDL^T factor of the bending system, to the row before (scratch)"),
+    ("BEND_L2", 1, "... to the row two before (scratch)"),
+    ("BEND_D_INVERSE", 1, "... inverse pivot (scratch)"),
+    ("BEND_Y", 3, "x, y, z: right-hand side, then dlambda of the bending row (scratch)"),
+    # scratch of the stretch solve (``kernels_chain``):
+    ("X_PRED", 3, "the predicted position of the substep [m]"),
+    ("K", 6, "the symmetric 3x3 K_i of the block elimination [1/kg]"),
+    ("Y", 3, "y_i of the elimination, then dx_i of the back substitution [m]"),
+    ("U", 3, "u_i / den_i of the elimination"),
+    ("RESIDUAL_MAX", 1, "largest residual from this slot to the chain end (scratch)"),
+    ("X_OLD", 3, "the position a substep before [m] (second-order integrator)"),
+    ("V_OLD", 3, "the velocity a substep before [m/s] (second-order integrator)"),
+    ("ACCELERATION", 3, "external acceleration besides gravity [m/s^2] (wind, force fields: "
+                        "``step``'s ``accelerations``), 0 without; added to gravity in the "
+                        "predict"),
+)
+"""The fields of one particle slot in the lane buffer, in order: (name, floats, meaning);
+each float is LANES wide. The offsets below (``PARTICLE_<name>``) and the stride come from
+this declaration alone (``_offsets``); the kernels read them by name (``lanes``)."""
+
+EDGE_FIELDS: tuple[tuple[str, int, str], ...] = (
+    ("REST", 1, "rest length [m]"),
+    ("COMPLIANCE", 1, "alpha [m/N]"),
+    ("ACTIVE", 1, "1.0 for a real edge, 0.0 for padding"),
+    ("N", 3, "unit segment direction n = (x_p - x_{p+1}) / |...| (stretch solve scratch)"),
+    ("G", 1, "geometric stiffness g = max(-lambda, 0) / |x_p - x_{p+1}| [kg] (scratch)"),
+    ("LAMBDA_STAR", 1, "lambda* of the elimination, then dlambda (scratch) [kg m]"),
+    ("LAMBDA", 1, "lambda of the substep so far [kg m] (XPBD's multiplier: force h^2)"),
+    ("INVERSE_REST", 1, "1 / rest length [1/m], 0 for padding (bending coefficients)"),
+    ("RESIDUAL", 1, "C + alpha~ lambda at the current step's positions [m] (scratch)"),
+    ("TENSION", 1, "lambda of the substep before [kg m]: what G is built from"),
+)
+"""The fields of one edge slot (the edge from particle slot p to p + 1), as
+``PARTICLE_FIELDS``."""
+
+
+def _offsets(fields: tuple[tuple[str, int, str], ...]) -> tuple[dict[str, int], int]:
+    """Each field's offset in a slot, the fields one after another, and the slot's stride."""
+    offsets, at = {}, 0
+    for name, width, _meaning in fields:
+        offsets[name] = at
+        at += width
+    return offsets, at
+
+
+_PARTICLE, PARTICLE_STRIDE = _offsets(PARTICLE_FIELDS)
+_EDGE, EDGE_STRIDE = _offsets(EDGE_FIELDS)
+PARTICLE_X = _PARTICLE["X"]
+PARTICLE_V = _PARTICLE["V"]
+PARTICLE_X_PREV = _PARTICLE["X_PREV"]
+PARTICLE_W = _PARTICLE["W"]
+PARTICLE_TETHER = _PARTICLE["TETHER"]
+PARTICLE_BEND_COMPLIANCE = _PARTICLE["BEND_COMPLIANCE"]
+PARTICLE_BEND_L1 = _PARTICLE["BEND_L1"]
+PARTICLE_BEND_L2 = _PARTICLE["BEND_L2"]
+PARTICLE_BEND_D_INVERSE = _PARTICLE["BEND_D_INVERSE"]
+PARTICLE_BEND_Y = _PARTICLE["BEND_Y"]
+PARTICLE_X_PRED = _PARTICLE["X_PRED"]
+PARTICLE_K = _PARTICLE["K"]
+PARTICLE_Y = _PARTICLE["Y"]
+PARTICLE_U = _PARTICLE["U"]
+PARTICLE_RESIDUAL_MAX = _PARTICLE["RESIDUAL_MAX"]
+PARTICLE_X_OLD = _PARTICLE["X_OLD"]
+PARTICLE_V_OLD = _PARTICLE["V_OLD"]
+PARTICLE_ACCELERATION = _PARTICLE["ACCELERATION"]
+EDGE_REST = _EDGE["REST"]
+EDGE_COMPLIANCE = _EDGE["COMPLIANCE"]
+EDGE_ACTIVE = _EDGE["ACTIVE"]
+EDGE_N = _EDGE["N"]
+EDGE_G = _EDGE["G"]
+EDGE_LAMBDA_STAR = _EDGE["LAMBDA_STAR"]
+EDGE_LAMBDA = _EDGE["LAMBDA"]
+EDGE_INVERSE_REST = _EDGE["INVERSE_REST"]
+EDGE_RESIDUAL = _EDGE["RESIDUAL"]
+EDGE_TENSION = _EDGE["TENSION"]
 SPARE_SLOTS = 2
 """Inactive slots before and after every block's chains, so that the kernels read two
 neighbours past either end of a chain without a branch."""

@@ -14,18 +14,18 @@ import numpy as np
 
 from ..jit import kernel
 from ..layout.lanes import (
-    _ESTRIDE,
-    _FBA,
-    _FBD,
-    _FBL1,
-    _FBL2,
-    _FBY,
-    _FIR,
-    _FW,
-    _FX,
-    _ONE,
-    _PSTRIDE,
-    _ZERO,
+    ESTRIDE,
+    FBA,
+    FBD,
+    FBL1,
+    FBL2,
+    FBY,
+    FIR,
+    FW,
+    FX,
+    ONE,
+    PSTRIDE,
+    ZERO,
 )
 
 
@@ -34,8 +34,8 @@ def _bend_coefficients(edge_buffer, e, lanes):
     """(1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p) of the bending row at the particle slot whose
     outgoing edge slot is ``e``."""
     L = np.uint64(lanes)
-    ES = _ESTRIDE * L
-    IR = _FIR * L
+    ES = ESTRIDE * L
+    IR = FIR * L
     before = edge_buffer[e - ES + IR]
     after = edge_buffer[e + IR]
     return before, -(before + after), after
@@ -53,14 +53,14 @@ def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inve
     d_p = A_pp - l1_p^2 d_{p-1} - l2_p^2 d_{p-2}.
     """
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    W = _FW * L
-    BA = _FBA * L
-    BL1 = _FBL1 * L
-    BL2 = _FBL2 * L
-    BD = _FBD * L
-    IR = _FIR * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    W = FW * L
+    BA = FBA * L
+    BL1 = FBL1 * L
+    BL2 = FBL2 * L
+    BD = FBD * L
+    IR = FIR * L
     for slot in range(length):
         p = np.uint64(slot)
         i0 = particle_offset + p * PS
@@ -96,9 +96,9 @@ def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inve
 def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2, lanes):
     """Component k (0, L or 2L) of L y = -C at bending row i."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    X = _FX * L
-    BY = _FBY * L
+    PS = PSTRIDE * L
+    X = FX * L
+    BY = FBY * L
     constraint = (cm * buffer[i - PS + X + k] + c0 * buffer[i + X + k]
                   + cp * buffer[i + PS + X + k])
     buffer[i + BY + k] = (-active * constraint - l1 * buffer[i - PS + BY + k]
@@ -110,9 +110,9 @@ def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, l
     """Component k of dlambda_i = y_i / d_i - l1_j dlambda_j - l2_{j+1} dlambda_{j+1}, then the
     move of particle j = i + 1, all of whose three rows are solved by now."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    X = _FX * L
-    BY = _FBY * L
+    PS = PSTRIDE * L
+    X = FX * L
+    BY = FBY * L
     dlambda = (buffer[i + BY + k] * d_inverse - l1 * buffer[j + BY + k]
                - l2 * buffer[j + PS + BY + k])
     buffer[i + BY + k] = dlambda
@@ -126,16 +126,16 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes
     dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
     L = np.uint64(lanes)
     L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    W = _FW * L
-    BA = _FBA * L
-    BL1 = _FBL1 * L
-    BL2 = _FBL2 * L
-    BD = _FBD * L
-    BY = _FBY * L
-    IR = _FIR * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    X = FX * L
+    W = FW * L
+    BA = FBA * L
+    BL1 = FBL1 * L
+    BL2 = FBL2 * L
+    BD = FBD * L
+    BY = FBY * L
+    IR = FIR * L
     for slot in range(length):  # L y = -C
         p = np.uint64(slot)
         i0 = particle_offset + p * PS
@@ -148,11 +148,11 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes
             cm, c0, cp = _bend_coefficients(edge_buffer, e, lanes)
             l1 = buffer[i + BL1]
             l2 = buffer[i + BL2]
-            _bend_forward(buffer, i, _ZERO, active, cm, c0, cp, l1, l2, lanes)
+            _bend_forward(buffer, i, ZERO, active, cm, c0, cp, l1, l2, lanes)
             _bend_forward(buffer, i, L, active, cm, c0, cp, l1, l2, lanes)
             _bend_forward(buffer, i, L2, active, cm, c0, cp, l1, l2, lanes)
     for back in range(length):  # D z = y, L^T dlambda = z, and move particle p + 1
-        p = length - _ONE - np.uint64(back)
+        p = length - ONE - np.uint64(back)
         i0 = particle_offset + p * PS
         e0 = edge_offset + p * ES
         for lane in range(L):
@@ -167,7 +167,7 @@ def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes
             d_inverse = buffer[i + BD]
             l1 = buffer[j + BL1]
             l2 = buffer[j + PS + BL2]
-            _bend_backward(buffer, i, j, _ZERO, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
+            _bend_backward(buffer, i, j, ZERO, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
             _bend_backward(buffer, i, j, L, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
             _bend_backward(buffer, i, j, L2, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, lanes)
     for lane in range(L):  # particle 0 of each chain

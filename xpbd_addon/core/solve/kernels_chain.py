@@ -60,27 +60,27 @@ import numpy as np
 
 from ..jit import inline_kernel, kernel, lane_flag
 from ..layout.lanes import (
-    _ESTRIDE,
-    _FACTIVE,
-    _FALPHA,
-    _FG,
-    _FIR,
-    _FK,
-    _FLAMBDA,
-    _FLSTAR,
-    _FN,
-    _FRESIDUAL,
-    _FREST,
-    _FRMAX,
-    _FTENSION,
-    _FU,
-    _FW,
-    _FX,
-    _FXP,
-    _FXT,
-    _FY,
-    _ONE,
-    _PSTRIDE,
+    ESTRIDE,
+    FACTIVE,
+    FALPHA,
+    FG,
+    FIR,
+    FK,
+    FLAMBDA,
+    FLSTAR,
+    FN,
+    FRESIDUAL,
+    FREST,
+    FRMAX,
+    FTENSION,
+    FU,
+    FW,
+    FX,
+    FXP,
+    FXT,
+    FY,
+    ONE,
+    PSTRIDE,
 )
 
 NEWTON_TOLERANCE = 1e-3
@@ -100,16 +100,16 @@ def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
     an empty row that moves nothing."""
     L = np.uint64(lanes)
     L2 = L + L
-    PS = _PSTRIDE * L
-    X = _FX * L
-    N = _FN * L
-    REST = _FREST * L
-    ALPHA = _FALPHA * L
-    ACTIVE = _FACTIVE * L
-    LAMBDA = _FLAMBDA * L
-    TENSION = _FTENSION * L
-    G = _FG * L
-    RESIDUAL = _FRESIDUAL * L
+    PS = PSTRIDE * L
+    X = FX * L
+    N = FN * L
+    REST = FREST * L
+    ALPHA = FALPHA * L
+    ACTIVE = FACTIVE * L
+    LAMBDA = FLAMBDA * L
+    TENSION = FTENSION * L
+    G = FG * L
+    RESIDUAL = FRESIDUAL * L
     j = i + PS
     active = edge_buffer[e + ACTIVE]
     dx = (buffer[i + X] - buffer[j + X]) * active
@@ -144,20 +144,20 @@ def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
     L3 = L2 + L
     L4 = L2 + L2
     L5 = L4 + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    XT = _FXT * L
-    W = _FW * L
-    K = _FK * L
-    Y = _FY * L
-    U = _FU * L
-    N = _FN * L
-    G = _FG * L
-    ALPHA = _FALPHA * L
-    LAMBDA = _FLAMBDA * L
-    RESIDUAL = _FRESIDUAL * L
-    LSTAR = _FLSTAR * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    X = FX * L
+    XT = FXT * L
+    W = FW * L
+    K = FK * L
+    Y = FY * L
+    U = FU * L
+    N = FN * L
+    G = FG * L
+    ALPHA = FALPHA * L
+    LAMBDA = FLAMBDA * L
+    RESIDUAL = FRESIDUAL * L
+    LSTAR = FLSTAR * L
     f = e - ES
     h = i - PS
     w = buffer[i + W]
@@ -258,8 +258,8 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
              use_tension, lanes):
     """Rows and forward elimination of a block's chains, node by node (module docstring)."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
     for slot in range(length):
         p = np.uint64(slot)
         a0 = particle_offset + p * PS
@@ -283,22 +283,22 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, lanes):
     L3 = L2 + L
     L4 = L2 + L2
     L5 = L4 + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    K = _FK * L
-    Y = _FY * L
-    U = _FU * L
-    N = _FN * L
-    G = _FG * L
-    REST = _FREST * L
-    ALPHA = _FALPHA * L
-    ACTIVE = _FACTIVE * L
-    INVERSE_REST = _FIR * L
-    LAMBDA = _FLAMBDA * L
-    TENSION = _FTENSION * L
-    LSTAR = _FLSTAR * L
-    RMAX = _FRMAX * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    X = FX * L
+    K = FK * L
+    Y = FY * L
+    U = FU * L
+    N = FN * L
+    G = FG * L
+    REST = FREST * L
+    ALPHA = FALPHA * L
+    ACTIVE = FACTIVE * L
+    INVERSE_REST = FIR * L
+    LAMBDA = FLAMBDA * L
+    TENSION = FTENSION * L
+    LSTAR = FLSTAR * L
+    RMAX = FRMAX * L
     j = i + PS
     f = e - ES
     n0 = edge_buffer[e + N]
@@ -361,13 +361,13 @@ def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
     computed from the loop counter, LLVM sees a decreasing unsigned address and leaves the
     lane loop scalar (measured)."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    XP = _FXP * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    XP = FXP * L
     counter = particle_offset - PS + XP
     buffer[counter] = float(length)
     for _ in range(length):
-        p = np.uint64(buffer[counter]) - _ONE
+        p = np.uint64(buffer[counter]) - ONE
         buffer[counter] = float(p)
         a0 = particle_offset + p * PS
         e0 = edge_offset + p * ES
@@ -400,11 +400,11 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
     next substep; without it a plain projection of the current positions (the re-solve after
     the contacts, ``kernels_resolve``). Returns the steps taken."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    RMAX = _FRMAX * L
-    LAMBDA = _FLAMBDA * L
-    TENSION = _FTENSION * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    RMAX = FRMAX * L
+    LAMBDA = FLAMBDA * L
+    TENSION = FTENSION * L
     end = particle_offset + length * PS + RMAX
     for lane in range(L):
         buffer[end + np.uint64(lane)] = 0.0

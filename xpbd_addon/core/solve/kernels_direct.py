@@ -20,24 +20,24 @@ from numba import prange
 
 from ..jit import inline_kernel, kernel, lane_flag, optional_item, parallel_kernel
 from ..layout.lanes import (
-    _ESTRIDE,
-    _FA,
-    _FALPHA,
-    _FLAMBDA,
-    _FREST,
-    _FT,
-    _FTENSION,
-    _FV,
-    _FVO,
-    _FW,
-    _FX,
-    _FXO,
-    _FXP,
-    _FXT,
-    _ONE,
-    _PSTRIDE,
-    _TWO,
-    _ZERO,
+    ESTRIDE,
+    FA,
+    FALPHA,
+    FLAMBDA,
+    FREST,
+    FT,
+    FTENSION,
+    FV,
+    FVO,
+    FW,
+    FX,
+    FXO,
+    FXP,
+    FXT,
+    ONE,
+    PSTRIDE,
+    TWO,
+    ZERO,
 )
 from .kernels_bending import _bend_factor, _bend_solve
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
@@ -48,10 +48,10 @@ def _update_velocity(buffer, i, velocity_scale, lanes):
     """v <- (x - x_prev) * velocity_scale for a free particle (pins keep their velocity)."""
     L = np.uint64(lanes)
     L2 = L + L
-    X = _FX * L
-    V = _FV * L
-    XP = _FXP * L
-    W = _FW * L
+    X = FX * L
+    V = FV * L
+    XP = FXP * L
+    W = FW * L
     if buffer[i + W] > 0.0:
         buffer[i + V] = (buffer[i + X] - buffer[i + XP]) * velocity_scale
         buffer[i + V + L] = (buffer[i + X + L] - buffer[i + XP + L]) * velocity_scale
@@ -67,11 +67,11 @@ def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
     the same place stalls the vector loop (measured)."""
     L = np.uint64(lanes)
     L2 = L + L
-    X = _FX * L
-    V = _FV * L
-    XP = _FXP * L
-    XT = _FXT * L
-    W = _FW * L
+    X = FX * L
+    V = FV * L
+    XP = FXP * L
+    XT = FXT * L
+    W = FW * L
     free = buffer[i + W] > 0.0
     x = buffer[i + X]
     y = buffer[i + X + L]
@@ -83,7 +83,7 @@ def _predict(buffer, i, g0, g1, g2, h, velocity_scale, settle, lanes):
         u = (x - buffer[i + XP]) * velocity_scale if free else u
         v = (y - buffer[i + XP + L]) * velocity_scale if free else v
         w = (z - buffer[i + XP + L2]) * velocity_scale if free else w
-    A = _FA * L
+    A = FA * L
     # g + 0.0 is g exactly: without external accelerations the bits are gravity's alone
     u = u + h * (g0 + buffer[i + A]) if free else u
     v = v + h * (g1 + buffer[i + A + L]) if free else v
@@ -118,18 +118,18 @@ def _predict_second(buffer, i, g0, g1, g2, h, settle_scale, start, lanes):
     with h' = 2 h / 3; x_prev <- base, so that the velocity update (x - base) / h' is
     BDF2's. Pins keep moving in a straight line at their velocity."""
     L = np.uint64(lanes)
-    X = _FX * L
-    V = _FV * L
-    XP = _FXP * L
-    XT = _FXT * L
-    XO = _FXO * L
-    VO = _FVO * L
-    W = _FW * L
-    A = _FA * L
+    X = FX * L
+    V = FV * L
+    XP = FXP * L
+    XT = FXT * L
+    XO = FXO * L
+    VO = FVO * L
+    W = FW * L
+    A = FA * L
     reduced = h * (2.0 / 3.0)
     free = buffer[i + W] > 0.0
-    for c in (_ZERO, L, L + L):
-        gravity = (g0 if c == _ZERO else (g1 if c == L else g2)) + buffer[i + A + c]
+    for c in (ZERO, L, L + L):
+        gravity = (g0 if c == ZERO else (g1 if c == L else g2)) + buffer[i + A + c]
         x = buffer[i + X + c]
         before = buffer[i + XP + c]
         v = (x - before) * settle_scale if free else buffer[i + V + c]
@@ -153,8 +153,8 @@ def _scale_tension(edge_buffer, edge_offset, length, factor, lanes):
     """The tension estimate times ``factor``: lambda is a force times the step squared, and
     the second-order substeps' step is 2/3 of the first's."""
     L = np.uint64(lanes)
-    ES = _ESTRIDE * L
-    TENSION = _FTENSION * L
+    ES = ESTRIDE * L
+    TENSION = FTENSION * L
     for slot in range(length):
         e0 = edge_offset + np.uint64(slot) * ES
         for lane in range(L):
@@ -192,11 +192,11 @@ def _limited(outer, inner, e, edge_buffer, strain_limit, inverse_h2, buffer, sid
     """
     L = np.uint64(lanes)
     L2 = L + L
-    X = _FX * L
-    T = _FT * L
-    REST = _FREST * L
-    ALPHA = _FALPHA * L
-    LAMBDA = _FLAMBDA * L
+    X = FX * L
+    T = FT * L
+    REST = FREST * L
+    ALPHA = FALPHA * L
+    LAMBDA = FLAMBDA * L
     dx = buffer[outer + X] - buffer[inner + X]
     dy = buffer[outer + X + L] - buffer[inner + X + L]
     dz = buffer[outer + X + L2] - buffer[inner + X + L2]
@@ -221,9 +221,9 @@ def _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, start, ed
     moved by it (nothing before them moved either), so starting there changes nothing."""
     L = np.uint64(lanes)
     L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    X = FX * L
     for slot in range(start, edges):
         p = np.uint64(slot)
         a0 = particle_offset + p * PS
@@ -246,10 +246,10 @@ def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, start, str
     edge slot ``start`` down to the first."""
     L = np.uint64(lanes)
     L2 = L + L
-    PS = _PSTRIDE * L
-    ES = _ESTRIDE * L
-    X = _FX * L
-    for back in range(start + _ONE):
+    PS = PSTRIDE * L
+    ES = ESTRIDE * L
+    X = FX * L
+    for back in range(start + ONE):
         p = start - np.uint64(back)
         a0 = particle_offset + p * PS
         e0 = edge_offset + p * ES
@@ -272,9 +272,9 @@ def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadi
     if strain_limit < 0.0:
         return
     if leading is not None and leading:
-        _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges - _ONE,
+        _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, edges - ONE,
                        strain_limit, inverse_h2, lanes)
-    _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, _ZERO, edges,
+    _limit_trailing(buffer, edge_buffer, particle_offset, edge_offset, ZERO, edges,
                     strain_limit, inverse_h2, lanes)
 
 
@@ -294,11 +294,11 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
     code is not compiled. ``bending`` None: no chain of the block bends, and the bending code
     is not compiled (``jit.optional_item``)."""
     L = np.uint64(lanes)
-    PS = _PSTRIDE * L
+    PS = PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
     inverse_h2_second = 2.25 * inverse_h2
     second_scale = 1.5 * velocity_scale
-    edges = length - _ONE
+    edges = length - ONE
     # ``bending`` is None where no rope of the call bends: the branches below are pruned
     # when the kernel is compiled, and the bending kernels are not compiled at all
     if bending is not None and bending:
@@ -327,7 +327,7 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
                 for lane in range(L):
                     _predict(buffer, base + np.uint64(lane), g0, g1, g2, h, velocity_scale,
                              substep > 0, lanes)
-        if length < _TWO:
+        if length < TWO:
             continue
         step_inverse_h2 = inverse_h2_second if second else inverse_h2
         if fresh and substep == 0:

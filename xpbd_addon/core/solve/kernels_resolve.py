@@ -21,7 +21,7 @@ import numpy as np
 from numba import prange
 
 from ..jit import inline_kernel, kernel, lane_flag, optional_item, parallel_kernel
-from ..layout.lanes import _FV, _FW, _FX, _FXP, _FXT, _ONE, _PSTRIDE, _TWO, _ZERO
+from ..layout.lanes import FV, FW, FX, FXP, FXT, ONE, PSTRIDE, TWO, ZERO
 from ..layout.topology import PARTICLE_V as _V
 from ..layout.topology import PARTICLE_X as _X
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, newton
@@ -37,21 +37,21 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
     tension, which the re-solve leaves as it is."""
     L = np.uint64(lanes)
     L2 = L + L
-    PS = _PSTRIDE * L
-    X = _FX * L
-    V = _FV * L
-    XP = _FXP * L
-    XT = _FXT * L
-    W = _FW * L
-    if length < _TWO:
+    PS = PSTRIDE * L
+    X = FX * L
+    V = FV * L
+    XP = FXP * L
+    XT = FXT * L
+    W = FW * L
+    if length < TWO:
         return
     inverse_h2 = 1.0 / (h * h)
-    edges = length - _ONE
+    edges = length - ONE
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS
         for lane in range(L):
             i = base + np.uint64(lane)
-            for c in (_ZERO, L, L2):
+            for c in (ZERO, L, L2):
                 buffer[i + XP + c] = buffer[i + X + c]
                 buffer[i + XT + c] = buffer[i + X + c]
     newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
