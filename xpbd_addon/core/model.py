@@ -71,7 +71,7 @@ class Model:
             trees and nets with "direct").
         strain_limit: with ``"direct"``, the most a segment of a rope's part hanging off a pin
             may stretch beyond its rest length plus the stretch its compliance explains, as a
-            fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct._limit_chain``).
+            fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct.limit_chain``).
             A safety net for contacts (a fast kinematic collider pushing a pinned rope); the
             converged solve holds lengths by itself. None turns it off.
         bending_compliance: alpha_b [1/(N m)] of the bending constraint at each point of a

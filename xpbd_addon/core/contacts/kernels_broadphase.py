@@ -22,12 +22,12 @@ from .kernels_geometry import closest_on_triangle
 
 
 @kernel
-def _hash(i, j, k, mask):
+def cell_hash(i, j, k, mask):
     return ((i * 73856093) ^ (j * 19349663) ^ (k * 83492791)) & mask
 
 
 @kernel
-def _span(lo, hi, inverse_cell):
+def cell_span(lo, hi, inverse_cell):
     """Cell index ranges of a box and their cell count (a float: it may be huge)."""
     i0 = np.int64(math.floor(lo[0] * inverse_cell))
     j0 = np.int64(math.floor(lo[1] * inverse_cell))
@@ -51,7 +51,7 @@ def build_grid(lo, hi, inverse_cell, max_cells):
     entries = 0
     oversize_count = 0
     for i in range(n):
-        cells = _span(lo[i], hi[i], inverse_cell)[6]
+        cells = cell_span(lo[i], hi[i], inverse_cell)[6]
         if cells > max_cells:
             oversize_count += 1
         else:
@@ -66,7 +66,7 @@ def build_grid(lo, hi, inverse_cell, max_cells):
     e = 0
     o = 0
     for item in range(n):
-        i0, j0, k0, i1, j1, k1, cells = _span(lo[item], hi[item], inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(lo[item], hi[item], inverse_cell)
         if cells > max_cells:
             oversize[o] = item
             o += 1
@@ -74,7 +74,7 @@ def build_grid(lo, hi, inverse_cell, max_cells):
         for i in range(i0, i1 + 1):
             for j in range(j0, j1 + 1):
                 for k in range(k0, k1 + 1):
-                    keys[e] = _hash(i, j, k, mask)
+                    keys[e] = cell_hash(i, j, k, mask)
                     ids[e] = item
                     e += 1
     start = np.zeros(table + 1, dtype=np.int64)
@@ -194,7 +194,7 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, univers
         length = math.sqrt(dx * dx + dy * dy + dz * dz)
         samples = min(max(np.int64(math.ceil(length / r)), 1), 64)
         base = r + 0.5 * length / samples  # a piece's midpoint is that close to all of it
-        i0, j0, k0, i1, j1, k1, cells = _span(p_lo, p_hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(p_lo, p_hi, inverse_cell)
         brute = cells > max_cells
         scan = universe.shape[0] if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
@@ -205,7 +205,7 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, univers
             else:
                 dj = k1 - k0 + 1
                 di = (j1 - j0 + 1) * dj
-                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                key = cell_hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
                 first, last = start[key], start[key + 1]
             for entry in range(first, last):
                 if s >= scan:

@@ -26,19 +26,19 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from .kernels_geometry import _cross, _segment_crosses, closest_on_triangle
+from .kernels_geometry import closest_on_triangle, cross3, segment_crosses
 
 __all__ = ["collider_contacts", "face_normals", "friction_correction", "push_out",
            "CACHE_UNKNOWN", "CACHE_NOTHING"]
 
-_TINY = 1e-12
+TINY = 1e-12
 
 CACHE_UNKNOWN = -1
 """``cache_triangle`` of a particle that ``collider_contacts`` must look at again."""
 CACHE_NOTHING = -2
 """``cache_triangle`` of a particle without candidates, or pinned: nothing to do."""
 
-_ROOM_SAFETY = 1e-9
+ROOM_SAFETY = 1e-9
 """Relative and absolute [m] margin taken off every room bound (rounding of distances)."""
 
 
@@ -97,9 +97,9 @@ def face_normals(corners, out):
 def face_normal(corners, t, out):
     """Row t of ``face_normals``."""
     ax, ay, az, bx, by, bz, cx, cy, cz = _corners(corners, t)
-    nx, ny, nz = _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+    nx, ny, nz = cross3(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
     length2 = nx * nx + ny * ny + nz * nz
-    if length2 > _TINY * _TINY * _TINY:
+    if length2 > TINY * TINY * TINY:
         inverse = 1.0 / math.sqrt(length2)
         out[t, 0], out[t, 1], out[t, 2] = nx * inverse, ny * inverse, nz * inverse
     else:
@@ -113,12 +113,12 @@ def _unit_at(normal, normal_end, i, s):
     ny = normal[i, 1] + s * (normal_end[i, 1] - normal[i, 1])
     nz = normal[i, 2] + s * (normal_end[i, 2] - normal[i, 2])
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
-    inverse = 1.0 / length if length > _TINY else 0.0
+    inverse = 1.0 / length if length > TINY else 0.0
     return nx * inverse, ny * inverse, nz * inverse
 
 
 @kernel
-def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_normal,
+def feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_normal,
                     vertex_normal_end, edge_normal, edge_normal_end):
     """Pseudo-normal of the closest feature (``closest_on_triangle`` region) at fraction s."""
     if region == 0:
@@ -129,7 +129,7 @@ def _feature_normal(region, t, s, nx, ny, nz, triangles, triangle_edges, vertex_
 
 
 @kernel
-def _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz):
+def over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz):
     """(e_ab, e_bc, e_ca, plane) of p and triangle abc with unit normal h: (edge x (p - its
     start)) . h for the three edges, twice the areas of the sub-triangles seen from p (p is
     over the face, its nearest point the projection, iff all three are >= 0 and their sum,
@@ -149,7 +149,7 @@ def _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz):
 
 
 @kernel
-def _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane, closed):
+def face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane, closed):
     """Normal n and signed distance [m] of a contact with the face (unit normal h, p at
     ``plane`` from its plane): a closed mesh's outside is where h points; a shell is left
     on the side the particle came from (y: where it was, relative to the face)."""
@@ -163,7 +163,7 @@ def _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane, closed):
 
 
 @kernel
-def _point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
+def point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
     """Motion [m] over one substep (``fraction`` of the frame) of the point with barycentric
     weights u0, u1, u2 on triangle t, its corners moving linearly from ``vertices`` to
     ``vertices_end`` over the frame. Shared by every contact kernel: the same bits."""
@@ -300,7 +300,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                 # into a closed mesh from outside or from its surface (a point of radius 0
                 # lies on it after a contact)
                 if not closed or (yx - ax) * nx + (yy - ay) * ny + (yz - az) * nz >= 0.0:
-                    crossing = _segment_crosses(yx, yy, yz, x[i], ax, ay, az, bx, by, bz,
+                    crossing = segment_crosses(yx, yy, yz, x[i], ax, ay, az, bx, by, bz,
                                                 cx, cy, cz)
                     if crossing >= 0.0 and crossing < best_hit:
                         best_hit, hit = crossing, t
@@ -311,13 +311,13 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
         # stays over its face within that room, ``resting_contacts`` does all there is to do
         cache_triangle[i] = best
         cache_point[i, 0], cache_point[i, 1], cache_point[i, 2] = px, py, pz
-        cache_room[i] = math.sqrt(second) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY
+        cache_room[i] = math.sqrt(second) * (1.0 - ROOM_SAFETY) - ROOM_SAFETY
         cache_time[i] = s1
         # and the second nearest, when its distance is exact (``resting_two_faces``)
         cache_second[i] = second_t if second_exact else CACHE_UNKNOWN
-        cache_room_second[i] = math.sqrt(third) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY
+        cache_room_second[i] = math.sqrt(third) * (1.0 - ROOM_SAFETY) - ROOM_SAFETY
         cache_near[i] = (0.0 if collapsed
-                         else math.sqrt(best_d2) * (1.0 - _ROOM_SAFETY) - _ROOM_SAFETY)
+                         else math.sqrt(best_d2) * (1.0 - ROOM_SAFETY) - ROOM_SAFETY)
         primary = hit if hit >= 0 else best
         collider = triangle_collider[primary]
         contact = r + collider_params[collider, 0]
@@ -331,7 +331,7 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
             qx, qy, qz = ax, ay, az
         else:
             # over the nearest triangle's face: its projection, in ``resting_contacts``'s bits
-            e_ab, e_bc, e_ca, plane = _over_face(
+            e_ab, e_bc, e_ca, plane = over_face(
                 px, py, pz, ax, ay, az, corners[primary, 3], corners[primary, 4],
                 corners[primary, 5], corners[primary, 6], corners[primary, 7],
                 corners[primary, 8], fx, fy, fz)
@@ -347,13 +347,13 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
                 continue
         mx = my = mz = 0.0  # the contact point's motion over the substep (none if static)
         if max_motion > 0.0:
-            mx, my, mz = _point_motion(fraction, u0, u1, u2, primary, triangles, vertices,
+            mx, my, mz = point_motion(fraction, u0, u1, u2, primary, triangles, vertices,
                                        vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
         ex, ey, ez = px - qx, py - qy, pz - qz
         gap = math.sqrt(ex * ex + ey * ey + ez * ez)
         if face:
-            nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, fx, fy, fz, plane, closed)
+            nx, ny, nz, signed = face_side(px, py, pz, yx, yy, yz, fx, fy, fz, plane, closed)
         elif hit >= 0 or (not closed and region == 0):
             side = (yx - qx) * fx + (yy - qy) * fy + (yz - qz) * fz
             if side == 0.0:
@@ -363,17 +363,17 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
             nx, ny, nz = sign * fx, sign * fy, sign * fz
             signed = ex * nx + ey * ny + ez * nz
         elif closed:
-            gx, gy, gz = _feature_normal(region, primary, s1, fx, fy, fz, triangles,
+            gx, gy, gz = feature_normal(region, primary, s1, fx, fy, fz, triangles,
                                          triangle_edges, vertex_normal, vertex_normal_end,
                                          edge_normal, edge_normal_end)
             sign = -1.0 if ex * gx + ey * gy + ez * gz < 0.0 else 1.0
-            if gap > _TINY:
+            if gap > TINY:
                 nx, ny, nz = sign * ex / gap, sign * ey / gap, sign * ez / gap
             else:
                 nx, ny, nz = gx, gy, gz
             signed = sign * gap
         else:  # a shell's rim (edge or corner): round
-            if gap > _TINY:
+            if gap > TINY:
                 nx, ny, nz = ex / gap, ey / gap, ez / gap
             else:
                 nx, ny, nz = fx, fy, fz
@@ -402,10 +402,10 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
             ex, ey, ez = px - gx, py - gy, pz - gz
             gap = math.sqrt(ex * ex + ey * ey + ez * ez)
             reach = shell
-            if not (gap > _TINY and gap < reach):
+            if not (gap > TINY and gap < reach):
                 continue
             if collider_params[triangle_collider[t], 3] > 0.5:
-                hx, hy, hz = _feature_normal(feature, t, s1, hx, hy, hz,
+                hx, hy, hz = feature_normal(feature, t, s1, hx, hy, hz,
                                              triangles, triangle_edges, vertex_normal,
                                              vertex_normal_end, edge_normal, edge_normal_end)
                 if ex * hx + ey * hy + ez * hz <= 0.0:

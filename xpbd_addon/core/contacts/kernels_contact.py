@@ -48,7 +48,7 @@ from .kernels_collider import (
     friction_correction,
     push_out,
 )
-from .kernels_geometry import _cross, closest_on_segments, mesh_normals
+from .kernels_geometry import closest_on_segments, cross3, mesh_normals
 from .kernels_resting import (
     GEOMETRY_ROWS,
     fill_resting,
@@ -104,16 +104,16 @@ def plane_contacts(x, v, w, radius, velocity_scale, planes, push, moved, only,
 @kernel
 def _perpendicular(ax, ay, az, bx, by, bz):
     """A unit vector normal to both a and b (any normal to a if they are parallel)."""
-    nx, ny, nz = _cross(ax, ay, az, bx, by, bz)
+    nx, ny, nz = cross3(ax, ay, az, bx, by, bz)
     length = math.sqrt(nx * nx + ny * ny + nz * nz)
     if not length > _TINY * _TINY:
         # a against the axis it is least aligned with
         if abs(ax) <= abs(ay) and abs(ax) <= abs(az):
-            nx, ny, nz = _cross(ax, ay, az, 1.0, 0.0, 0.0)
+            nx, ny, nz = cross3(ax, ay, az, 1.0, 0.0, 0.0)
         elif abs(ay) <= abs(az):
-            nx, ny, nz = _cross(ax, ay, az, 0.0, 1.0, 0.0)
+            nx, ny, nz = cross3(ax, ay, az, 0.0, 1.0, 0.0)
         else:
-            nx, ny, nz = _cross(ax, ay, az, 0.0, 0.0, 1.0)
+            nx, ny, nz = cross3(ax, ay, az, 0.0, 0.0, 1.0)
         length = math.sqrt(nx * nx + ny * ny + nz * nz)
         if not length > 0.0:
             return 0.0, 0.0, 1.0

@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from .kernels_broadphase import _hash, _span
-from .kernels_edges import _closest
-from .kernels_geometry import _cross
+from .kernels_broadphase import cell_hash, cell_span
+from .kernels_edges import closest_params
+from .kernels_geometry import cross3
 
 BENT = 1e-3
 """An edge bends where the sine of the angle between its faces exceeds this (0.06 degrees);
@@ -36,7 +36,7 @@ def _bends(positions, triangles, face, other, c, d, closed):
     convex (a closed mesh: the far corner of ``other`` lies behind ``face``), or bent either
     way (a shell), by more than ``BENT``."""
     i, j, k = triangles[face, 0], triangles[face, 1], triangles[face, 2]
-    nx, ny, nz = _cross(positions[j, 0] - positions[i, 0], positions[j, 1] - positions[i, 1],
+    nx, ny, nz = cross3(positions[j, 0] - positions[i, 0], positions[j, 1] - positions[i, 1],
                         positions[j, 2] - positions[i, 2], positions[k, 0] - positions[i, 0],
                         positions[k, 1] - positions[i, 1], positions[k, 2] - positions[i, 2])
     o = _opposite(triangles, other, c, d)
@@ -109,7 +109,7 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
         for c in range(3):
             lo[c] = min(x0[a, c], x_end[a, c], x0[b, c], x_end[b, c]) - r
             hi[c] = max(x0[a, c], x_end[a, c], x0[b, c], x_end[b, c]) + r
-        i0, j0, k0, i1, j1, k1, cells = _span(lo, hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(lo, hi, inverse_cell)
         brute = cells > max_cells
         scan = universe.shape[0] if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
@@ -120,7 +120,7 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
             else:
                 dj = k1 - k0 + 1
                 di = (j1 - j0 + 1) * dj
-                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                key = cell_hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
                 first, last = start[key], start[key + 1]
             for entry in range(first, last):
                 if s >= scan:
@@ -153,7 +153,7 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
                         # nearer: the segment now against the edge at the frame's start, each
                         # within how far its points can move (a point of the segment stays
                         # within the farther of its ends' chord + reach of where it is now)
-                        s0, t0 = _closest(
+                        s0, t0 = closest_params(
                             x0[b, 0] - x0[a, 0], x0[b, 1] - x0[a, 1], x0[b, 2] - x0[a, 2],
                             vertices[d, 0] - vertices[c, 0], vertices[d, 1] - vertices[c, 1],
                             vertices[d, 2] - vertices[c, 2], x0[a, 0] - vertices[c, 0],

@@ -43,12 +43,12 @@ import numpy as np
 
 from ..jit import kernel
 from .kernels_collider import friction_correction, push_out
-from .kernels_geometry import _cross
+from .kernels_geometry import cross3
 
 _TINY = 1e-12
 
 @kernel
-def _closest(d1x, d1y, d1z, d2x, d2y, d2z, rx, ry, rz):
+def closest_params(d1x, d1y, d1z, d2x, d2y, d2z, rx, ry, rz):
     """Parameters (s, t) in [0, 1] of the closest points a + s d1 and c + t d2 of two
     segments, r = a - c (Ericson 5.1.9, as ``kernels_geometry.closest_on_segments``)."""
     a = d1x * d1x + d1y * d1y + d1z * d1z
@@ -89,7 +89,7 @@ def _face_normal(vertices, vertices_end, triangles, face, f):
     ax, ay, az = _at(vertices, vertices_end, triangles[face, 0], f)
     bx, by, bz = _at(vertices, vertices_end, triangles[face, 1], f)
     cx, cy, cz = _at(vertices, vertices_end, triangles[face, 2], f)
-    return _cross(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
+    return cross3(bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az)
 
 
 @kernel
@@ -209,7 +209,7 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
                 continue
             # (below, a candidate whose gap is not known leaves the segment no room)
             # the side the segment came from: the closest points at the substep's start
-            s0, t0 = _closest(bx0 - ax0, by0 - ay0, bz0 - az0, dx0 - cx0, dy0 - cy0,
+            s0, t0 = closest_params(bx0 - ax0, by0 - ay0, bz0 - az0, dx0 - cx0, dy0 - cy0,
                               dz0 - cz0, ax0 - cx0, ay0 - cy0, az0 - cz0)
             ux = ax0 + s0 * (bx0 - ax0) - (cx0 + t0 * (dx0 - cx0))
             uy = ay0 + s0 * (by0 - ay0) - (cy0 + t0 * (dy0 - cy0))
@@ -248,7 +248,7 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
                 least = 0.0
                 continue
             # the gap at the substep's end along that side
-            s, t = _closest(bx1 - ax1, by1 - ay1, bz1 - az1, dx1 - cx1, dy1 - cy1, dz1 - cz1,
+            s, t = closest_params(bx1 - ax1, by1 - ay1, bz1 - az1, dx1 - cx1, dy1 - cy1, dz1 - cz1,
                             ax1 - cx1, ay1 - cy1, az1 - cz1)
             gx = ax1 + s * (bx1 - ax1) - (cx1 + t * (dx1 - cx1))
             gy = ay1 + s * (by1 - ay1) - (cy1 + t * (dy1 - cy1))

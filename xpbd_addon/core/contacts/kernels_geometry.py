@@ -18,7 +18,7 @@ _TINY = 1e-12
 
 
 @kernel
-def _cross(ax, ay, az, bx, by, bz):
+def cross3(ax, ay, az, bx, by, bz):
     return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
 
 
@@ -100,13 +100,13 @@ def closest_on_segments(x, a0, a1, b0, b1):
 
 
 @kernel
-def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
+def segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
     """Parameter in [0, 1] where the segment y -> x crosses triangle abc (Möller & Trumbore
     1997), or -1 if it does not."""
     dx, dy, dz = x[0] - yx, x[1] - yy, x[2] - yz
     e1x, e1y, e1z = bx - ax, by - ay, bz - az
     e2x, e2y, e2z = cx - ax, cy - ay, cz - az
-    px, py, pz = _cross(dx, dy, dz, e2x, e2y, e2z)
+    px, py, pz = cross3(dx, dy, dz, e2x, e2y, e2z)
     det = e1x * px + e1y * py + e1z * pz
     if abs(det) <= _TINY * _TINY:
         return -1.0
@@ -115,7 +115,7 @@ def _segment_crosses(yx, yy, yz, x, ax, ay, az, bx, by, bz, cx, cy, cz):
     u = (tx * px + ty * py + tz * pz) * inverse
     if u < 0.0 or u > 1.0:
         return -1.0
-    qx, qy, qz = _cross(tx, ty, tz, e1x, e1y, e1z)
+    qx, qy, qz = cross3(tx, ty, tz, e1x, e1y, e1z)
     v = (dx * qx + dy * qy + dz * qz) * inverse
     if v < 0.0 or u + v > 1.0:
         return -1.0
@@ -142,7 +142,7 @@ def mesh_normals(rows, vertices, triangles, triangle_edges, vertex_normal, edge_
         t = rows[index]
         i0, i1, i2 = triangles[t, 0], triangles[t, 1], triangles[t, 2]
         a, b, c = vertices[i0], vertices[i1], vertices[i2]
-        nx, ny, nz = _cross(b[0] - a[0], b[1] - a[1], b[2] - a[2],
+        nx, ny, nz = cross3(b[0] - a[0], b[1] - a[1], b[2] - a[2],
                             c[0] - a[0], c[1] - a[1], c[2] - a[2])
         length = math.sqrt(nx * nx + ny * ny + nz * nz)
         if not length > _TINY * _TINY:
@@ -154,7 +154,7 @@ def mesh_normals(rows, vertices, triangles, triangle_edges, vertex_normal, edge_
             r = vertices[triangles[t, (k + 2) % 3]]
             ux, uy, uz = q[0] - p[0], q[1] - p[1], q[2] - p[2]
             wx, wy, wz = r[0] - p[0], r[1] - p[1], r[2] - p[2]
-            cx, cy, cz = _cross(ux, uy, uz, wx, wy, wz)
+            cx, cy, cz = cross3(ux, uy, uz, wx, wy, wz)
             angle = math.atan2(math.sqrt(cx * cx + cy * cy + cz * cz),
                                ux * wx + uy * wy + uz * wz)
             vertex = triangles[t, k]
@@ -261,21 +261,21 @@ def quad_cuts(positions, quads, rounding, flip, sure):
         dx, dy, dz = (positions[d, 0] - positions[a, 0], positions[d, 1] - positions[a, 1],
                       positions[d, 2] - positions[a, 2])
         diagonal = math.sqrt(ex * ex + ey * ey + ez * ez)
-        ax_, ay_, az_ = _cross(bx, by, bz, ex, ey, ez)
-        cx, cy, cz = _cross(dx, dy, dz, ex, ey, ez)
+        ax_, ay_, az_ = cross3(bx, by, bz, ex, ey, ez)
+        cx, cy, cz = cross3(dx, dy, dz, ex, ey, ez)
         value = ax_ * cx + ay_ * cy + az_ * cz
         room = rounding * diagonal * (math.sqrt(ax_ * ax_ + ay_ * ay_ + az_ * az_)
                                       + math.sqrt(cx * cx + cy * cy + cz * cz))
         fast = value > 0.0
         certain = abs(value) > room
         # the face normal: (v1 - v3) x (v2 - v4) = -d13 x (d12 - d14)
-        nx, ny, nz = _cross(-ex, -ey, -ez, bx - dx, by - dy, bz - dz)
+        nx, ny, nz = cross3(-ex, -ey, -ez, bx - dx, by - dy, bz - dz)
         length = math.sqrt(nx * nx + ny * ny + nz * nz)
         other = math.sqrt((bx - dx) ** 2 + (by - dy) ** 2 + (bz - dz) ** 2)
         certain = certain and length > 4.0 * rounding * (diagonal + other)
         if length > 0.0:
             nx, ny, nz = nx / length, ny / length, nz / length
-        tx, ty, tz = _cross(ex, ey, ez, nx, ny, nz)
+        tx, ty, tz = cross3(ex, ey, ez, nx, ny, nz)
         side_4 = dx * tx + dy * ty + dz * tz
         side_2 = bx * tx + by * ty + bz * tz
         margin = 4.0 * rounding * diagonal

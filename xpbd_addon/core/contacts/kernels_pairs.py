@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..jit import kernel
-from .kernels_broadphase import _hash, _span, build_grid
+from .kernels_broadphase import build_grid, cell_hash, cell_span
 from .kernels_geometry import closest_on_segments
 
 
@@ -110,7 +110,7 @@ def _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, b
 
 
 @kernel
-def _predict_ends(e, edges, x0, v0, a0, since, now, stamp, mark, position, velocity):
+def predict_ends(e, edges, x0, v0, a0, since, now, stamp, mark, position, velocity):
     """The prediction at ``now`` [s] of segment e's ends into position, velocity (N, 3), as
     ``kernels_segments.predicted_now`` computes it, unless already done in this search
     (``stamp`` (N,) == ``mark``): a partial search predicts only the particles it tests."""
@@ -156,7 +156,7 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
                 and extra_lo[f, 2] <= query_hi[index, 2]):
             continue
         if lazy:  # a partial search predicts the particles it tests, when it tests them
-            _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+            predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
                           prediction.since, prediction.now, prediction.stamp,
                           prediction.mark, position, velocity)
         if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
@@ -175,7 +175,7 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
     of ``build_grid``, ids into ``extra``) instead of by brute force: the same pairs, in
     time that grows with the boxes near the query, not with all of them. Called once per
     query segment (see ``_extra_pairs``)."""
-    i0, j0, k0, i1, j1, k1, cells = _span(query_lo[index], query_hi[index], inverse_cell)
+    i0, j0, k0, i1, j1, k1, cells = cell_span(query_lo[index], query_hi[index], inverse_cell)
     n = extra.shape[0]
     brute = cells > max_cells
     scan = n if brute else np.int64(cells)
@@ -187,7 +187,7 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
         else:
             dj = k1 - k0 + 1
             di = (j1 - j0 + 1) * dj
-            key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, x_mask)
+            key = cell_hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, x_mask)
             first, last = x_start[key], x_start[key + 1]
         for entry in range(first, last):
             if s >= scan:
@@ -206,7 +206,7 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                     and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
             if lazy:  # a partial search predicts the particles it tests, when it tests them
-                _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+                predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
                               prediction.since, prediction.now, prediction.stamp,
                               prediction.mark, position, velocity)
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
@@ -238,7 +238,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
 
     ``lazy``: position and velocity hold the prediction only where ``prediction`` (a
     ``LazyPrediction``) stamps it (the query's ends); the other ends are predicted
-    (``_predict_ends``, with a0 = ``acceleration``) when a pair test needs them.
+    (``predict_ends``, with a0 = ``acceleration``) when a pair test needs them.
 
     ``marker`` (M,) int64, kept by the caller with entries below ``mark``: which segments
     the query row k has met (mark + k); the caller then raises mark by Q."""
@@ -252,7 +252,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
         # The scan of the grid cells is written out as in ``collider_candidates``, not
         # shared: a helper taking the grid's arrays is not inlined by numba and made the
         # search 2.7-4x slower (measured twice)
-        i0, j0, k0, i1, j1, k1, cells = _span(query_lo[index], query_hi[index], inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(query_lo[index], query_hi[index], inverse_cell)
         brute = cells > max_cells
         scan = m if brute else np.int64(cells)
         for s in range(scan + oversize.shape[0]):
@@ -263,7 +263,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
             else:
                 dj = k1 - k0 + 1
                 di = (j1 - j0 + 1) * dj
-                key = _hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
+                key = cell_hash(i0 + s // di, j0 + (s % di) // dj, k0 + s % dj, mask)
                 first, last = start[key], start[key + 1]
             for entry in range(first, last):
                 if s >= scan:
@@ -285,7 +285,7 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                         segment_skip[e] + segment_skip[f]):
                     continue
                 if lazy:  # a partial search predicts the particles it tests, when it tests them
-                    _predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
+                    predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
                                   prediction.since, prediction.now, prediction.stamp,
                                   prediction.mark,
                                   position, velocity)

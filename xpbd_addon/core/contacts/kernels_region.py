@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
-from .kernels_broadphase import _hash, _span, swept_box
+from .kernels_broadphase import cell_hash, cell_span, swept_box
 from .kernels_collider import face_normal
 from .kernels_geometry import triangle_summaries as summaries
 
@@ -26,7 +26,7 @@ def _slot(keys, used, i, j, k):
     """Where cell (i, j, k) is in the open-addressing set (keys (S, 3), used (S,)), or the free
     slot it would take."""
     mask = keys.shape[0] - 1
-    h = _hash(i, j, k, mask)
+    h = cell_hash(i, j, k, mask)
     while used[h] and not (keys[h, 0] == i and keys[h, 1] == j and keys[h, 2] == k):
         h = (h + 1) & mask
     return h
@@ -54,7 +54,7 @@ def mark_cells(particles, x, x_end, reach, grow, inverse_cell, keys, used, count
         if not reach[p] > 0.0:
             continue
         _particle_box(x, x_end, reach, p, grow, lo, hi)
-        i0, j0, k0, i1, j1, k1, cells = _span(lo, hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(lo, hi, inverse_cell)
         if cells > limit:
             return -2
         for i in range(i0, i1 + 1):
@@ -81,7 +81,7 @@ def cells_cover(particles, x, x_end, reach, inverse_cell, keys, used, limit):
         if not reach[p] > 0.0:
             continue
         _particle_box(x, x_end, reach, p, 0.0, lo, hi)
-        i0, j0, k0, i1, j1, k1, cells = _span(lo, hi, inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(lo, hi, inverse_cell)
         if cells > limit:
             return False
         for i in range(i0, i1 + 1):
@@ -114,7 +114,7 @@ def region_rows(box_lo, box_hi, vertices, triangles, inverse_cell, keys, used, l
     extent = np.empty(count)
     kept_count = 0
     for t in range(count):
-        i0, j0, k0, i1, j1, k1, cells = _span(box_lo[t], box_hi[t], inverse_cell)
+        i0, j0, k0, i1, j1, k1, cells = cell_span(box_lo[t], box_hi[t], inverse_cell)
         if (i1 < low_cell[0] or i0 > high_cell[0] or j1 < low_cell[1] or j0 > high_cell[1]
                 or k1 < low_cell[2] or k0 > high_cell[2]):
             continue

@@ -5,8 +5,8 @@ A particle that stays over the face of the triangle that was nearest when
 come nearer (their distances, then, bound from below, minus how far the particle and the
 collider have moved since: ``room``), has that face as its only contact. A rope lying on
 the ground or wrapped round a collider is almost all such particles. Its contact is
-computed here with the general kernel's arithmetic for a face contact (``_over_face``,
-``_face_side``, ``friction_correction``, in the same order), so it has the same bits; the
+computed here with the general kernel's arithmetic for a face contact (``over_face``,
+``face_side``, ``friction_correction``, in the same order), so it has the same bits; the
 particles that do not qualify are flagged in ``rest`` for the general kernel.
 
 Two variants: ``resting_static``, for static colliders, reads the cached triangle's corners,
@@ -28,14 +28,14 @@ import numpy as np
 
 from ..jit import kernel
 from .kernels_collider import (
-    _ROOM_SAFETY,
-    _TINY,
     CACHE_NOTHING,
-    _face_side,
-    _feature_normal,
-    _over_face,
-    _point_motion,
+    ROOM_SAFETY,
+    TINY,
+    face_side,
+    feature_normal,
     friction_correction,
+    over_face,
+    point_motion,
     push_out,
 )
 from .kernels_geometry import closest_on_triangle
@@ -109,18 +109,18 @@ def resting_static(x, v, count, radius, velocity_scale, push, thickest, beyond, 
         far = chosen and t >= 0 and _out_of_reach(cache_near[i], drift, r, thickest + beyond,
                                                   math.sqrt(moved2))
         hx, hy, hz = hx_[i], hy_[i], hz_[i]
-        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax_[i], ay_[i], az_[i], bx_[i],
+        e_ab, e_bc, e_ca, plane = over_face(px, py, pz, ax_[i], ay_[i], az_[i], bx_[i],
                                              by_[i], bz_[i], cx_[i], cy_[i], cz_[i], hx, hy, hz)
         total = e_ab + e_bc + e_ca
         contact = contact_[i]
-        nx, ny, nz, signed = _face_side(px, py, pz, ox, oy, oz, hx, hy, hz, plane,
+        nx, ny, nz, signed = face_side(px, py, pz, ox, oy, oz, hx, hy, hz, plane,
                                         closed_[i] > 0.5)
         approach = max(-((px - ox) * nx + (py - oy) * ny + (pz - oz) * nz), 0.0) + extra[i]
         depth, kept = push_out(contact - signed, approach, push)
         fast = (chosen and t >= 0 and room > 0.0 and not math.sqrt(moved2) > r
                 and e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
                 and plane * plane < room * room
-                and not room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY)
+                and not room < (r + thickest + depth) * (1.0 + ROOM_SAFETY) + ROOM_SAFETY)
         touch = (fast and not plane * plane > (contact + beyond) * (contact + beyond)
                  and signed < contact)
         qx, qy, qz = px + depth * nx, py + depth * ny, pz + depth * nz
@@ -191,7 +191,7 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         bx, by, bz = corners[t, 3], corners[t, 4], corners[t, 5]
         cx, cy, cz = corners[t, 6], corners[t, 7], corners[t, 8]
         hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz,
+        e_ab, e_bc, e_ca, plane = over_face(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz,
                                              hx, hy, hz)
         total = e_ab + e_bc + e_ca  # twice the area (zero: collapsed, no normal)
         if not (e_ab >= 0.0 and e_bc >= 0.0 and e_ca >= 0.0 and total > 0.0
@@ -207,16 +207,16 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
         if max_motion > 0.0:
             u0, u1 = e_bc / total, e_ca / total
             u2 = 1.0 - u0 - u1
-            mx, my, mz = _point_motion(fraction, u0, u1, u2, t, triangles, vertices,
+            mx, my, mz = point_motion(fraction, u0, u1, u2, t, triangles, vertices,
                                        vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
-        nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
+        nx, ny, nz, signed = face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
                                         collider_params[collider, 3] > 0.5)
         if signed >= contact:
             continue
         approach = max(-((px - yx) * nx + (py - yy) * ny + (pz - yz) * nz), 0.0) + extra[i]
         depth, kept = push_out(contact - signed, approach, push)
-        if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
+        if room < (r + thickest + depth) * (1.0 + ROOM_SAFETY) + ROOM_SAFETY:
             rest[i] = 1  # another triangle may be within reach after the correction
             left += 1
             continue
@@ -274,7 +274,7 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
             continue
         ax, ay, az = corners[t, 0], corners[t, 1], corners[t, 2]
         hx, hy, hz = face_normal[t, 0], face_normal[t, 1], face_normal[t, 2]
-        e_ab, e_bc, e_ca, plane = _over_face(px, py, pz, ax, ay, az, corners[t, 3],
+        e_ab, e_bc, e_ca, plane = over_face(px, py, pz, ax, ay, az, corners[t, 3],
                                              corners[t, 4], corners[t, 5], corners[t, 6],
                                              corners[t, 7], corners[t, 8], hx, hy, hz)
         total = e_ab + e_bc + e_ca
@@ -289,7 +289,7 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
                                                      corners[t2, 6], corners[t2, 7],
                                                      corners[t2, 8])
         second2 = (px - sx) ** 2 + (py - sy) ** 2 + (pz - sz) ** 2
-        if not plane * plane * (1.0 + _ROOM_SAFETY) + _TINY * _TINY < second2:
+        if not plane * plane * (1.0 + ROOM_SAFETY) + TINY * TINY < second2:
             continue
         collider = triangle_collider[t]
         contact = r + collider_params[collider, 0]
@@ -301,10 +301,10 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
         if max_motion > 0.0:
             u0, u1 = e_bc / total, e_ca / total
             u2 = 1.0 - u0 - u1
-            mx, my, mz = _point_motion(fraction, u0, u1, u2, t, triangles, vertices,
+            mx, my, mz = point_motion(fraction, u0, u1, u2, t, triangles, vertices,
                                        vertices_end)
         yx, yy, yz = ox + mx, oy + my, oz + mz
-        nx, ny, nz, signed = _face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
+        nx, ny, nz, signed = face_side(px, py, pz, yx, yy, yz, hx, hy, hz, plane,
                                         collider_params[collider, 3] > 0.5)
         if signed >= contact:
             rest[i] = 0  # no contact, and none with the second either (as the general kernel)
@@ -326,10 +326,10 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
                 corners[t2, 6], corners[t2, 7], corners[t2, 8])
             ex, ey, ez = qx - fx, qy - fy, qz - fz
             gap = math.sqrt(ex * ex + ey * ey + ez * ez)
-            if gap > _TINY and gap < shell:
+            if gap > TINY and gap < shell:
                 touching = True
                 if collider_params[triangle_collider[t2], 3] > 0.5:
-                    gx, gy, gz = _feature_normal(feature, t2, s1, gx, gy, gz, triangles,
+                    gx, gy, gz = feature_normal(feature, t2, s1, gx, gy, gz, triangles,
                                                  triangle_edges, vertex_normal,
                                                  vertex_normal_end, edge_normal,
                                                  edge_normal_end)
@@ -345,7 +345,7 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
                     vy += further * ey / gap
                     vz += further * ez / gap
                     depth += further
-        if room < (r + thickest + depth) * (1.0 + _ROOM_SAFETY) + _ROOM_SAFETY:
+        if room < (r + thickest + depth) * (1.0 + ROOM_SAFETY) + ROOM_SAFETY:
             continue  # a third triangle may be within reach: the general kernel
         tx, ty, tz = friction_correction(qx - ox - mx, qy - oy - my, qz - oz - mz, nx, ny, nz,
                                          depth, collider_params[collider, 1],

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..jit import kernel
-from .kernels_pairs import _predict_ends, segment_grid, segment_pairs
+from .kernels_pairs import predict_ends, segment_grid, segment_pairs
 
 __all__ = ["clear_flags", "flagged", "mark_moved", "predicted_end", "measure_motion", "merge_pairs",
            "moved_boxes", "moving", "predict_segments", "restart_prediction",
@@ -349,7 +349,7 @@ def predict_segments(query, edges, x0, v0, a0, since, now, stamp, mark, position
     in ``stamp`` (N,) (``kernels_pairs.segment_pairs`` with ``lazy`` predicts the rest as
     it needs them)."""
     for index in range(query.shape[0]):
-        _predict_ends(query[index], edges, x0, v0, a0, since, now, stamp, mark, position,
+        predict_ends(query[index], edges, x0, v0, a0, since, now, stamp, mark, position,
                       velocity)
 
 

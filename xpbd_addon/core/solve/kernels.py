@@ -129,7 +129,7 @@ def sweep_substeps(x, v, w, particles, edges, rest_length, compliance, gravity, 
 
 
 @kernel
-def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g1, g2, h,
+def lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g1, g2, h,
                 substeps, velocity_scale):
     """All substeps of one block of LANES chains (layout in ``topology.LaneLayout``).
 
@@ -216,9 +216,9 @@ def _lane_block(buffer, edge_buffer, particle_offset, edge_offset, length, g0, g
 @kernel
 def lane_substeps(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                   gravity, h, substeps, velocity_scale):
-    """``_lane_block`` over every block, one after the other (one thread)."""
+    """``lane_block`` over every block, one after the other (one thread)."""
     for b in range(block_length.shape[0]):
-        _lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                     block_length[b], gravity[0], gravity[1], gravity[2], h, substeps,
                     velocity_scale)
 
@@ -230,7 +230,7 @@ def lane_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edg
     is the same for any thread count; worth it only for large scenes (a parallel region costs
     about a millisecond to start here)."""
     for b in prange(block_length.shape[0]):
-        _lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                     block_length[b], gravity[0], gravity[1], gravity[2], h, substeps,
                     velocity_scale)
 

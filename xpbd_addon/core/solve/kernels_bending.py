@@ -4,7 +4,7 @@
 
 solved exactly after the stretch solve of each substep. Its Jacobian is constant, so the
 pentadiagonal system (J W J^T + alpha_b / h^2) is LDL^T-factored once per frame
-(``_bend_factor``) and solved each substep (``_bend_solve``); see docs/physics.md. Lane
+(``bend_factor``) and solved each substep (``bend_solve``); see docs/physics.md. Lane
 layout as ``kernels_direct``.
 """
 
@@ -42,7 +42,7 @@ def _bend_coefficients(edge_buffer, e, lanes):
 
 
 @kernel
-def _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes):
+def bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes):
     """LDL^T factors of B W B^T + alpha_tilde, row by row (rows without bending are identity).
 
     Row p couples with p - 1 through particles p - 1 and p, with p - 2 through p - 1:
@@ -121,8 +121,8 @@ def _bend_backward(buffer, i, j, k, w_j, d_inverse, l1, l2, cp_p, c0_j, cm_jj, l
 
 
 @kernel
-def _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes):
-    """One direct solve of all bending rows (factors from ``_bend_factor``), moving particles:
+def bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes):
+    """One direct solve of all bending rows (factors from ``bend_factor``), moving particles:
     dx_k = w_k (c+_{k-1} dlambda_{k-1} + c0_k dlambda_k + c-_{k+1} dlambda_{k+1})."""
     L = np.uint64(lanes)
     L2 = L + L

@@ -1,6 +1,6 @@
 """The direct chain solve: each substep, every stretch constraint of a rope solved together.
 
-A substep of a block of ropes (``_direct_block``): predict; on a frame's first substep the
+A substep of a block of ropes (``direct_block``): predict; on a frame's first substep the
 tension estimate (``kernels_chain.estimate_tension``); Newton steps of the rope's implicit
 system with its geometric stiffness until each rope has converged (``kernels_chain.newton``,
 stable at any point count and substep count); bending (``kernels_bending``); the optional
@@ -39,7 +39,7 @@ from ..layout.lanes import (
     TWO,
     ZERO,
 )
-from .kernels_bending import _bend_factor, _bend_solve
+from .kernels_bending import bend_factor, bend_solve
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
 
 
@@ -264,7 +264,7 @@ def _limit_leading(buffer, edge_buffer, particle_offset, edge_offset, start, str
 
 
 @kernel
-def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
+def limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes):
     """The strain limit of a block after its solve (off if ``strain_limit`` < 0): towards
     the chain start where ``leading`` says some chain has free points before its first pin,
@@ -279,7 +279,7 @@ def _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadi
 
 
 @kernel
-def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
+def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
                   g0, g1, g2, h, substeps, fresh, second_order, newton_iterations,
                   strain_limit, velocity_scale, lanes):
     """All substeps of one block of LANES chains: predict; with ``fresh`` (x, v are a
@@ -302,7 +302,7 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
     # ``bending`` is None where no rope of the call bends: the branches below are pruned
     # when the kernel is compiled, and the bending kernels are not compiled at all
     if bending is not None and bending:
-        _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
+        bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
         # ``second_order`` None (the calls of one substep, frames with contacts): the BDF2
         # branch is pruned when the kernel is compiled, as ``bending`` above
@@ -336,14 +336,14 @@ def _direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lea
         if second and substep == 1:
             _scale_tension(edge_buffer, edge_offset, length, 4.0 / 9.0, lanes)
             if bending is not None and bending:
-                _bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
+                bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
                              step_inverse_h2, lanes)
         newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
                newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
                lanes)
         if bending is not None and bending:
-            _bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
-        _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
+            bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
+        limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                      strain_limit, step_inverse_h2, lanes)
     last_scale = velocity_scale
     if second_order is not None and second_order and substeps > 1:
@@ -359,7 +359,7 @@ def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset
                    block_leading, block_bending, gravity, h, substeps, fresh, second_order,
                    newton_iterations, strain_limit, velocity_scale, lanes):
     for b in range(block_length.shape[0]):
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
                       gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
@@ -385,7 +385,7 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
     """``_direct_blocks`` of 16 lanes with blocks spread over threads (same result for any
     count)."""
     for b in prange(block_length.shape[0]):
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
                       gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,

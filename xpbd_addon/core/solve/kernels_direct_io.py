@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..jit import inline_kernel, kernel, optional_item
 from ..layout.topology import PARTICLE_V, PARTICLE_X
-from .kernels_direct import _direct_block
+from .kernels_direct import direct_block
 
 
 @kernel
@@ -68,7 +68,7 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
                     buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
         if awake_blocks[b] == 0:
             continue  # asleep (``kernels_sleep``): its ropes keep x, v
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
                       gravity[0], gravity[1], gravity[2], h, 1, every, None, newton_iterations,

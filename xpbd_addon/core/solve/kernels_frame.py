@@ -22,8 +22,8 @@ from numba import prange
 
 from ..jit import inline_kernel, kernel, optional_item, parallel_kernel
 from ..layout.topology import LANES, PARTICLE_V, PARTICLE_X
-from .kernels import _lane_block
-from .kernels_direct import _direct_block
+from .kernels import lane_block
+from .kernels_direct import direct_block
 
 
 @kernel
@@ -68,7 +68,7 @@ def _sweep_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offse
                     block_start, x, v, b):
     first, last = block_start[b], block_start[b + 1]
     _copy_in(buffer, lane_base, lane_particles, first, last, x, v, LANES)
-    _lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+    lane_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                 block_length[b], gravity[0], gravity[1], gravity[2], h, substeps,
                 velocity_scale)
     _copy_out(buffer, lane_base, lane_particles, first, last, x, v, LANES)
@@ -102,12 +102,12 @@ def _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offs
                      block_length, block_leading, block_bending, gravity, h, substeps,
                      second_order, newton_iterations, strain_limit, velocity_scale, lane_base,
                      lane_particles, block_start, x, v, b, lanes):
-    """Block ``b``: x, v copied in, ``kernels_direct._direct_block`` (a frame's start:
+    """Block ``b``: x, v copied in, ``kernels_direct.direct_block`` (a frame's start:
     ``fresh``), copied out. ``lanes`` is a literal at every call, as in ``kernels_direct``, so
     LLVM can fold it."""
     first, last = block_start[b], block_start[b + 1]
     _copy_in(buffer, lane_base, lane_particles, first, last, x, v, lanes)
-    _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+    direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                   block_length[b], optional_item(block_leading, b),
                   optional_item(block_bending, b), gravity[0],
                   gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,

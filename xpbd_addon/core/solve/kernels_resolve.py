@@ -25,7 +25,7 @@ from ..layout.lanes import FV, FW, FX, FXP, FXT, ONE, PSTRIDE, TWO, ZERO
 from ..layout.topology import PARTICLE_V as _V
 from ..layout.topology import PARTICLE_X as _X
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, newton
-from .kernels_direct import _limit_chain
+from .kernels_direct import limit_chain
 
 
 @kernel
@@ -57,7 +57,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
     newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
            newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(False, lanes),
            lanes)
-    _limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
+    limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):
         base = particle_offset + np.uint64(slot) * PS

@@ -21,7 +21,7 @@ from numba import prange
 
 from ..jit import kernel, optional_item, parallel_kernel
 from ..layout.topology import PARTICLE_V, PARTICLE_X
-from .kernels_direct import _direct_block
+from .kernels_direct import direct_block
 
 
 @kernel
@@ -78,7 +78,7 @@ def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
     for b in prange(block_length.shape[0]):
         if awake_blocks[b] == 0:
             continue
-        _direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
+        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
                       gravity[0], gravity[1], gravity[2], h, 1, fresh, None, newton_iterations,
