@@ -55,6 +55,15 @@ class _PhysicsPanel:
         cls.draw = greyed_draw  # type: ignore[attr-defined]
 
 
+def _notes(layout: Any, obj: Any, notes_of: Any) -> None:
+    """A line per note ``notes_of`` the rope's simulation (``sim.RopeSim``) has, if any."""
+    from .blender.frame import sim
+
+    rope = sim.REGISTRY.get(obj.session_uid)
+    for note in notes_of(rope) if rope is not None else ():
+        layout.label(text=note, icon="INFO")
+
+
 def rope_message(obj: Any) -> tuple[str, str] | None:
     """The line at the top of the rope's panel, with its icon: why it cannot be simulated
     (ERROR), or that the solver is being prepared (TIME, the first use after installing),
@@ -175,11 +184,7 @@ class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
                                        or settings.use_collision):
             layout.label(text="Radius 0: points touch colliders, no self-collision",
                          icon="INFO")
-        from .blender.frame import sim
-
-        entry = sim.REGISTRY.get(obj.session_uid)
-        for note in entry.collider_problems if entry is not None else ():
-            layout.label(text=note, icon="INFO")
+        _notes(layout, obj, lambda rope: rope.collider_problems)
 
 
 class XPBD_PT_rope_fields(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
@@ -209,11 +214,7 @@ class XPBD_PT_rope_fields(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
                          icon="INFO")
         if not settings.use_air:
             layout.label(text="Wind fields act through the air: turn Air on", icon="INFO")
-        from .blender.frame import sim
-
-        entry = sim.REGISTRY.get(obj.session_uid)
-        for note in entry.track.field_notes if entry is not None else ():
-            layout.label(text=note, icon="INFO")
+        _notes(layout, obj, lambda rope: rope.track.field_notes)
 
 
 class XPBD_PT_rope_maps(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]

@@ -92,6 +92,19 @@ def test_without_air_a_wind_does_not_move_the_rope_and_the_panel_says_why(scene)
     assert abs(ropes.world_points(rope)[:, 0]).max() < 1e-6
     notes = sim.REGISTRY[rope.session_uid].track.field_notes
     assert any("Air" in note for note in notes)
+    # the Fields & Air panel draws its settings and those notes
+    from xpbd_addon import panels
+
+    from .test_stiffness import _Layout
+
+    log, labels = [], []
+    layout = _Layout(log)
+    object.__setattr__(layout, "label", lambda text="", **k: labels.append(text))
+    bpy.context.view_layer.objects.active = rope
+    panels.XPBD_PT_rope_fields.draw(type("P", (), {"layout": layout})(), bpy.context)
+    assert {"effector_collection", "field_weight", "use_air", "air_density", "drag_normal",
+            "drag_tangential"} <= set(log)
+    assert all(note in labels for note in notes)
 
 
 def _played(scene, rope):

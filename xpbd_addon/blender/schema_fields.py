@@ -13,65 +13,42 @@ from __future__ import annotations
 
 from .schema_types import AIR, BOOL, FIELDS, FLOAT, MAPS, POINTER, STRING, Check, Setting
 
+_MAP_SOURCE = ("Meshes: a vertex group; curves: 'weight' or 'radius' (the points' Weight or "
+               "Radius, read up to 1). ")
+"""How every map names where its weights are (read/maps.py)"""
+
+
+def _scaled_map(name: str, scaled: str, most: float, note: str = "") -> tuple[Setting, ...]:
+    """A map that scales the setting ``name`` point by point (``<name>_map``) and its factor
+    at weight 1 (``<name>_map_max``): ``scaled`` says what it scales, ``most`` the default
+    factor, ``note`` an example."""
+    label = name.capitalize()
+    return (
+        Setting(
+            f"{name}_map", STRING, f"{label} Map", default="",
+            description=f"{_MAP_SOURCE}A point of weight w has {scaled} scaled from 1x at w "
+                        f"= 0 to {label} Max at w = 1{note}. Empty = none",
+            reaches=MAPS, panel=label),
+        Setting(
+            f"{name}_map_max", FLOAT, f"{label} Max", default=most, unit="x",
+            options=dict(min=1e-6, soft_max=100.0, precision=3),
+            description=f"The factor [x] the {label} Map gives a weight of 1 (the {name} at "
+                        "weight 0 is the setting's)",
+            reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
+    )
+
+
 SETTINGS: tuple[Setting, ...] = (
     # Per-point maps (read/maps.py reads them when the rope is made).
-    Setting(
-        "mass_map", STRING, "Mass Map", default="",
-        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
-                    "Weight or Radius, read up to 1). A point of weight w has "
-                    "the point's mass (Vertex Mass, or the Material's) scaled from 1x at w "
-                    "= 0 to Mass Max at w = 1. Empty = none",
-        reaches=MAPS, panel="Mass"),
-    Setting(
-        "mass_map_max", FLOAT, "Mass Max", default=10.0, unit="x",
-        options=dict(min=1e-6, soft_max=100.0, precision=3),
-        description="The factor [x] the Mass Map gives a weight of 1 (the mass at "
-                    "weight 0 is the setting's)",
-        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
-    Setting(
-        "stiffness_map", STRING, "Stiffness Map", default="",
-        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
-                    "Weight or Radius, read up to 1). A point of weight w has "
-                    "the segment's stretch stiffness (1/Compliance, or EA; a segment takes "
-                    "the mean of its two points) scaled from 1x at w = 0 to Stiffness Max "
-                    "at w = 1. Empty = none",
-        reaches=MAPS, panel="Stiffness"),
-    Setting(
-        "stiffness_map_max", FLOAT, "Stiffness Max", default=10.0, unit="x",
-        options=dict(min=1e-6, soft_max=100.0, precision=3),
-        description="The factor [x] the Stiffness Map gives a weight of 1 (the stiffness at "
-                    "weight 0 is the setting's)",
-        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
-    Setting(
-        "radius_map", STRING, "Radius Map", default="",
-        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
-                    "Weight or Radius, read up to 1). A point of weight w has "
-                    "the point's Radius (collisions and the air's drag) scaled from 1x at w "
-                    "= 0 to Radius Max at w = 1. Empty = none",
-        reaches=MAPS, panel="Radius"),
-    Setting(
-        "radius_map_max", FLOAT, "Radius Max", default=2.0, unit="x",
-        options=dict(min=1e-6, soft_max=100.0, precision=3),
-        description="The factor [x] the Radius Map gives a weight of 1 (the radius at "
-                    "weight 0 is the setting's)",
-        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
-    Setting(
-        "damping_map", STRING, "Damping Map", default="",
-        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
-                    "Weight or Radius, read up to 1). A point of weight w has the Damping "
-                    "scaled from 1x at w = 0 to Damping Max at w = 1 (a tail's tip calmer "
-                    "than its root, a frayed end). Empty = none",
-        reaches=MAPS, panel="Damping"),
-    Setting(
-        "damping_map_max", FLOAT, "Damping Max", default=10.0, unit="x",
-        options=dict(min=1e-6, soft_max=100.0, precision=3),
-        description="The factor [x] the Damping Map gives a weight of 1 (the damping at "
-                    "weight 0 is the setting's)",
-        reaches=MAPS, check=Check(low=0.0, strict=True), panel="Max"),
+    *_scaled_map("mass", "the point's mass (Vertex Mass, or the Material's)", 10.0),
+    *_scaled_map("stiffness", "the segment's stretch stiffness (1/Compliance, or EA; a "
+                              "segment takes the mean of its two points)", 10.0),
+    *_scaled_map("radius", "the point's Radius (collisions and the air's drag)", 2.0),
+    *_scaled_map("damping", "the Damping", 10.0,
+                 note=" (a tail's tip calmer than its root, a frayed end)"),
     Setting(
         "pin_map", STRING, "Pin Map", default="",
-        description="Meshes: a vertex group; curves: 'weight' or 'radius' (the points' "
-                    "Weight or Radius, read up to 1). How firmly each point is held where "
+        description=_MAP_SOURCE + "How firmly each point is held where "
                     "the object puts it, as Soft Body's goal: weight 1 pins it, 0 leaves it "
                     "free, a weight w between holds it by a spring of Pin Stiffness * w / "
                     "(1 - w). Empty = none (Pin Group and the point pins still pin)",
