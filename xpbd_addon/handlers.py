@@ -76,6 +76,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
         return  # no rope ever simulated in this process: nothing to prune
     from .blender.frame import runs, sim, subframes
     from .blender.read import collision_objects as colliders
+    from .blender.read import fields
 
     sim.prune(scene, {obj.session_uid for obj in objects})
     if not objects:
@@ -89,22 +90,24 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
         return
     entries: list[tuple[Any, sim.RopeSim]] = []
     owners: dict[int, str] = {}
-    for obj in objects:
-        data = obj.data
-        if data is not None:
-            # Two simulated objects writing one mesh/curve would overwrite each other.
-            owner = owners.setdefault(data.as_pointer(), obj.name)
-            if owner != obj.name:
-                sim.fail(obj, f"Shares its data with '{owner}', which is simulated too: make "
-                              "it single user (Object > Relations > Make Single User)")
+    with fields.one_scan():  # (the scene's field objects found once for every rope)
+        for obj in objects:
+            data = obj.data
+            if data is not None:
+                # Two simulated objects writing one mesh/curve would overwrite each other.
+                owner = owners.setdefault(data.as_pointer(), obj.name)
+                if owner != obj.name:
+                    sim.fail(obj, f"Shares its data with '{owner}', which is simulated too: "
+                                  "make it single user (Object > Relations > Make Single "
+                                  "User)")
+                    continue
+            try:
+                entry = sim.ensure(obj, scene)
+            except Exception as exc:  # noqa: BLE001 - one broken object must not stop others
+                _fail(obj, exc)
                 continue
-        try:
-            entry = sim.ensure(obj, scene)
-        except Exception as exc:  # noqa: BLE001 - one broken object must not stop the others
-            _fail(obj, exc)
-            continue
-        if entry is not None:
-            entries.append((obj, entry))
+            if entry is not None:
+                entries.append((obj, entry))
     if entries and not _solver_ready(scene, entries, render):
         return
     # A subframe (motion blur) is shown from the whole frame before it, never cached
