@@ -53,14 +53,15 @@ if TYPE_CHECKING:
     from .air import Air
     from .collision import Collider, Plane
     from .model import Model, State
+    from .rod import Rod
     from .solver import step
     from .tension import edge_tension
 
-__all__ = ["Air", "Collider", "Model", "Plane", "State", "step", "edge_tension", "configure_numba",
-           "numba_loaded"]
+__all__ = ["Air", "Collider", "Model", "Plane", "Rod", "State", "step", "edge_tension",
+           "configure_numba", "numba_loaded"]
 
 _LAZY = {"Air": ".air", "Collider": ".collision", "Plane": ".collision", "Model": ".model",
-         "State": ".model", "step": ".solver", "edge_tension": ".tension"}
+         "Rod": ".rod", "State": ".model", "step": ".solver", "edge_tension": ".tension"}
 """Public names imported on first use (PEP 562): they need numpy, and the add-on's
 ``register()`` imports this package for ``configure_numba`` at Blender start, where Blender
 4.2 has not loaded numpy yet (50-90 ms). ``from xpbd_addon.core import Model`` still works."""

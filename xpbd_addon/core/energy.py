@@ -10,7 +10,9 @@ A rope's total energy is kinetic + gravitational + what its compliant constraint
 Macklin et al. 2016). A rope modelled as a curl stores bending energy at its first frame,
 since bending pulls towards straight; released, it turns that energy into motion. A check
 that counted only kinetic and gravitational energy took that for energy from nowhere.
-Constraints with zero compliance store none (they hold C = 0).
+Constraints with zero compliance store none (they hold C = 0). A rod (``core.rod``) bends
+against its rest shape, C_p less its target b_p, and stores k_p (phi_p - tau_p)^2 / 2 in its
+twist.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model import Model
+from .rod import RodState, fresh_state, rod_energies
 
 
 def stretch_energy(model: Model, x: np.ndarray) -> float:
@@ -58,6 +61,13 @@ def bending_energy(model: Model, x: np.ndarray) -> float:
     return total
 
 
-def stored_energy(model: Model, x: np.ndarray) -> float:
-    """E_s + E_b [J]: what the rope's constraints store at positions ``x`` (N, 3) [m]."""
-    return stretch_energy(model, x) + bending_energy(model, x)
+def stored_energy(model: Model, x: np.ndarray, rod: RodState | None = None) -> float:
+    """E_s + E_b [J]: what the rope's constraints store at positions ``x`` (N, 3) [m]. For a
+    Model with a rod, its bending against its rest shape and its twist (``rod.rod_energies``)
+    with the frames of ``rod`` (the State's; its rest frames if None)."""
+    layout = model.rod_layout
+    if layout is None or model.plan.lanes is None:
+        return stretch_energy(model, x) + bending_energy(model, x)
+    frames = rod if rod is not None else fresh_state(layout, model.particle_rest_x, x)
+    bending, twist = rod_energies(layout, frames, x)
+    return stretch_energy(model, x) + bending + twist

@@ -9,12 +9,13 @@ import numpy as np
 
 from .layout import topology
 from .layout.plan import ContactTopology, SolvePlan, contact_topology, solve_plans
+from .rod import Rod, RodLayout, RodState, rod_layout
 from .validation import as_float_array, as_index_pairs, as_nonnegative_float, as_substeps
 
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["ContactTopology", "Model", "SolvePlan", "State"]
+__all__ = ["ContactTopology", "Model", "Rod", "SolvePlan", "State"]
 
 
 @dataclass(slots=True)
@@ -26,6 +27,9 @@ class State:
     """Particle positions [m], shape [particle_count, 3], float64"""
     v: np.ndarray
     """Particle velocities [m/s], shape [particle_count, 3], float64"""
+    rod: RodState | None = field(default=None, repr=False, compare=False)
+    """A rod's frames, twist rates and rest shape (``rod.RodState``) where the Model has a
+    ``rod``: made by the first ``step`` from the rest shape; part of a copy."""
     workspace: Workspace | None = field(default=None, repr=False, compare=False)
     """The solver's scratch and what it carries from frame to frame for this state
     (``workspace.Workspace``): made by the first ``step`` for its Model and made again when
@@ -33,7 +37,8 @@ class State:
 
     def copy(self) -> State:
         """The same positions and velocities (copied), without the workspace."""
-        return State(self.x.copy(), self.v.copy())
+        return State(self.x.copy(), self.v.copy(),
+                     None if self.rod is None else self.rod.copy())
 
 
 class Model:
@@ -106,6 +111,10 @@ class Model:
             ``"bdf2"``: the second-order backward differentiation formula from a frame's
             second substep on, which keeps nearly all of it (117) at the same stability;
             frames with contacts use implicit Euler.
+        rod: a ``rod.Rod``: the chains keep the shape of ``positions`` as their rest bend
+            (with ``bending_compliance``), carry a material frame that twists and can turn
+            at a pinned end, and can yield (plasticity); stepped one substep per call,
+            implicit Euler. None (default): ropes, whose bending pulls towards straight.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.
@@ -118,7 +127,8 @@ class Model:
                  "particle_damping",
                  "solver", "iterations", "strain_limit", "particle_bend_compliance",
                  "particle_radius", "self_collision", "self_friction", "contact_push_speed",
-                 "contact_margin", "integrator", "sleep_speed", "decomposition",
+                 "contact_margin", "integrator", "sleep_speed", "rod", "rod_layout",
+                 "decomposition",
                  "reference_plan", "plan", "contact_topology",
                  "__weakref__")  # (the Blender side keeps weak sets of models)
 
@@ -142,6 +152,7 @@ class Model:
         contact_margin: float = 0.005,
         sleep_speed: float = 1e-5,
         integrator: str = "euler",
+        rod: Rod | None = None,
         _decomposition: topology.Decomposition | None = None,
     ) -> None:
         # (``_decomposition``: the one of these same edges, from ``with_changes``)
@@ -236,6 +247,17 @@ class Model:
         self.decomposition = (_decomposition if _decomposition is not None
                               else topology.decompose(self.particle_count, self.edge_index))
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""
+        if rod is not None and not isinstance(rod, Rod):
+            raise ValueError(f"rod: expected a core.Rod or None, got {type(rod).__name__}")
+        if rod is not None and self.solver != "direct":
+            raise ValueError("rod: rods need solver='direct'")
+        self.rod = rod
+        """How the ropes behave as rods (``rod.Rod``), or None: plain ropes"""
+        self.rod_layout: RodLayout | None = None if rod is None else rod_layout(
+            rod, self.particle_rest_x, self.particle_inv_mass, self.particle_radius,
+            self.particle_bend_compliance, self.decomposition.chains,
+            self.decomposition.chain_edges, self.edge_rest_length)
+        """What the rod kernels need (``rod.rod_layout``), or None"""
         self.reference_plan, self.plan = solve_plans(self)
         """How ``step_sequential`` (everything swept) and ``step`` run this model
         (``layout.plan.SolvePlan``)"""
@@ -302,7 +324,7 @@ class Model:
             bending_compliance=self.particle_bend_compliance, radius=self.particle_radius,
             self_collision=self.self_collision, self_friction=self.self_friction,
             contact_push_speed=self.contact_push_speed, contact_margin=self.contact_margin,
-            sleep_speed=self.sleep_speed, integrator=self.integrator,
+            sleep_speed=self.sleep_speed, integrator=self.integrator, rod=self.rod,
             _decomposition=self.decomposition if same_edges else None)
 
 def _per_edge(value: Any, name: str, edge_count: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from . import collision
 from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
+from .rod import RodFrame, as_pin_normals, fresh_state
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -70,12 +71,13 @@ def kernels() -> StepKernels:
         from .solve import kernels_direct_io as direct_io
         from .solve import kernels_frame as frame
         from .solve import kernels_resolve as resolve
+        from .solve import kernels_rod as rod
         from .solve import kernels_sleep as sleep
 
         # all kernel modules at once: they share one stamp (importing compiles nothing)
         _drop_stale_cache((sweep, air, direct, bending, geometry, collider, resting, contact,
                            broad, resolve, segments, pairs, direct_io, sleep, chain, frame,
-                           edges, edge_search, region, wake))
+                           edges, edge_search, region, wake, rod))
         from .solve.frame import solve_frame
 
         _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
@@ -125,7 +127,8 @@ _KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/ker
                    "solve/kernels_direct_io.py", "solve/kernels_sleep.py",
                    "solve/kernels_chain.py", "solve/kernels_frame.py",
                    "contacts/kernels_edges.py", "contacts/kernels_edge_search.py",
-                   "contacts/kernels_region.py", "contacts/kernels_wake.py")
+                   "contacts/kernels_region.py", "contacts/kernels_wake.py",
+                   "solve/kernels_rod.py")
 """The kernel sources (paths from this folder) whose hash stamps numba's cache folders: every
 file with a kernel (a kernel inlines what it calls from other files, so a change in any of
 them makes every cached kernel stale; tests/core/test_kernel_cache.py checks the list)."""
@@ -199,6 +202,7 @@ def step(
     accelerations: Any = None,
     air: Air | None = None,
     wind: Any = None,
+    pin_normals: Any = None,
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
@@ -236,12 +240,18 @@ def step(
     frame runs one substep per call (implicit Euler, also with ``integrator="bdf2"``);
     without it (None, density 0, both coefficients 0, radius 0) nothing of it runs.
 
+    A Model with a ``rod`` (``rod.Rod``) steps one substep per call, and its frames follow
+    each substep (``state.rod``). ``pin_normals`` (N, 3), optional: for a pinned rope end,
+    the normal its end segment's frame has at the end of the frame (it turns there over the
+    substeps, and the turn travels down the rod as twist); rows of zeros, and of other
+    particles, are ignored. Without it a pinned end's frame turns only with its segment.
+
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere,
     arrays of the wrong shape, or a damping above ``MAX_DAMPING_PER_SUBSTEP`` / h; ``state``
     is left untouched then.
     """
     _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
-             accelerations=accelerations, air=air, wind=wind)
+             accelerations=accelerations, air=air, wind=wind, pin_normals=pin_normals)
 
 
 def step_sequential(
@@ -266,7 +276,8 @@ def step_sequential(
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
-             wind: Any = None) -> None:
+             wind: Any = None, pin_normals: Any = None, inner: bool = False) -> None:
+    # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     most = (model.damping if model.particle_damping is None
@@ -298,9 +309,19 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     air_velocity = as_wind(wind, model.particle_count)
     if checked_air is None or not (model.edge_count and model.particle_radius.any()):
         checked_air = None
-    if checked_air is not None or (model.particle_damping is not None and substeps > 1):
+    rod_frame = None
+    if model.rod_layout is not None and plan.lanes is not None and not inner:
+        # (rods act in the lanes' direct solve; ``step_sequential`` sweeps plain ropes)
+        normals = as_pin_normals(pin_normals, model.particle_count)
+        if state.rod is None:
+            state.rod = fresh_state(model.rod_layout, model.particle_rest_x, state.x)
+        rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
+                             normals, math.exp(-model.damping * dt / substeps))
+    if (checked_air is not None or (model.particle_damping is not None and substeps > 1)
+            or rod_frame is not None):
         _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
-                              plan, parallel, meshes + planes, checked_air, air_velocity)
+                              plan, parallel, meshes + planes, checked_air, air_velocity,
+                              rod_frame)
         return
     if model.particle_damping is not None:  # this one substep's damping beyond the least
         _damp_more(state.v, model.particle_damping - model.damping, dt)
@@ -336,8 +357,9 @@ def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
 def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
                           gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
                           plan: SolvePlan, parallel: bool | None, colliders: list,
-                          air: Air | None, wind: np.ndarray) -> None:
-    """The frame one substep per ``_advance`` call, for what acts on every substep's start
+                          air: Air | None, wind: np.ndarray, rod: RodFrame | None) -> None:
+    """The frame one substep per ``_advance`` call, for what acts on every substep: a rod's
+    bending targets, twist pull and frames (``rod``, ``core.rod``), and on its start
     velocities: the air (``air``: the drag of those velocities added to the external
     accelerations, a velocity change of the substep as the predict x + h v + h^2 a takes
     it) and a damping map (``Model.particle_damping``, applied by the one-substep call).
@@ -360,8 +382,16 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
         else:
             total[:] = extra
         pin_end[pinned] = pin_start + s1 * (targets - pin_start)
+        if rod is not None:
+            x_start = state.x.copy()
+            assert state.workspace is not None and plan.lanes is not None
+            rod.add_twist_pull(state.x, model.particle_inv_mass, total)
+            rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
-                 colliders=collision.colliders_over(colliders, s0, s1), accelerations=total)
+                 colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
+                 inner=True)
+        if rod is not None:
+            rod.follow(x_start, state.x, h, s1)
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
 

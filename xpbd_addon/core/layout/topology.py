@@ -159,6 +159,8 @@ PARTICLE_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("ACCELERATION", 3, "external acceleration besides gravity [m/s^2] (wind, force fields: "
                         "``step``'s ``accelerations``), 0 without; added to gravity in the "
                         "predict"),
+    ("BEND_TARGET", 3, "the bend b_p the bending row holds (a rod's rest bend in the point's "
+                       "frame, ``core.rod``), 0 for a rope: C_p = e_p / L_p - e_a / L_a - b_p"),
 )
 """The fields of one particle slot in the lane buffer, in order: (name, floats, meaning);
 each float is LANES wide. The offsets below (``PARTICLE_<name>``) and the stride come from
@@ -209,6 +211,7 @@ PARTICLE_RESIDUAL_MAX = _PARTICLE["RESIDUAL_MAX"]
 PARTICLE_X_OLD = _PARTICLE["X_OLD"]
 PARTICLE_V_OLD = _PARTICLE["V_OLD"]
 PARTICLE_ACCELERATION = _PARTICLE["ACCELERATION"]
+PARTICLE_BEND_TARGET = _PARTICLE["BEND_TARGET"]
 EDGE_REST = _EDGE["REST"]
 EDGE_COMPLIANCE = _EDGE["COMPLIANCE"]
 EDGE_ACTIVE = _EDGE["ACTIVE"]

@@ -1,8 +1,9 @@
 """Bending of the direct chain solve: one linear vector constraint per interior point,
 
-    C_p = (x_{p+1} - x_p) / L_p - (x_p - x_{p-1}) / L_{p-1},   compliance alpha_b = l_p / EI,
+    C_p = (x_{p+1} - x_p) / L_p - (x_p - x_{p-1}) / L_{p-1} - b_p,   compliance alpha_b = l_p / EI,
 
-solved exactly after the stretch solve of each substep. Its Jacobian is constant, so the
+(b_p the row's target: 0, straight, for a rope; a rod's rest bend, ``core.rod``) solved
+exactly after the stretch solve of each substep. Its Jacobian is constant, so the
 pentadiagonal system (J W J^T + alpha_b / h^2) is LDL^T-factored once per frame
 (``bend_factor``) and solved each substep (``bend_solve``); see docs/physics.md. Lane
 layout as ``kernels_direct``.
@@ -19,6 +20,7 @@ from ..layout.lanes import (
     FBD,
     FBL1,
     FBL2,
+    FBT,
     FBY,
     FIR,
     FW,
@@ -94,13 +96,15 @@ def bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inver
 
 @kernel
 def _bend_forward(buffer, i, k, active, cm, c0, cp, l1, l2, lanes):
-    """Component k (0, L or 2L) of L y = -C at bending row i."""
+    """Component k (0, L or 2L) of L y = -C at bending row i (C less the row's target b_p:
+    0 for a rope, the rest bend for a rod)."""
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     X = FX * L
     BY = FBY * L
+    BT = FBT * L
     constraint = (cm * buffer[i - PS + X + k] + c0 * buffer[i + X + k]
-                  + cp * buffer[i + PS + X + k])
+                  + cp * buffer[i + PS + X + k]) - buffer[i + BT + k]
     buffer[i + BY + k] = (-active * constraint - l1 * buffer[i - PS + BY + k]
                            - l2 * buffer[i - PS - PS + BY + k])
 

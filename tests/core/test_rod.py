@@ -1,0 +1,314 @@
+"""Rods (``core.rod``): a rope that keeps its modelled shape, twists and yields.
+
+Statics against the beam, the elastica and the coil spring; the twist's wave speed; a turned
+end turning the rod; energy; plasticity; a state carried in its arrays; bad input."""
+
+import numpy as np
+import pytest
+
+from xpbd_addon.core import Model, Rod, step
+from xpbd_addon.core.energy import stored_energy
+from xpbd_addon.core.material import RopeMaterial, rope_parameters
+
+DT = 1.0 / 24.0
+G = 9.81
+
+
+def clamped(points, free_length, bend_stiffness, density, angle, *, rod=None, damping=5.0,
+            twist_stiffness=None, radius=0.0):
+    """A rod clamped by its first two points (the second at the origin, tangent +x), its free
+    part of ``free_length`` [m] modelled with the tangent angle ``angle(s)`` [rad] in the x-z
+    plane at arc length s."""
+    segment = free_length / (points - 2)
+    x = np.zeros((points, 3))
+    for i in range(1, points):
+        mid = segment * (i - 1.5)
+        turn = angle(mid) if mid > 0.0 else 0.0
+        x[i] = x[i - 1] + segment * np.array([np.cos(turn), 0.0, np.sin(turn)])
+    x -= x[1]
+    pinned = np.zeros(points, dtype=bool)
+    pinned[:2] = True
+    edges = [(i, i + 1) for i in range(points - 1)]
+    inv_mass, compliance, bending = rope_parameters(
+        x, edges, RopeMaterial(density, None, bend_stiffness), pinned=pinned)
+    if rod is None:
+        rod = Rod(twist_stiffness=twist_stiffness)
+    return Model(x, edges, inv_mass, compliance, bending_compliance=bending, rod=rod,
+                 damping=damping, strain_limit=None, radius=radius)
+
+
+def settle(model, seconds, substeps=20, gravity=(0.0, 0.0, -G)):
+    state = model.state()
+    for _ in range(int(round(seconds / DT))):
+        step(model, state, DT, substeps, gravity=gravity)
+    return state
+
+
+def elastica_tip(length, bend_stiffness, weight, curvature, samples=4000):
+    """Tip (x, z) [m] of a clamped planar rod of rest curvature ``curvature`` [1/m] under its
+    own ``weight`` [N/m]: EI (theta' - kappa0) = -M(s), M the moment of the load beyond s,
+    solved by relaxed fixed-point iteration on a fine grid."""
+    s = np.linspace(0.0, length, samples)
+    ds = s[1] - s[0]
+    theta = curvature * s
+    for _ in range(400):
+        mid = 0.5 * (theta[1:] + theta[:-1])
+        x = np.concatenate([[0.0], np.cumsum(np.cos(mid) * ds)])
+        z = np.concatenate([[0.0], np.cumsum(np.sin(mid) * ds)])
+        load_beyond = np.concatenate([np.cumsum(np.full(samples - 1, weight * ds)[::-1])[::-1],
+                                      [0.0]])
+        lever = np.concatenate([np.cumsum((weight * ds * 0.5 * (x[1:] + x[:-1]))[::-1])[::-1],
+                                [0.0]])
+        moment = lever - x * load_beyond
+        slope = curvature - moment / bend_stiffness
+        new = np.concatenate([[0.0], np.cumsum(0.5 * (slope[1:] + slope[:-1]) * ds)])
+        if np.abs(new - theta).max() < 1e-13:
+            break
+        theta = 0.5 * (theta + new)
+    return np.array([x[-1], z[-1]])
+
+
+def test_a_weightless_quarter_circle_keeps_its_shape_exactly():
+    radius = 1.0 / np.pi
+    rod = clamped(21, 0.5, 0.5, 0.1, lambda s: s / radius)
+    rope = Model(rod.particle_rest_x, rod.edge_index, rod.particle_inv_mass, 0.0,
+                 bending_compliance=rod.particle_bend_compliance, damping=5.0)
+    held = settle(rod, 2.0, gravity=(0.0, 0.0, 0.0))
+    straightened = settle(rope, 2.0, gravity=(0.0, 0.0, 0.0))
+    assert np.abs(held.x - rod.particle_rest_x).max() < 1e-9
+    assert np.abs(straightened.x - rope.particle_rest_x).max() > 0.05  # a rope uncurls
+
+
+def test_a_straight_rod_droops_as_the_cantilever_within_one_percent():
+    """delta = q L^4 / (8 EI), small deflection."""
+    rod = clamped(42, 0.5, 1.0, 0.1, lambda s: 0.0)
+    droop = -settle(rod, 8.0).x[-1, 2]
+    assert droop == pytest.approx(0.1 * G * 0.5**4 / (8 * 1.0), rel=0.01)
+
+
+@pytest.mark.parametrize("points", [22, 42])
+def test_a_quarter_circle_sags_as_the_elastica(points):
+    """A rod modelled as a quarter circle curling up, clamped level, sags under its weight to
+    the elastica's shape: the tip's displacement within 1 %."""
+    length, stiffness, density = 0.5, 0.05, 0.2
+    curvature = np.pi / 2 / length
+    rod = clamped(points, length, stiffness, density, lambda s: curvature * s)
+    state = settle(rod, 8.0)
+    tip = state.x[-1, [0, 2]]
+    rest = rod.particle_rest_x[-1, [0, 2]]
+    expected = elastica_tip(length, stiffness, density * G, curvature)
+    assert np.abs(state.v).max() < 1e-6
+    assert np.linalg.norm(expected - rest) > 0.2  # a large deflection
+    assert np.linalg.norm(tip - expected) < 0.01 * np.linalg.norm(expected - rest)
+
+
+def test_a_coiled_cord_stretches_as_a_coil_spring():
+    """A close-coiled helix hanging under its own weight stretches by W / (2 k), the spring's
+    stiffness k = GJ / (R^2 L) of rod theory (the wire's torsion; its bending and the helix
+    angle neglected, a few percent here). GJ is the default, EI / 1.3."""
+    coil_radius, turns, pitch, per_turn = 0.05, 5, 0.012, 24
+    angle = np.linspace(0.0, 2 * np.pi * turns, turns * per_turn + 1)
+    x = np.stack([coil_radius * np.cos(angle), coil_radius * np.sin(angle),
+                  -pitch * angle / (2 * np.pi)], axis=1)
+    wire = np.linalg.norm(np.diff(x, axis=0), axis=1).sum()
+    edges = [(i, i + 1) for i in range(len(x) - 1)]
+    pinned = np.zeros(len(x), dtype=bool)
+    pinned[:2] = True
+    density, stiffness = 0.02, 0.1
+    inv_mass, compliance, bending = rope_parameters(
+        x, edges, RopeMaterial(density, None, stiffness), pinned=pinned)
+    model = Model(x, edges, inv_mass, compliance, bending_compliance=bending, rod=Rod(),
+                  damping=4.0, radius=0.002, strain_limit=None)
+    state = model.state()
+    for _ in range(24 * 8):
+        step(model, state, DT, 40)
+    spring = (stiffness / 1.3) / (coil_radius**2 * wire)
+    stretch = x[-1, 2] - state.x[-1, 2]
+    assert np.abs(state.v).max() < 1e-3
+    assert stretch == pytest.approx(density * wire * G / (2 * spring), rel=0.06)
+
+
+def _straight_rod(points, length, twist_stiffness, radius, density):
+    x = np.zeros((points, 3))
+    x[:, 0] = np.linspace(0.0, length, points)
+    segment = length / (points - 1)
+    inv_mass = np.full(points, 1.0 / (density * segment))
+    inv_mass[0] = 0.0
+    edges = [(i, i + 1) for i in range(points - 1)]
+    return Model(x, edges, inv_mass, 0.0, radius=radius, bending_compliance=segment / 1.0,
+                 rod=Rod(twist_stiffness=twist_stiffness))
+
+
+def _turned(normal, turn):
+    """``normal`` turned by ``turn`` [rad] about +x."""
+    c, s = np.cos(turn), np.sin(turn)
+    return np.array([normal[0], c * normal[1] - s * normal[2], s * normal[1] + c * normal[2]])
+
+
+@pytest.mark.parametrize("substeps", [10, 20])
+def test_twist_travels_at_the_torsional_wave_speed(substeps):
+    """Turning the pinned end by 90 degrees over 0.25 s sends a twist down a straight rod at
+    c = sqrt(GJ / (rho J)), rho J = m r^2 / 2 per length: within 5 %."""
+    points, length, density, radius, twist = 101, 2.0, 1.0, 0.05, 1.25e-3
+    model = _straight_rod(points, length, twist, radius, density)
+    state = model.state()
+    step(model, state, 1e-6, 1, gravity=(0.0, 0.0, 0.0))
+    rest = state.rod.normal.copy()
+    angles = []
+    frames = int(3.0 / DT)
+    for frame in range(frames):
+        normals = np.zeros((points, 3))
+        normals[0] = _turned(rest[0], min((frame + 1) * DT / 0.25, 1.0) * np.pi / 2)
+        step(model, state, DT, substeps, gravity=(0.0, 0.0, 0.0), pin_normals=normals)
+        now = state.rod.normal
+        angles.append(np.arctan2(rest[:, 1] * now[:, 2] - rest[:, 2] * now[:, 1],
+                                 (rest[:, 1:] * now[:, 1:]).sum(axis=1)))
+    angles = np.array(angles)
+    times = np.arange(1, frames + 1) * DT
+
+    def arrival(segment):
+        k = int(np.argmax(angles[:, segment] >= np.pi / 4))
+        a0, a1 = angles[k - 1, segment], angles[k, segment]
+        return times[k - 1] + (np.pi / 4 - a0) / (a1 - a0) * DT
+
+    spacing = length / (points - 1)
+    measured = 50 * spacing / (arrival(75) - arrival(25))
+    assert measured == pytest.approx(np.sqrt(twist / (0.5 * density * radius**2)), rel=0.05)
+
+
+@pytest.mark.parametrize("twist_stiffness", [None, 0.5, np.inf])
+def test_turning_the_pinned_end_turns_a_hook_over(twist_stiffness):
+    """A hook modelled curling up; its clamped end's frame turned 180 degrees about the rod's
+    axis over a second: the hook curls down. Without the turn it stays up."""
+    hook = clamped(30, 0.56, 0.5, 0.05, lambda s: min(s / 0.56, 1.0) * np.pi,
+                   twist_stiffness=twist_stiffness, damping=3.0)
+    tip_up = hook.particle_rest_x[-1, 2]
+    assert tip_up > 0.3
+    for turning in (True, False):
+        state = hook.state()
+        step(hook, state, 1e-6, 1, gravity=(0.0, 0.0, 0.0))
+        start = state.rod.normal[0].copy()
+        for frame in range(48):
+            normals = np.zeros((len(state.x), 3))
+            turn = min((frame + 1) / 24, 1.0) * np.pi if turning else 0.0
+            normals[0] = normals[1] = _turned(start, turn)
+            step(hook, state, DT, 10, gravity=(0.0, 0.0, 0.0), pin_normals=normals)
+        if turning:
+            assert state.x[-1, 2] == pytest.approx(-tip_up, abs=0.01)
+        else:
+            assert state.x[-1, 2] == pytest.approx(tip_up, abs=1e-6)
+
+
+def _curl_shape(points, turn):
+    angle = np.linspace(0.0, turn, points)
+    return np.stack([np.sin(angle) / turn, np.linspace(0.0, 0.2, points),
+                     (1.0 - np.cos(angle)) / turn], axis=1)  # a curl drawn out of its plane
+
+
+def _curl(points, turn, twist_stiffness):
+    x = _curl_shape(points, turn)
+    edges = [(i, i + 1) for i in range(points - 1)]
+    inv_mass, compliance, bending = rope_parameters(x, edges, RopeMaterial(0.1, None, 0.05))
+    return Model(x, edges, inv_mass, compliance, bending_compliance=bending, radius=0.01,
+                 rod=Rod(twist_stiffness=twist_stiffness))
+
+
+def _energy(model, state):
+    mass = 1.0 / model.particle_inv_mass
+    kinetic = 0.5 * (mass[:, None] * state.v**2).sum()
+    layout = model.rod_layout
+    kinetic += 0.5 * (layout.inertia * state.rod.twist_rate[layout.particles]**2).sum()
+    return kinetic, stored_energy(model, state.x, state.rod)
+
+
+@pytest.mark.parametrize("twist_stiffness", [None, 0.05, np.inf])
+@pytest.mark.parametrize("substeps", [5, 20, 80])
+def test_a_released_rod_never_gains_energy(twist_stiffness, substeps):
+    """A weightless curl set moving at random: kinetic + stored (stretch, bending against
+    the rest shape, twist) never rises over 10 s."""
+    model = _curl(24, 4.0, twist_stiffness)
+    state = model.state()
+    step(model, state, 1e-9, 1, gravity=(0.0, 0.0, 0.0))
+    state.v = np.random.default_rng(1).normal(0.0, 0.5, state.x.shape)
+    start = sum(_energy(model, state))
+    for _ in range(240):
+        step(model, state, DT, substeps, gravity=(0.0, 0.0, 0.0))
+        assert sum(_energy(model, state)) <= start * (1.0 + 1e-9)
+
+
+def test_a_rod_released_away_from_its_shape_turns_its_stored_energy_into_motion():
+    """A curl of 4 rad held uncurled to 2 rad, let go: it curls up (kinetic energy peaks
+    above a tenth of what the bending stored), and kinetic + stored never rises."""
+    model = _curl(24, 4.0, None)
+    state = model.state()
+    state.x = _curl_shape(24, 2.0)
+    step(model, state, 1e-9, 1, gravity=(0.0, 0.0, 0.0))
+    state.v[:] = 0.0
+    stored = _energy(model, state)[1]
+    peak = 0.0
+    for _ in range(48):
+        step(model, state, DT, 20, gravity=(0.0, 0.0, 0.0))
+        kinetic, now = _energy(model, state)
+        peak = max(peak, kinetic)
+        assert kinetic + now <= stored * (1.0 + 1e-9)
+    assert stored > 0.0 and peak > 0.1 * stored
+
+
+@pytest.mark.parametrize("plastic", [True, False])
+def test_a_wire_bent_past_its_yield_stays_bent(plastic):
+    """A straight wire clamped at one end, its tip led 20 cm sideways and held, then let go:
+    with plasticity (yield at a curvature of 0.2 1/m) it stays bent (most of the way), without
+    it springs back straight."""
+    rod = Rod(plastic_yield=0.2, plastic_creep=20.0) if plastic else Rod()
+    model = clamped(21, 0.5, 0.2, 0.1, lambda s: 0.0, rod=rod)
+    inv_mass = model.particle_inv_mass.copy()
+    inv_mass[-1] = 0.0
+    led = model.with_changes(inv_mass=inv_mass)
+    state = led.state()
+    targets = state.x.copy()
+    start = targets[-1].copy()
+    for frame in range(48):
+        targets[-1] = start + min((frame + 1) / 24, 1.0) * (np.array([0.4, 0.2, 0.0]) - start)
+        step(led, state, DT, 10, gravity=(0.0, 0.0, 0.0), pin_targets=targets)
+    for _ in range(72):
+        step(model, state, DT, 10, gravity=(0.0, 0.0, 0.0))
+    assert np.abs(state.v).max() < 0.01
+    if plastic:
+        assert state.x[-1, 1] > 0.15
+    else:
+        assert abs(state.x[-1, 1]) < 0.01
+
+
+def test_a_state_carried_in_its_arrays_goes_on_the_same():
+    """What a cache keeps (x, v and the rod's state, ``State.copy``) steps to the same bits
+    as the state that went on: frames in any order equal playback."""
+    model = _curl(24, 4.0, None)
+    state = model.state()
+    state.v = np.random.default_rng(3).normal(0.0, 0.3, state.x.shape)
+    for _ in range(5):
+        step(model, state, DT, 10)
+    kept = state.copy()
+    for _ in range(5):
+        step(model, state, DT, 10)
+        step(model, kept, DT, 10)
+    assert np.array_equal(state.x, kept.x) and np.array_equal(state.v, kept.v)
+    assert np.array_equal(state.rod.normal, kept.rod.normal)
+
+
+def test_bad_rod_settings_are_refused():
+    x = np.zeros((4, 3))
+    x[:, 0] = np.arange(4) * 0.1
+    edges = [(0, 1), (1, 2), (2, 3)]
+    with pytest.raises(ValueError, match="rod.twist_stiffness"):
+        Model(x, edges, np.ones(4), 0.0, rod=Rod(twist_stiffness=-1.0))
+    with pytest.raises(ValueError, match="rod.bend_rest"):
+        Model(x, edges, np.ones(4), 0.0, rod=Rod(bend_rest="curly"))
+    with pytest.raises(ValueError, match="rod.roll"):
+        Model(x, edges, np.ones(4), 0.0, rod=Rod(roll=[0.0, np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="rod"):
+        Model(x, edges, np.ones(4), 0.0, rod=Rod(), solver="sweep")
+    model = Model(x, edges, np.ones(4), 0.0, rod=Rod())
+    state = model.state()
+    with pytest.raises(ValueError, match="pin_normals"):
+        step(model, state, DT, 4, pin_normals=np.zeros((3, 3)))
+    assert np.array_equal(state.x, x)

@@ -1,0 +1,323 @@
+"""Rods: ropes that keep the shape they were modelled in and carry an orientation.
+
+A plain rope's bending pulls every point towards straight. A ``Rod`` (``Model(..., rod=)``)
+gives each segment a material frame and measures bending against the modelled shape's own
+bend, in the frame of each point, so a curl stays a curl and turns with the rope; the frames
+twist, with a torsional stiffness GJ or held at their modelled twist; a pinned end can turn
+its frame (``step(..., pin_normals=)``) and the turn travels down the rope; and bending or
+twisting beyond a yield angle becomes the rod's new rest shape (plasticity).
+
+The kernels and their equations are in ``solve.kernels_rod``; the frames are solved after
+the positions every substep (the bending targets lag a substep, which only takes energy
+away: docs/physics.md, Rods). What a rod carries from frame to frame (the frames, their
+twist rates, the rest shape plasticity has changed) is ``RodState``, kept on ``State.rod``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .validation import as_float_array
+
+POISSON_FACTOR = 1.3
+"""1 + nu: EI / GJ of a solid round rod of an isotropic material with Poisson's ratio 0.3"""
+
+MIN_TWIST_RADIUS = 1e-3
+"""[m] The least radius a segment's rotational inertia is computed with (a rope of radius 0
+still turns with a finite twist rate)."""
+
+
+def _per_particle(value: Any, name: str, count: int, *, allow_inf: bool = False) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim == 0:
+        array = np.full(count, float(array))
+    if array.shape != (count,):
+        raise ValueError(f"{name}: expected a scalar or shape ({count},), got {array.shape}")
+    if np.isnan(array).any() or (not allow_inf and np.isinf(array).any()):
+        raise ValueError(f"{name}: expected finite values")
+    if (array < 0.0).any():
+        raise ValueError(f"{name}: expected values >= 0")
+    return array
+
+
+@dataclass(frozen=True)
+class Rod:
+    """How a Model's ropes behave as rods (each argument a scalar or one value per particle).
+
+    Args:
+        roll: the modelled roll of the frame at each point [rad] (a curve's tilt): the
+            frame's normal is the rope's twist-free normal turned by it. 0 by default.
+        twist_stiffness: GJ [N m^2] at each point. None (default): that of a solid round rod
+            of the bending stiffness, EI / (1 + nu) with Poisson's ratio nu = 0.3, where the
+            rope bends, and held where it does not. ``inf`` holds the twist at its modelled
+            value (the frames turn with the rope's first segment, or its driven end, as one):
+            for ropes that do not bend, or bend in a plane; a rod bent out of its plane
+            needs a finite GJ, whose pull on the centreline keeps it stable.
+        plastic_yield: the curvature or twist rate [1/m] beyond the rest shape's at which the
+            rod yields (its rest shape follows the excess); ``inf`` (default) never. Per
+            point it is an angle, this times the point's length.
+        plastic_creep: how fast a yielded point's rest shape follows [1/s].
+        bend_rest: "modelled" (default): the rest bend is the shape of ``Model``'s rest
+            positions; "straight": it is straight (the frames and twist still act).
+    """
+
+    roll: Any = 0.0
+    twist_stiffness: Any = None
+    plastic_yield: Any = np.inf
+    plastic_creep: Any = 0.0
+    bend_rest: str = "modelled"
+
+
+@dataclass(frozen=True)
+class RodLayout:
+    """What the rod kernels need of a Model, made once with it (``rod_layout``)."""
+
+    particles: np.ndarray
+    """int64 (P,) every rope's particles in walking order"""
+    starts: np.ndarray
+    """int64 (R + 1,) rope r is particles[starts[r]:starts[r + 1]]"""
+    rest: np.ndarray
+    """(P,) [m] rest length of the segment from each position to the next (0 at a rope end)"""
+    inertia: np.ndarray
+    """(P,) [kg m^2] each segment's rotational inertia about its axis, m r^2 / 2"""
+    twist_k: np.ndarray
+    """(P,) [N m] twist stiffness GJ / l of each interior point; inf: held"""
+    bend_compliance: np.ndarray
+    """(N,) [1/(N m)] the Model's bending compliance (0 where it has none)"""
+    plastic_yield: np.ndarray
+    """(P,) [rad] the bend or twist angle beyond the rest shape at which each interior
+    point yields (the curvature times the point's length); inf: never"""
+    plastic_creep: np.ndarray
+    """(N,) [1/s]"""
+    end_segment: np.ndarray
+    """int64 (N,) at each rope end's particle, where its end segment's values sit; -1
+    elsewhere"""
+    rest_state: RodState
+    """The frames and rest shape at the Model's rest positions"""
+
+
+@dataclass(slots=True)
+class RodState:
+    """What a rod carries from frame to frame (indexed by particle; a segment's values sit
+    at its first particle in walking order)."""
+
+    normal: np.ndarray
+    """(N, 3) unit normal m1 of each segment's material frame"""
+    twist_rate: np.ndarray
+    """(N,) [rad/s] how fast each segment turns about its axis"""
+    bend_rest: np.ndarray
+    """(N, 3) each point's rest bend in its own frame (plasticity changes it)"""
+    twist_rest: np.ndarray
+    """(N,) [rad] each point's rest twist (plasticity changes it)"""
+
+    def copy(self) -> RodState:
+        """An independent copy."""
+        return RodState(self.normal.copy(), self.twist_rate.copy(), self.bend_rest.copy(),
+                        self.twist_rest.copy())
+
+
+def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.ndarray,
+               bend_compliance: np.ndarray | None, chains: list[np.ndarray],
+               chain_edges: list[np.ndarray], edge_rest: np.ndarray) -> RodLayout:
+    """The RodLayout of a Model (its rest positions [m], inverse masses, radii [m], bending
+    compliance, chains and rest lengths). Raises ValueError naming the argument."""
+    from .solve import kernels_rod as k  # numba only where a rod is made
+
+    count = len(rest_x)
+    roll = np.asarray(rod.roll, dtype=np.float64)
+    roll = np.full(count, float(roll)) if roll.ndim == 0 else roll
+    if roll.shape != (count,) or not np.isfinite(roll).all():
+        raise ValueError(f"rod.roll: expected a finite scalar or shape ({count},)")
+    if rod.twist_stiffness is None:
+        # GJ = EI / (1 + nu) where the rope bends (EI = l / alpha_b): twist_k = GJ / l below
+        stiffness = np.full(count, np.inf)
+        if bend_compliance is not None:
+            stiffness = np.where(bend_compliance > 0.0, 1.0 / (POISSON_FACTOR * np.where(
+                bend_compliance > 0.0, bend_compliance, 1.0)), np.inf)
+    else:
+        stiffness = _per_particle(rod.twist_stiffness, "rod.twist_stiffness", count,
+                                  allow_inf=True)
+    plastic_yield = _per_particle(rod.plastic_yield, "rod.plastic_yield", count,
+                                  allow_inf=True)
+    creep_rate = _per_particle(rod.plastic_creep, "rod.plastic_creep", count)
+    if rod.bend_rest not in ("modelled", "straight"):
+        raise ValueError(f"rod.bend_rest: expected 'modelled' or 'straight', "
+                         f"got {rod.bend_rest!r}")
+    ropes = list(chains)
+    particles = (np.concatenate(ropes) if ropes else np.zeros(0)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum([len(c) for c in ropes])]).astype(np.int64)
+    rest = np.zeros(len(particles))
+    inertia = np.ones(len(particles))
+    twist_k = np.full(len(particles), np.inf)
+    plastic_angle = np.full(len(particles), np.inf)
+    mass = np.divide(1.0, inv_mass, out=np.full(count, np.inf), where=inv_mass > 0.0)
+    for r, edges in enumerate(chain_edges):
+        first = int(starts[r])
+        n = len(edges)
+        if n == 0:
+            continue
+        lengths = edge_rest[edges]
+        rest[first:first + n] = lengths
+        chain = ropes[r]
+        a, b = chain[:-1], chain[1:]
+        segment_mass = np.where(np.isfinite(mass[a]) & np.isfinite(mass[b]),
+                                0.5 * (mass[a] + mass[b]),
+                                np.where(np.isfinite(mass[a]), mass[a], mass[b]))
+        segment_mass = np.where(np.isfinite(segment_mass), segment_mass, 1.0)
+        r_seg = np.maximum(0.5 * (radius[a] + radius[b]), MIN_TWIST_RADIUS)
+        inertia[first:first + n] = 0.5 * segment_mass * r_seg * r_seg
+        if n > 1:
+            mean = 0.5 * (lengths[:-1] + lengths[1:])
+            plastic_angle[first + 1:first + n] = plastic_yield[chain[1:-1]] * mean
+            gj = stiffness[chain[1:-1]]
+            if rod.twist_stiffness is None:  # already per length: 1 / ((1 + nu) alpha_b)
+                twist_k[first + 1:first + n] = gj
+            else:
+                twist_k[first + 1:first + n] = np.where(
+                    np.isinf(gj), np.inf, gj / np.where(mean > 0.0, mean, np.inf))
+    # the rest frames: the first segment's normal (world z off its tangent, x for a vertical
+    # one) carried along the rest shape, each segment turned by its roll
+    normal = np.zeros((count, 3))
+    twist_rest = np.zeros(count)
+    for chain in ropes:
+        if len(chain) < 2:
+            continue
+        t = rest_x[chain[1]] - rest_x[chain[0]]
+        t = t / max(np.linalg.norm(t), 1e-300)
+        up = np.array([0.0, 0.0, 1.0]) if abs(t[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+        n = up - up.dot(t) * t
+        normal[chain[0]] = n / np.linalg.norm(n)
+        segment_roll = 0.5 * (roll[chain[:-1]] + roll[chain[1:]])
+        twist_rest[chain[1:-1]] = np.diff(segment_roll)
+        normal[chain[0]] = k._turn(t, normal[chain[0]], segment_roll[0])
+    for r in range(len(ropes)):
+        first, last = int(starts[r]), int(starts[r + 1])
+        if last - first >= 2:
+            k.held_frames(rest_x, particles, first, last, first, normal, twist_rest)
+    bend_rest = np.zeros((count, 3))
+    if rod.bend_rest == "modelled":
+        k.bend_local(rest_x, particles, starts, rest, normal, bend_rest)
+    bend = np.zeros(count) if bend_compliance is None else bend_compliance
+    end_segment = np.full(count, -1, dtype=np.int64)
+    for chain in ropes:
+        if len(chain) >= 2:
+            end_segment[chain[0]] = chain[0]
+            end_segment[chain[-1]] = chain[-2]
+    state = RodState(normal, np.zeros(count), bend_rest, twist_rest)
+    return RodLayout(particles, starts, rest, inertia, twist_k, np.ascontiguousarray(bend),
+                     plastic_angle, creep_rate, end_segment, state)
+
+
+def as_pin_normals(value: Any, count: int) -> np.ndarray | None:
+    """``step``'s ``pin_normals``: (N, 3) finite, or None."""
+    if value is None:
+        return None
+    return as_float_array(value, "pin_normals", (count, 3))
+
+
+class RodFrame:
+    """One frame of a rod's stepping (``step`` makes it when the Model has a rod): the
+    driven ends' normals from where they start to their ``pin_normals``, and scratch."""
+
+    __slots__ = ("layout", "state", "driven", "start", "target", "now", "targets", "scratch",
+                 "decay")
+
+    def __init__(self, layout: RodLayout, state: RodState, pinned: np.ndarray,
+                 pin_normals: np.ndarray | None, decay: float) -> None:
+        count = len(state.normal)
+        self.layout = layout
+        self.state = state
+        self.driven = np.zeros(count, dtype=np.bool_)
+        """(N,) the rope ends whose frame is turned to ``pin_normals``"""
+        self.start = np.zeros((count, 3))
+        """(N, 3) at each driven end, its end segment's normal at the frame's start"""
+        self.target = np.zeros((count, 3))
+        """(N, 3) ... and at its end"""
+        self.now = np.zeros((count, 3))
+        """(N, 3) ... at the current substep's end"""
+        if pin_normals is not None:
+            ends = np.flatnonzero((layout.end_segment >= 0) & pinned)
+            given = np.linalg.norm(pin_normals[ends], axis=1) > 0.0
+            ends = ends[given]
+            self.driven[ends] = True
+            self.start[ends] = state.normal[layout.end_segment[ends]]
+            self.target[ends] = pin_normals[ends]
+        self.targets = np.zeros((count, 3))
+        """(N, 3) the bending targets b_p of the substep"""
+        self.scratch = np.zeros((4, len(layout.particles)))
+        self.decay = decay
+        """exp(-damping h): how much of its twist rate a segment keeps per substep"""
+
+    def targets_into(self, x: np.ndarray, lane_particles: np.ndarray, lane_layout: Any) -> None:
+        """The bending targets at positions ``x`` (N, 3) [m] into the lane buffer's
+        ``BEND_TARGET`` rows (``topology``), held over the substep's solve."""
+        from .layout import topology
+        from .solve import kernels_rod as k
+
+        layout = self.layout
+        k.bend_targets(x, layout.particles, layout.starts, self.state.normal,
+                       self.state.bend_rest, self.targets)
+        lanes = lane_layout.lanes
+        base = lane_layout.particle_base
+        chosen = self.targets[lane_layout.particles]
+        for c in range(3):
+            lane_particles[base + (topology.PARTICLE_BEND_TARGET + c) * lanes] = chosen[:, c]
+
+    def add_twist_pull(self, x: np.ndarray, inv_mass: np.ndarray, out: np.ndarray) -> None:
+        """Add the twist's pull on the centreline at positions ``x`` [m] to the
+        accelerations ``out`` (N, 3) [m/s^2] (``kernels_rod.add_twist_accelerations``)."""
+        from .solve import kernels_rod as k
+
+        layout = self.layout
+        k.add_twist_accelerations(x, layout.particles, layout.starts, self.state.normal,
+                                  self.state.twist_rest, layout.twist_k, inv_mass, out)
+
+    def _follow(self, frames: RodState, x_start: np.ndarray, x: np.ndarray, h: float,
+                fraction: float) -> None:
+        from .solve import kernels_rod as k
+
+        layout = self.layout
+        if self.driven.any():
+            np.add((1.0 - fraction) * self.start, fraction * self.target, out=self.now)
+        k.follow(x_start, x, layout.particles, layout.starts, layout.rest, frames.normal,
+                 frames.twist_rate, self.driven, self.now, layout.inertia, layout.twist_k,
+                 self.state.twist_rest, layout.bend_compliance, self.state.bend_rest, h,
+                 self.decay, self.scratch)
+
+    def follow(self, x_start: np.ndarray, x: np.ndarray, h: float, fraction: float) -> None:
+        """The frames after a substep of h [s] from ``x_start`` to ``x`` (N, 3) [m] that
+        ends at ``fraction`` of the frame, then plasticity."""
+        from .solve import kernels_rod as k
+
+        layout, state = self.layout, self.state
+        self._follow(state, x_start, x, h, fraction)
+        if np.isfinite(layout.plastic_yield).any():
+            creep = 1.0 - np.exp(-layout.plastic_creep * h)
+            k.yield_plastic(x, layout.particles, layout.starts, layout.rest, state.normal,
+                            state.bend_rest, state.twist_rest, layout.plastic_yield, creep)
+
+
+def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodState:
+    """A rod state for a State that has none, at positions ``x`` (N, 3) [m]: the rest
+    frames carried from the rest shape to ``x``, at rest."""
+    from .solve import kernels_rod as k
+
+    state = layout.rest_state.copy()
+    if not np.array_equal(rest_x, x):
+        k.follow(rest_x, x, layout.particles, layout.starts, layout.rest, state.normal,
+                 state.twist_rate, np.zeros(len(x), dtype=np.bool_), np.zeros_like(x),
+                 layout.inertia, layout.twist_k, state.twist_rest, layout.bend_compliance,
+                 state.bend_rest, 1.0, 0.0, np.zeros((4, len(layout.particles))))
+    return state
+
+
+def rod_energies(layout: RodLayout, state: RodState, x: np.ndarray) -> tuple[float, float]:
+    """(E_b, E_t) [J] of a rod at positions ``x`` (N, 3) [m] (``kernels_rod.rod_energy``)."""
+    from .solve import kernels_rod as k
+
+    return k.rod_energy(x, layout.particles, layout.starts, layout.rest, state.normal,
+                        state.bend_rest, state.twist_rest, layout.bend_compliance,
+                        layout.twist_k)
