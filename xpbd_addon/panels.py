@@ -154,6 +154,31 @@ class XPBD_PT_rope_stiffness(_PhysicsPanel, bpy.types.Panel):  # type: ignore[mi
             layout.label(text="Bending needs the Direct solver", icon="INFO")
 
 
+class XPBD_PT_rope_shape(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
+    """A rope as a rod: its modelled shape as the rest shape, twist, plasticity."""
+
+    bl_label = "Shape & Twist"
+    bl_parent_id = "XPBD_PT_rope_stiffness"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout: Any = self.layout
+        layout.use_property_split = True
+        settings = context.object.xpbd
+        layout.active = settings.enabled
+        col = layout.column()
+        prop(col, settings, "bend_rest")
+        prop(col, settings, "use_twist")
+        sub = col.column()
+        sub.active = settings.use_twist
+        prop(sub, settings, "twist_stiffness")
+        prop(col, settings, "use_plasticity")
+        sub = col.column()
+        sub.active = settings.use_plasticity
+        prop(sub, settings, "plastic_yield")
+        prop(sub, settings, "plastic_creep")
+
+
 class XPBD_PT_rope_collision(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
     """Rope radius, Collision objects, ground plane, self-collision."""
 
@@ -298,7 +323,8 @@ class XPBD_PT_rope_cache(_PhysicsPanel, bpy.types.Panel):  # type: ignore[misc]
         row.operator("xpbd.reset", text="Reset All").all_objects = True
 
 
-CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_collision,
+CLASSES = (XPBD_PT_rope, XPBD_PT_rope_stiffness, XPBD_PT_rope_shape,
+           XPBD_PT_rope_collision,
            XPBD_PT_rope_fields, XPBD_PT_rope_maps, XPBD_PT_rope_pins,
            XPBD_PT_rope_cache)
 

@@ -16,7 +16,7 @@ from . import ropes
 
 def _curl(scene, points=24, turn_degrees=241.0, length=1.0):
     """A poly curve turning through ``turn_degrees`` in the xz plane, first point pinned,
-    Material stiffness with bending."""
+    Material stiffness with bending towards straight (Rest Shape: Straight)."""
     turn = np.radians(turn_degrees)
     radius = length / turn
     angle = np.linspace(0.0, turn, points)
@@ -36,6 +36,7 @@ def _curl(scene, points=24, turn_degrees=241.0, length=1.0):
     s.pin_first = True
     s.stiffness_mode = "MATERIAL"
     s.use_bend_stiffness = True
+    s.bend_rest = "STRAIGHT"  # bending towards straight: the curl uncoils
     return obj
 
 

@@ -53,6 +53,10 @@ def _make_matter(obj, setting: schema.Setting) -> None:
     rope's group) so that it acts."""
     for other, value in setting.when:
         setattr(obj.xpbd, other, value)
+    if setting.name in ("bend_rest", "use_plasticity", "plastic_yield", "plastic_creep"):
+        obj.xpbd.use_bending = True  # a rod's rest shape and yield act where it bends,
+        if obj.type == "CURVE":  # and the rest shape where it is not straight
+            obj.data.splines[0].points[-1].co.z += 0.1
     if setting.name.endswith("_map_max"):
         setattr(obj.xpbd, setting.name[:-4], "pin")
     if setting.name == "pin_map_stiffness":  # springs: a weight between 0 and 1

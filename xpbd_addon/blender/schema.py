@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import schema_fields
+from . import schema_fields, schema_rod
 
 # re-exported: the routes and kinds others read from here (tests, sim, schema_groups)
 from .schema_types import AIR as AIR
@@ -306,7 +306,7 @@ SETTINGS: tuple[Setting, ...] = (
                     "sleeps: it keeps its shape and costs almost nothing until something "
                     "moves it. 0 = never sleep",
         reaches=MODEL, shared="Sleep Below", check=Check(low=0.0, noun="Sleep speed")),
-) + schema_fields.SETTINGS
+) + schema_fields.SETTINGS + schema_rod.SETTINGS
 """The settings in their order on ``Object.xpbd`` (after the ``bake`` group)."""
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

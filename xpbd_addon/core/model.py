@@ -78,7 +78,7 @@ class Model:
             may stretch beyond its rest length plus the stretch its compliance explains, as a
             fraction (0.002 = 0.2 %), enforced after the solve (``kernels_direct.limit_chain``).
             A safety net for contacts (a fast kinematic collider pushing a pinned rope); the
-            converged solve holds lengths by itself. None turns it off.
+            converged solve holds lengths by itself. None turns it off; rods have none.
         bending_compliance: alpha_b [1/(N m)] of the bending constraint at each point of a
             chain (a scalar or (N,); see ``kernels_direct``): 0 is rigid, larger is softer,
             None (default) is no bending stiffness, a chain. For a material of bending stiffness
@@ -253,6 +253,10 @@ class Model:
             raise ValueError("rod: rods need solver='direct'")
         self.rod = rod
         """How the ropes behave as rods (``rod.Rod``), or None: plain ropes"""
+        if rod is not None:
+            # the strain limit's moves along the rope fight a rest bend (measured: a coiled
+            # rod stable without it gains energy with it); a rod's stretch is its solve's
+            self.strain_limit = None
         self.rod_layout: RodLayout | None = None if rod is None else rod_layout(
             rod, self.particle_rest_x, self.particle_inv_mass, self.particle_radius,
             self.particle_bend_compliance, self.decomposition.chains,

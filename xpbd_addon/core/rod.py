@@ -3,13 +3,12 @@
 A plain rope's bending pulls every point towards straight. A ``Rod`` (``Model(..., rod=)``)
 gives each segment a material frame and measures bending against the modelled shape's own
 bend, in the frame of each point, so a curl stays a curl and turns with the rope; the frames
-twist, with a torsional stiffness GJ or held at their modelled twist; a pinned end can turn
-its frame (``step(..., pin_normals=)``) and the turn travels down the rope; and bending or
-twisting beyond a yield angle becomes the rod's new rest shape (plasticity).
+twist with a torsional stiffness GJ; a pinned end holds its frame's roll and can turn it
+(``step(..., pin_turns=)``), and the turn travels down the rope; and bending or twisting
+beyond a yield curvature becomes the rod's new rest shape (plasticity).
 
 The kernels and their equations are in ``solve.kernels_rod``; the frames are solved after
-the positions every substep (the bending targets lag a substep, which only takes energy
-away: docs/physics.md, Rods). What a rod carries from frame to frame (the frames, their
+the positions every substep, one substep behind (docs/physics.md, Rods). What a rod carries from frame to frame (the frames, their
 twist rates, the rest shape plasticity has changed) is ``RodState``, kept on ``State.rod``.
 """
 
@@ -19,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from .validation import as_float_array
 
 POISSON_FACTOR = 1.3
 """1 + nu: EI / GJ of a solid round rod of an isotropic material with Poisson's ratio 0.3"""
@@ -50,18 +47,19 @@ class Rod:
     Args:
         roll: the modelled roll of the frame at each point [rad] (a curve's tilt): the
             frame's normal is the rope's twist-free normal turned by it. 0 by default.
-        twist_stiffness: GJ [N m^2] at each point. None (default): that of a solid round rod
-            of the bending stiffness, EI / (1 + nu) with Poisson's ratio nu = 0.3, where the
-            rope bends, and held where it does not. ``inf`` holds the twist at its modelled
-            value (the frames turn with the rope's first segment, or its driven end, as one):
-            for ropes that do not bend, or bend in a plane; a rod bent out of its plane
-            needs a finite GJ, whose pull on the centreline keeps it stable.
+        twist_stiffness: GJ [N m^2] at each point, with twist dynamics (a turn at a held end
+            travels down the rod; the twist pulls on the centreline where the rod is bent out
+            of its plane). None (default), or nan at a point: that of a solid round rod of
+            the bending stiffness, EI / (1 + nu) with Poisson's ratio nu = 0.3, where the
+            rope bends. ``inf``, and None where nothing bends: no twist dynamics, the frames
+            are only carried along with their segments.
         plastic_yield: the curvature or twist rate [1/m] beyond the rest shape's at which the
             rod yields (its rest shape follows the excess); ``inf`` (default) never. Per
             point it is an angle, this times the point's length.
         plastic_creep: how fast a yielded point's rest shape follows [1/s].
         bend_rest: "modelled" (default): the rest bend is the shape of ``Model``'s rest
-            positions; "straight": it is straight (the frames and twist still act).
+            positions; "straight": it is straight (the frames and twist still act); or a
+            boolean mask (N,) of the points whose rest bend is modelled.
     """
 
     roll: Any = 0.0
@@ -118,6 +116,19 @@ class RodState:
         return RodState(self.normal.copy(), self.twist_rate.copy(), self.bend_rest.copy(),
                         self.twist_rest.copy())
 
+    def part(self, start: int, stop: int) -> RodState:
+        """The rows of particles start .. stop - 1 (copies): one rope of a joint Model."""
+        return RodState(self.normal[start:stop].copy(), self.twist_rate[start:stop].copy(),
+                        self.bend_rest[start:stop].copy(), self.twist_rest[start:stop].copy())
+
+    @classmethod
+    def joined(cls, parts: list[RodState]) -> RodState:
+        """The ``parts`` side by side (a joint Model of ropes, in their order)."""
+        return cls(np.concatenate([p.normal for p in parts]),
+                   np.concatenate([p.twist_rate for p in parts]),
+                   np.concatenate([p.bend_rest for p in parts]),
+                   np.concatenate([p.twist_rest for p in parts]))
+
 
 def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.ndarray,
                bend_compliance: np.ndarray | None, chains: list[np.ndarray],
@@ -131,21 +142,33 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
     roll = np.full(count, float(roll)) if roll.ndim == 0 else roll
     if roll.shape != (count,) or not np.isfinite(roll).all():
         raise ValueError(f"rod.roll: expected a finite scalar or shape ({count},)")
-    if rod.twist_stiffness is None:
-        # GJ = EI / (1 + nu) where the rope bends (EI = l / alpha_b): twist_k = GJ / l below
-        stiffness = np.full(count, np.inf)
-        if bend_compliance is not None:
-            stiffness = np.where(bend_compliance > 0.0, 1.0 / (POISSON_FACTOR * np.where(
-                bend_compliance > 0.0, bend_compliance, 1.0)), np.inf)
-    else:
-        stiffness = _per_particle(rod.twist_stiffness, "rod.twist_stiffness", count,
-                                  allow_inf=True)
+    # twist_k per length below: GJ / l where given, 1 / ((1 + nu) alpha_b) where derived
+    # (GJ = EI / (1 + nu), EI = l / alpha_b), inf (held) where derived and nothing bends
+    derived = np.full(count, np.inf)
+    if bend_compliance is not None:
+        bends = bend_compliance > 0.0
+        derived = np.where(bends, 1.0 / (POISSON_FACTOR * np.where(bends, bend_compliance,
+                                                                     1.0)), np.inf)
+    given = np.full(count, np.nan)
+    if rod.twist_stiffness is not None:
+        given = np.asarray(rod.twist_stiffness, dtype=np.float64)
+        given = np.full(count, float(given)) if given.ndim == 0 else given
+        if given.shape != (count,) or (given < 0.0).any():
+            raise ValueError(f"rod.twist_stiffness: expected values >= 0 (nan: derived), a "
+                             f"scalar or shape ({count},)")
     plastic_yield = _per_particle(rod.plastic_yield, "rod.plastic_yield", count,
                                   allow_inf=True)
     creep_rate = _per_particle(rod.plastic_creep, "rod.plastic_creep", count)
-    if rod.bend_rest not in ("modelled", "straight"):
-        raise ValueError(f"rod.bend_rest: expected 'modelled' or 'straight', "
-                         f"got {rod.bend_rest!r}")
+    if isinstance(rod.bend_rest, str):
+        if rod.bend_rest not in ("modelled", "straight"):
+            raise ValueError(f"rod.bend_rest: expected 'modelled' or 'straight', "
+                             f"got {rod.bend_rest!r}")
+        modelled = np.full(count, rod.bend_rest == "modelled")
+    else:
+        modelled = np.asarray(rod.bend_rest)
+        if modelled.shape != (count,) or modelled.dtype != np.bool_:
+            raise ValueError(f"rod.bend_rest: expected 'modelled', 'straight' or a boolean "
+                             f"mask of shape ({count},)")
     ropes = list(chains)
     particles = (np.concatenate(ropes) if ropes else np.zeros(0)).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum([len(c) for c in ropes])]).astype(np.int64)
@@ -172,12 +195,11 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
         if n > 1:
             mean = 0.5 * (lengths[:-1] + lengths[1:])
             plastic_angle[first + 1:first + n] = plastic_yield[chain[1:-1]] * mean
-            gj = stiffness[chain[1:-1]]
-            if rod.twist_stiffness is None:  # already per length: 1 / ((1 + nu) alpha_b)
-                twist_k[first + 1:first + n] = gj
-            else:
-                twist_k[first + 1:first + n] = np.where(
-                    np.isinf(gj), np.inf, gj / np.where(mean > 0.0, mean, np.inf))
+            gj = given[chain[1:-1]]
+            per_length = np.where(np.isinf(gj), np.inf,
+                                  gj / np.where(mean > 0.0, mean, np.inf))
+            twist_k[first + 1:first + n] = np.where(np.isnan(gj), derived[chain[1:-1]],
+                                                    per_length)
     # the rest frames: the first segment's normal (world z off its tangent, x for a vertical
     # one) carried along the rest shape, each segment turned by its roll
     normal = np.zeros((count, 3))
@@ -198,8 +220,9 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
         if last - first >= 2:
             k.held_frames(rest_x, particles, first, last, first, normal, twist_rest)
     bend_rest = np.zeros((count, 3))
-    if rod.bend_rest == "modelled":
+    if modelled.any():
         k.bend_local(rest_x, particles, starts, rest, normal, bend_rest)
+        bend_rest[~modelled] = 0.0
     bend = np.zeros(count) if bend_compliance is None else bend_compliance
     end_segment = np.full(count, -1, dtype=np.int64)
     for chain in ropes:
@@ -211,40 +234,36 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
                      plastic_angle, creep_rate, end_segment, state)
 
 
-def as_pin_normals(value: Any, count: int) -> np.ndarray | None:
-    """``step``'s ``pin_normals``: (N, 3) finite, or None."""
+def as_pin_turns(value: Any, count: int) -> np.ndarray | None:
+    """``step``'s ``pin_turns``: (N,) finite or NaN, or None."""
     if value is None:
         return None
-    return as_float_array(value, "pin_normals", (count, 3))
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != (count,) or np.isinf(array).any():
+        raise ValueError(f"pin_turns: expected shape ({count},) of finite values or nan, "
+                         f"got shape {array.shape}")
+    return array
 
 
 class RodFrame:
-    """One frame of a rod's stepping (``step`` makes it when the Model has a rod): the
-    driven ends' normals from where they start to their ``pin_normals``, and scratch."""
+    """One frame of a rod's stepping (``step`` makes it when the Model has a rod): which
+    pinned ends hold their roll and by how much they turn each substep, and scratch."""
 
-    __slots__ = ("layout", "state", "driven", "start", "target", "now", "targets", "scratch",
-                 "decay")
+    __slots__ = ("layout", "state", "held", "turn", "targets", "scratch", "decay")
 
     def __init__(self, layout: RodLayout, state: RodState, pinned: np.ndarray,
-                 pin_normals: np.ndarray | None, decay: float) -> None:
+                 pin_turns: np.ndarray | None, substeps: int, decay: float) -> None:
         count = len(state.normal)
         self.layout = layout
         self.state = state
-        self.driven = np.zeros(count, dtype=np.bool_)
-        """(N,) the rope ends whose frame is turned to ``pin_normals``"""
-        self.start = np.zeros((count, 3))
-        """(N, 3) at each driven end, its end segment's normal at the frame's start"""
-        self.target = np.zeros((count, 3))
-        """(N, 3) ... and at its end"""
-        self.now = np.zeros((count, 3))
-        """(N, 3) ... at the current substep's end"""
-        if pin_normals is not None:
-            ends = np.flatnonzero((layout.end_segment >= 0) & pinned)
-            given = np.linalg.norm(pin_normals[ends], axis=1) > 0.0
-            ends = ends[given]
-            self.driven[ends] = True
-            self.start[ends] = state.normal[layout.end_segment[ends]]
-            self.target[ends] = pin_normals[ends]
+        self.held = np.zeros(count, dtype=np.bool_)
+        """(N,) the pinned rope ends whose roll is held (``pin_turns`` given, not nan)"""
+        self.turn = np.zeros(count)
+        """(N,) [rad] how far each held end turns in a substep"""
+        if pin_turns is not None:
+            ends = np.flatnonzero((layout.end_segment >= 0) & pinned & ~np.isnan(pin_turns))
+            self.held[ends] = True
+            self.turn[ends] = pin_turns[ends] / substeps
         self.targets = np.zeros((count, 3))
         """(N, 3) the bending targets b_p of the substep"""
         self.scratch = np.zeros((4, len(layout.particles)))
@@ -275,25 +294,22 @@ class RodFrame:
         k.add_twist_accelerations(x, layout.particles, layout.starts, self.state.normal,
                                   self.state.twist_rest, layout.twist_k, inv_mass, out)
 
-    def _follow(self, frames: RodState, x_start: np.ndarray, x: np.ndarray, h: float,
-                fraction: float) -> None:
+    def _follow(self, frames: RodState, x_start: np.ndarray, x: np.ndarray, h: float) -> None:
         from .solve import kernels_rod as k
 
         layout = self.layout
-        if self.driven.any():
-            np.add((1.0 - fraction) * self.start, fraction * self.target, out=self.now)
         k.follow(x_start, x, layout.particles, layout.starts, layout.rest, frames.normal,
-                 frames.twist_rate, self.driven, self.now, layout.inertia, layout.twist_k,
+                 frames.twist_rate, self.held, self.turn, layout.inertia, layout.twist_k,
                  self.state.twist_rest, layout.bend_compliance, self.state.bend_rest, h,
                  self.decay, self.scratch)
 
-    def follow(self, x_start: np.ndarray, x: np.ndarray, h: float, fraction: float) -> None:
-        """The frames after a substep of h [s] from ``x_start`` to ``x`` (N, 3) [m] that
-        ends at ``fraction`` of the frame, then plasticity."""
+    def follow(self, x_start: np.ndarray, x: np.ndarray, h: float) -> None:
+        """The frames after a substep of h [s] from ``x_start`` to ``x`` (N, 3) [m], then
+        plasticity."""
         from .solve import kernels_rod as k
 
         layout, state = self.layout, self.state
-        self._follow(state, x_start, x, h, fraction)
+        self._follow(state, x_start, x, h)
         if np.isfinite(layout.plastic_yield).any():
             creep = 1.0 - np.exp(-layout.plastic_creep * h)
             k.yield_plastic(x, layout.particles, layout.starts, layout.rest, state.normal,
@@ -308,7 +324,7 @@ def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodStat
     state = layout.rest_state.copy()
     if not np.array_equal(rest_x, x):
         k.follow(rest_x, x, layout.particles, layout.starts, layout.rest, state.normal,
-                 state.twist_rate, np.zeros(len(x), dtype=np.bool_), np.zeros_like(x),
+                 state.twist_rate, np.zeros(len(x), dtype=np.bool_), np.zeros(len(x)),
                  layout.inertia, layout.twist_k, state.twist_rest, layout.bend_compliance,
                  state.bend_rest, 1.0, 0.0, np.zeros((4, len(layout.particles))))
     return state

@@ -72,7 +72,7 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
                         soft_pins: SoftPins, *, gravity: Any = (0.0, 0.0, -9.81),
                         pin_targets: Any = None, colliders: Any = (),
                         accelerations: Any = None, air: Air | None = None,
-                        wind: Any = None) -> Model:
+                        wind: Any = None, pin_turns: Any = None) -> Model:
     """``step`` with ``soft_pins`` (see the module): one frame of ``dt`` [s] in ``substeps``
     substeps, each a ``step`` of one substep of a Model whose held particles are heavier by
     h^2 / alpha, their predictions moved towards the targets. The other arguments are
@@ -81,7 +81,8 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
     the argument; the frame runs with implicit Euler (``integrator`` "bdf2" needs whole
     frames). ``air`` and ``wind`` are ``step``'s too: each substep's ``step`` drags the
     held particles with the force over their heavier mass m', which is exactly the shift a
-    force F moves the spring's prediction by (x~' moves by h^2 F / m')."""
+    force F moves the spring's prediction by (x~' moves by h^2 F / m'). ``pin_turns``
+    (a rod's turned ends) are ``step``'s, shared out over the substeps' ``step``."""
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     particles, start, end, alpha = _checked(soft_pins, model)
@@ -114,7 +115,8 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
         targets[pinned] = pin_start + s1 * (pin_end - pin_start)
         step(held, state, h, 1, gravity=g, pin_targets=targets,
              colliders=[*colliders_over(meshes, s0, s1), *planes], accelerations=acceleration,
-             air=air, wind=wind)
+             air=air, wind=wind,
+             pin_turns=None if pin_turns is None else np.asarray(pin_turns) / substeps)
     return held
 
 

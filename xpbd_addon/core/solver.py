@@ -14,7 +14,7 @@ from . import collision
 from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
-from .rod import RodFrame, as_pin_normals, fresh_state
+from .rod import RodFrame, as_pin_turns, fresh_state
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -202,7 +202,7 @@ def step(
     accelerations: Any = None,
     air: Air | None = None,
     wind: Any = None,
-    pin_normals: Any = None,
+    pin_turns: Any = None,
 ) -> None:
     """Advance ``state`` in place by one frame of ``dt`` [s] split into ``substeps`` XPBD substeps.
 
@@ -241,17 +241,17 @@ def step(
     without it (None, density 0, both coefficients 0, radius 0) nothing of it runs.
 
     A Model with a ``rod`` (``rod.Rod``) steps one substep per call, and its frames follow
-    each substep (``state.rod``). ``pin_normals`` (N, 3), optional: for a pinned rope end,
-    the normal its end segment's frame has at the end of the frame (it turns there over the
-    substeps, and the turn travels down the rod as twist); rows of zeros, and of other
-    particles, are ignored. Without it a pinned end's frame turns only with its segment.
+    each substep (``state.rod``). ``pin_turns`` (N,) [rad], optional: for a pinned rope end,
+    how far what holds it turns its end segment's frame about the segment over the frame
+    (0: it holds the end's roll; the turn travels down the rod as twist); nan, and the rows
+    of other particles, are ignored. Without it the rod's ends turn freely.
 
     Raises ValueError naming the argument for dt <= 0, substeps < 1, NaN or inf anywhere,
     arrays of the wrong shape, or a damping above ``MAX_DAMPING_PER_SUBSTEP`` / h; ``state``
     is left untouched then.
     """
     _advance(model, state, dt, substeps, gravity, pin_targets, model.plan, colliders=colliders,
-             accelerations=accelerations, air=air, wind=wind, pin_normals=pin_normals)
+             accelerations=accelerations, air=air, wind=wind, pin_turns=pin_turns)
 
 
 def step_sequential(
@@ -276,7 +276,7 @@ def step_sequential(
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
-             wind: Any = None, pin_normals: Any = None, inner: bool = False) -> None:
+             wind: Any = None, pin_turns: Any = None, inner: bool = False) -> None:
     # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
@@ -312,11 +312,11 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     rod_frame = None
     if model.rod_layout is not None and plan.lanes is not None and not inner:
         # (rods act in the lanes' direct solve; ``step_sequential`` sweeps plain ropes)
-        normals = as_pin_normals(pin_normals, model.particle_count)
+        turns = as_pin_turns(pin_turns, model.particle_count)
         if state.rod is None:
             state.rod = fresh_state(model.rod_layout, model.particle_rest_x, state.x)
         rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
-                             normals, math.exp(-model.damping * dt / substeps))
+                             turns, substeps, math.exp(-model.damping * dt / substeps))
     if (checked_air is not None or (model.particle_damping is not None and substeps > 1)
             or rod_frame is not None):
         _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
@@ -391,7 +391,7 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
                  inner=True)
         if rod is not None:
-            rod.follow(x_start, state.x, h, s1)
+            rod.follow(x_start, state.x, h)
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
 

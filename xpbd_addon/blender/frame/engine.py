@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ... import core
+from ...core import rod as core_rod
 from ..read import animated
 from ..read import attachments as attach
 from ..read import collision_objects as colliders
@@ -196,7 +197,8 @@ class Run:
             self.member_models = [rope.track.model for rope in self.ropes]
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous) if dt is None else core.State(
-            np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]))
+            np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]),
+            self._rod_from(previous))
         dt = self.dt if dt is None else dt
         handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets,
                                previous)
@@ -208,6 +210,7 @@ class Run:
         # field (the air's drag without wind only takes energy away: it may stay).
         still = [handoff.soft_pins is None and rope.track.start_energy is not None
                  and not held and i.accelerations is None and i.fields is None
+                 and (i.turn is None or np.array_equal(i.turn, np.eye(3)))
                  and rope.track.start_targets is not None
                  and rope.track.model is rope.track.start_model
                  and np.array_equal(i.targets, rope.track.start_targets)
@@ -247,8 +250,12 @@ class Run:
                         torn[k] = over if so_far is None else so_far | over
                 holds[k] = attach.break_holds(rope.changes.attachments, holds[k], x[k],
                                               rope.layout.edges, tensions[k])
+        o = self.offsets
+        rods = [None if state.rod is None else state.rod.part(o[k], o[k + 1])
+                for k in range(len(previous))]
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
-                          None if tensions is None else tensions[k])
+                          None if tensions is None else tensions[k], rod=rods[k],
+                          turn=i.turn)
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _margin_of(self, k: int) -> float:
@@ -274,7 +281,20 @@ class Run:
             self.state = core.State(x, v)
         else:
             self.state.x, self.state.v = x, v
+        self.state.rod = self._rod_from(previous)
         return self.state
+
+    def _rod_from(self, previous: list[sim.Frame]) -> core_rod.RodState | None:
+        """The rod state of the members' ``previous`` frames side by side (copies); None
+        where the joint Model is no rod, or where no frame has one yet (the core starts it
+        from the rest shape); a member without one starts from its rest frames."""
+        layout = self.model.rod_layout
+        if layout is None or all(f.rod is None for f in previous):
+            return None
+        o = self.offsets
+        return core_rod.RodState.joined([
+            f.rod.copy() if f.rod is not None else layout.rest_state.part(o[k], o[k + 1])
+            for k, f in enumerate(previous)])
 
     def _tensions(self, stepped: core.Model, state: core.State,
                   torn: list[np.ndarray | None],

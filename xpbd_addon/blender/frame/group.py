@@ -106,11 +106,13 @@ def batchable(obj: Any, rope: Any) -> bool:
 def batches(members: list[tuple[Any, Any]]) -> list[list[tuple[Any, Any]]]:
     """The batches (two or more members each, ordered by object name) among ``members``
     ((object, ``sim.RopeSim``) pairs that collide with no other rope): the ``batchable``
-    ones with equal ``SHARED`` settings and bending on all or none."""
+    ones with equal ``SHARED`` settings, bending on all or none and the same rod settings
+    (or none)."""
     buckets: dict[tuple, list[tuple[Any, Any]]] = {}
     for obj, rope in members:
         if batchable(obj, rope):
-            key = (shared_settings(obj), rope.model.particle_bend_compliance is None)
+            key = (shared_settings(obj), rope.model.particle_bend_compliance is None,
+                   rope.model.rod)
             buckets.setdefault(key, []).append((obj, rope))
     return [sorted(b, key=lambda m: m[0].name) for b in buckets.values() if len(b) >= 2]
 
@@ -141,6 +143,32 @@ def build_model(models: list[core.Model], *, collide: bool = True) -> core.Model
             strain_limit=first.strain_limit, bending_compliance=bending,
             radius=np.concatenate([m.particle_radius for m in models]), self_collision=collide,
             contact_push_speed=first.contact_push_speed, contact_margin=first.contact_margin,
-            **wide)
+            rod=joint_rod(models), **wide)
     except ValueError as exc:
         raise RopeError(f"Cannot simulate the colliding ropes together: {exc}") from exc
+
+
+def joint_rod(models: list[core.Model]) -> core.Rod | None:
+    """The ``core.Rod`` of ``models`` side by side, per particle: each rod's settings on its
+    own points; a rope among rods keeps its rope behaviour (a straight rest, the twist of its
+    bending, no plasticity). None if none is a rod."""
+    if all(m.rod is None for m in models):
+        return None
+    straight = core.Rod(bend_rest="straight")
+
+    def each(name: str, missing: float) -> np.ndarray:
+        values = []
+        for m in models:
+            value = getattr(m.rod or straight, name)
+            values.append(np.broadcast_to(
+                np.asarray(missing if value is None else value, dtype=np.float64),
+                (m.particle_count,)))
+        return np.concatenate(values)
+
+    modelled = np.concatenate([
+        np.broadcast_to(np.asarray(m.rod is not None and (
+            m.rod.bend_rest if not isinstance(m.rod.bend_rest, str)
+            else m.rod.bend_rest == "modelled")), (m.particle_count,)) for m in models])
+    return core.Rod(roll=each("roll", 0.0), twist_stiffness=each("twist_stiffness", np.nan),
+                    plastic_yield=each("plastic_yield", np.inf),
+                    plastic_creep=each("plastic_creep", 0.0), bend_rest=modelled)

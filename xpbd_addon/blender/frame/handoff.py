@@ -25,6 +25,7 @@ from ..read import attachments as attach
 from ..read import fields as field_reader
 from .checks import check_energy
 from .inputs import Inputs
+from .stiffness import end_turns
 
 if TYPE_CHECKING:
     from .sim import RopeSim
@@ -51,6 +52,9 @@ class Handoff:
     """How many particles each member's attachments hold rigidly at this frame"""
     notes: tuple[tuple[str, ...], ...] = ()
     """Each member's notes on its fields at this frame (fields skipped, wind without air)"""
+    pin_turns: np.ndarray | None = None
+    """How far a rod's ends turn over the frame [rad] (nan: not an end), shape [N]; None:
+    no rod"""
 
     @classmethod
     def join(cls, ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
@@ -96,8 +100,15 @@ class Handoff:
                     accelerations[o:o + len(i.accelerations)] = i.accelerations
         accelerations, wind, notes = _fields(ropes, offsets, inputs, previous, accelerations,
                                              len(pin_buffer))
+        turns = None
+        if any(i.turn is not None for i in inputs):  # rods: ends turned by what holds them
+            turns = np.full(len(pin_buffer), np.nan)
+            for o, rope, i, before in zip(offsets, ropes, inputs, previous, strict=False):
+                if i.turn is not None:
+                    turns[o:o + len(before.x)] = end_turns(rope.track.start_model,
+                                                           before.turn, i.turn, before.x)
         return cls(pin_buffer, accelerations, ropes[0].air, wind, soft, tuple(new_holds),
-                   tuple(held), notes)
+                   tuple(held), notes, turns)
 
 
 def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
@@ -154,13 +165,14 @@ def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff
             core.step(model, state, dt, substeps, gravity=gravity,
                       pin_targets=handoff.pin_targets, colliders=contacts,
                       accelerations=handoff.accelerations, air=handoff.air,
-                      wind=handoff.wind)
+                      wind=handoff.wind, pin_turns=handoff.pin_turns)
         else:
             stepped = step_with_soft_pins(model, state, dt, substeps, handoff.soft_pins,
                                           gravity=gravity, pin_targets=handoff.pin_targets,
                                           colliders=contacts,
                                           accelerations=handoff.accelerations,
-                                          air=handoff.air, wind=handoff.wind)
+                                          air=handoff.air, wind=handoff.wind,
+                                          pin_turns=handoff.pin_turns)
     except ValueError as exc:
         raise RopeError(f"The solver refused the input: {exc}") from exc
     from ..write import io_kernels  # numba: loaded before any frame is simulated

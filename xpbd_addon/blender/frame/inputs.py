@@ -47,6 +47,7 @@ class ReadRope(Protocol):
     @property
     def soft_map(self) -> SoftMap | None: ...
     def pinned_at(self, values: tuple) -> np.ndarray: ...
+    def turn(self, matrix_world: Any) -> np.ndarray | None: ...
     def targets(self, obj: Any, depsgraph: Any, render: bool,
                 pinned_ids: np.ndarray | None = None) -> np.ndarray: ...
 
@@ -94,6 +95,9 @@ class Inputs:
     soft_targets: np.ndarray | None = None
     """Where the object puts the points a Pin Map holds by springs [m] (world), shape
     [len(rope.soft_map.ids), 3] (``read_soft_targets``); None: no such points"""
+    turn: np.ndarray | None = None
+    """For a rod: the rotation [3, 3] of its object since its rest shape was placed
+    (``read_turn``), which turns its pinned ends' frames; None: the rope is no rod"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,13 @@ def read_soft_targets(reading: Reading) -> np.ndarray | None:
     if soft is None:
         return None
     return reading.rope.targets(reading.obj, reading.depsgraph, reading.render, soft.ids)
+
+
+def read_turn(reading: Reading) -> np.ndarray | None:
+    """For a rod (``core.rod``): the rotation [3, 3] of the object at this frame (by its
+    parent, a bone it hangs from) from where it was when the rod's rest shape was placed;
+    the hand-off turns the pinned ends' frames with it. None for a rope."""
+    return reading.rope.turn(np.array(reading.evaluated.matrix_world))
 
 
 def read_attachments(reading: Reading) -> tuple[tuple[bool, ...],
@@ -207,4 +218,4 @@ def read(rope: ReadRope, obj: Any, depsgraph: Any, render: bool, frame: int) -> 
     enabled, matrices = read_attachments(reading)
     return Inputs(values, pinned_ids, targets, enabled, matrices, read_stamp(reading),
                   read_accelerations(reading, ACCELERATIONS), read_fields(reading),
-                  read_soft_targets(reading))
+                  read_soft_targets(reading), read_turn(reading))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ... import core
+from ...core.rod import RodState
 from .. import schema
 from ..errors import RetryError
 from ..read import attachments as attach
@@ -59,6 +60,12 @@ class Frame:
     before the first step, or where the solver keeps none (the sweep). For readouts"""
     ms: float = 0.0
     """Wall time [ms] of the frame engine's step of the run that made this frame"""
+    rod: RodState | None = None
+    """A rod's frames, twist rates and (plastic) rest shape at the end of this frame
+    (``core.rod``); None for a rope, or at the start frame (its rest state)"""
+    turn: np.ndarray | None = None
+    """A rod's object's rotation [3, 3] at this frame (``inputs.read_turn``): the next
+    frame turns the rod's ends by its change; None for a rope"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -282,6 +289,10 @@ class RopeSim:
                                                                settings, pinned, torn)
         return model
 
+    def turn(self, matrix_world: np.ndarray) -> np.ndarray | None:
+        """A rod's turn since its rest shape was placed (``stiffness.turn_of``); None: rope."""
+        return stiffness.turn_of(self.track.start_model, self.track.model_world, matrix_world)
+
     def pinned_at(self, values: tuple) -> np.ndarray:
         """The settings' pinned particles [N] with the animated ``values`` of a frame
         (curves: ``pin_first`` / ``pin_last`` may be keyframed)."""
@@ -331,7 +342,8 @@ class RopeSim:
                                   inputs.matrices, x)
         self.track.model = self.model_for(inputs, holds)
         start = Frame(x, np.zeros_like(x), inputs.targets, inputs.pinned_ids, holds,
-                      inputs.channels)
+                      inputs.channels,
+                      turn=None if self.track.start_model.rod_layout is None else np.eye(3))
         self.track.start_targets = inputs.targets.copy()
         self.track.start_energy = check_energy_start(self.track.model, start, self.gravity)
         return start
@@ -382,7 +394,7 @@ def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
     from ...core.energy import stored_energy
     from .checks import energy
 
-    return energy(model, start.x, start.v, gravity) + stored_energy(model, start.x)
+    return energy(model, start.x, start.v, gravity) + stored_energy(model, start.x, start.rod)
 
 
 # --- registry -------------------------------------------------------------------------------

@@ -177,9 +177,9 @@ def _set(m1, p, u):
 
 @kernel
 def held_frames(x, particles, first, last, anchor, m1, twist_rest):
-    """The frames of one rope whose twist is held at its rest (no twist stiffness given):
-    from segment position ``anchor`` (its frame as it is) outwards, each m1 is its
-    neighbour's carried to it and turned by the rest twist between them."""
+    """The frames of one rope with its twist at its rest (a rest shape's frames): from
+    segment position ``anchor`` (its frame as it is) outwards, each m1 is its neighbour's
+    carried to it and turned by the rest twist between them."""
     for k in range(anchor + 1, last - 1):
         a, p, b = particles[k - 1], particles[k], particles[k + 1]
         t_a = _tangent(x, a, p)
@@ -196,7 +196,7 @@ def held_frames(x, particles, first, last, anchor, m1, twist_rest):
 
 
 @kernel
-def _twist_solve(x, particles, first, last, rest, m1, omega, driven_start, driven_end,
+def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_end,
                  inertia, twist_k, twist_rest, bend_compliance, bend_rest, h, decay, lower,
                  diagonal, upper, rhs):
     """One implicit Euler substep of h [s] of the twist angles of one rope (segments at
@@ -205,7 +205,7 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, driven_start, drive
         I_e (delta_e - h omega_e) / h^2 + dE_t/d delta_e = 0,
         E_t = sum_p k_p (phi_p + delta_p - delta_a - tau_p)^2 / 2,
 
-    a tridiagonal system (Thomas' algorithm), segments of driven ends held. Each m1_e then
+    a tridiagonal system (Thomas' algorithm), the segments of held ends fixed. Each m1_e then
     turns by delta_e and omega_e = decay delta_e / h [rad/s]."""
     n = last - 1 - first
     for j in range(n):
@@ -246,11 +246,11 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, driven_start, drive
             upper[j - 1] += quarter
             rhs[j] -= 0.5 * g
             rhs[j - 1] -= 0.5 * g
-    if driven_start:
+    if held_start:
         diagonal[0], upper[0], rhs[0] = 1.0, 0.0, 0.0
         if n > 1:
             lower[1] = 0.0
-    if driven_end:
+    if held_end:
         diagonal[n - 1], lower[n - 1], rhs[n - 1] = 1.0, 0.0, 0.0
         if n > 1:
             upper[n - 2] = 0.0
@@ -271,14 +271,16 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, driven_start, drive
 
 
 @kernel
-def follow(x_start, x, particles, starts, rest, m1, omega, driven, driven_m1, inertia,
-           twist_k, twist_rest, bend_compliance, bend_rest, h, decay, scratch):
+def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, twist_k,
+           twist_rest, bend_compliance, bend_rest, h, decay, scratch):
     """The frames after a substep that moved the particles from ``x_start`` to ``x`` (N, 3)
     [m]: each segment's m1 parallel-transported from its old tangent to its new one; the
-    segments at a driven rope end (``driven`` (N,) bool at that end's particle) set from
-    ``driven_m1`` (N, 3); then one implicit substep of the twist dynamics (``_twist_solve``;
-    ``_held_solve`` where ``twist_k`` is inf; ``inertia`` (P,) [kg m^2] per segment,
-    ``twist_k`` (P,) [N m] per point, ``omega`` (N,) [rad/s]). ``scratch`` (4, P)."""
+    segment at a held rope end (``held`` (N,) bool at that end's particle: pinned, its roll
+    held by what holds it) turned by ``turn`` (N,) [rad] at that particle, the substep's
+    share of its object's turn; then one implicit substep of the twist dynamics
+    (``_twist_solve``, the held segments fixed; none where ``twist_k`` is inf: the frames
+    are only carried; ``inertia`` (P,) [kg m^2] per segment, ``twist_k`` (P,) [N m] per
+    point, ``omega`` (N,) [rad/s]). ``scratch`` (4, P)."""
     for r in range(starts.shape[0] - 1):
         first, last = starts[r], starts[r + 1]
         if last - first < 2:
@@ -289,59 +291,23 @@ def follow(x_start, x, particles, starts, rest, m1, omega, driven, driven_m1, in
             new = _tangent(x, e, f)
             _set(m1, e, _normal_to(new, _transport(old, new, _row(m1, e))))
         head, tail = particles[first], particles[last - 1]
-        driven_start = driven[head]
-        driven_end = driven[tail] and last - first > 1
-        if driven_start:
-            _set(m1, head, _normal_to(_tangent(x, head, particles[first + 1]),
-                                      _row(driven_m1, head)))
-        if driven_end:
+        held_start = held[head]
+        held_end = held[tail] and last - first > 1
+        if held_start:
+            t = _tangent(x, head, particles[first + 1])
+            _set(m1, head, _normal_to(t, _turn(t, _row(m1, head), turn[head])))
+        if held_end:
             e = particles[last - 2]
-            _set(m1, e, _normal_to(_tangent(x, e, tail), _row(driven_m1, tail)))
+            t = _tangent(x, e, tail)
+            _set(m1, e, _normal_to(t, _turn(t, _row(m1, e), turn[tail])))
         if math.isinf(twist_k[first + 1] if last - first > 2 else np.inf):
-            _held_solve(x, particles, first, last, m1, omega, driven_start, driven_end,
-                        inertia, twist_rest, h, decay, scratch[0, first:last])
+            for k in range(first, last):  # no twist dynamics: the frames are only carried
+                omega[particles[k]] = 0.0
         else:
-            _twist_solve(x, particles, first, last, rest, m1, omega, driven_start,
-                         driven_end, inertia, twist_k, twist_rest, bend_compliance, bend_rest,
+            _twist_solve(x, particles, first, last, rest, m1, omega, held_start,
+                         held_end, inertia, twist_k, twist_rest, bend_compliance, bend_rest,
                          h, decay, scratch[0, first:last],
                          scratch[1, first:last], scratch[2, first:last], scratch[3, first:last])
-
-
-@kernel
-def _held_solve(x, particles, first, last, m1, omega, driven_start, driven_end, inertia,
-                twist_rest, h, decay, offset):
-    """``_twist_solve`` in the limit GJ -> inf: every point's twist back at its rest, the
-    increments delta_e = c + o_e with o_e the turns that close the twists from the first
-    segment on, and c the common turn: the one that keeps the segments' angular momentum,
-    sum I_e (delta_e - h omega_e) = 0, or 0 at a driven segment."""
-    n = last - 1 - first
-    offset[0] = 0.0
-    for j in range(1, n):
-        k = first + j
-        a, p, b = particles[k - 1], particles[k], particles[k + 1]
-        t_a = _tangent(x, a, p)
-        t_p = _tangent(x, p, b)
-        phi = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
-        offset[j] = offset[j - 1] - (phi - twist_rest[p])
-    if driven_start:
-        common = 0.0
-    elif driven_end:
-        common = -offset[n - 1]
-    else:
-        weighted = 0.0
-        total = 0.0
-        for j in range(n):
-            k = first + j
-            weighted += inertia[k] * (h * omega[particles[k]] - offset[j])
-            total += inertia[k]
-        common = weighted / total
-    for j in range(n):
-        k = first + j
-        e = particles[k]
-        turn = common + offset[j]
-        t = _tangent(x, e, particles[k + 1])
-        _set(m1, e, _normal_to(t, _turn(t, _row(m1, e), turn)))
-        omega[e] = decay * turn / h
 
 
 @kernel

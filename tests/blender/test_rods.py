@@ -1,0 +1,144 @@
+"""Rods in Blender (Physics > XPBD Rope > Stiffness > Shape & Twist): a curl modelled with a
+stiff bending keeps its shape, a rod turns with its parent, a wire with plasticity stays
+bent, and a rod's frames reached in any order equal playback."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+import pytest
+
+from xpbd_addon.blender.frame import sim
+
+from . import ropes
+
+
+def _curve(scene, name, co):
+    """A poly curve through the points ``co`` (n, 3), first point pinned, Material stiffness
+    with bending."""
+    points = np.ones((len(co), 4), dtype=np.float32)
+    points[:, :3] = co
+    curve = bpy.data.curves.new(name, "CURVE")
+    curve.dimensions = "3D"
+    spline = curve.splines.new("POLY")
+    spline.points.add(len(co) - 1)
+    spline.points.foreach_set("co", points.ravel())
+    obj = ropes.link(scene, name, curve)
+    s = obj.xpbd
+    s.enabled = True
+    s.pin_first = True
+    s.stiffness_mode = "MATERIAL"
+    s.use_bend_stiffness = True
+    return obj
+
+
+def _arc(points, turn, length, plane=(0, 2)):
+    """Points along an arc of ``length`` [m] turning through ``turn`` [rad], starting along
+    +x at the origin, bending towards the second axis of ``plane``."""
+    angle = np.linspace(0.0, turn, points)
+    radius = length / turn
+    co = np.zeros((points, 3))
+    co[:, plane[0]] = radius * np.sin(angle)
+    co[:, plane[1]] = radius * (1.0 - np.cos(angle))
+    return co
+
+
+def _turns(points):
+    """The angle [rad] the polyline turns at each interior point."""
+    d = np.diff(points, axis=0)
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    return np.arccos(np.clip((d[1:] * d[:-1]).sum(axis=1), -1.0, 1.0))
+
+
+@pytest.mark.parametrize("rest", ["MODELLED", "STRAIGHT"])
+def test_a_modelled_curl_keeps_its_shape_under_gravity(scene, rest):
+    """A tail modelled as a curl of 241 degrees (24 points, 1 m), hung by its first point,
+    EI = 5 N m^2: with the modelled rest shape every point keeps its bend within 10 % after
+    2 s; with the straight one it uncoils."""
+    obj = _curve(scene, "tail", _arc(24, np.radians(241.0), 1.0))
+    obj.location = (0.0, 0.0, 1.5)
+    obj.xpbd.bend_stiffness = 5.0
+    obj.xpbd.bend_rest = rest
+    obj.xpbd.substeps = 20
+    modelled = _turns(ropes.world_points(obj))
+    ropes.play(scene, 1, 48)
+    assert sim.status(obj) is None
+    now = _turns(ropes.world_points(obj))
+    if rest == "MODELLED":
+        assert np.abs(now - modelled).max() < 0.1 * modelled.max()
+    else:
+        assert now.sum() < 0.5 * modelled.sum()
+
+
+@pytest.mark.parametrize("turned", [True, False])
+def test_turning_the_parent_turns_the_rod(scene, turned):
+    """A hook (curling up through 180 degrees) hung by its first point from an empty, in no
+    gravity; the empty turned 180 degrees about the hook's first segment over a second turns
+    the hook over (its tip from above to below); an empty that stays leaves it up."""
+    scene.use_gravity = False
+    co = _arc(30, np.pi, 0.6)
+    obj = _curve(scene, "hook", co)
+    obj.xpbd.bend_stiffness = 0.5
+    obj.xpbd.use_twist = True
+    obj.xpbd.twist_stiffness = 0.4
+    obj.xpbd.damping = 3.0
+    hand = bpy.data.objects.new("hand", None)
+    scene.collection.objects.link(hand)
+    obj.parent = hand
+    hand.rotation_mode = "XYZ"
+    hand.keyframe_insert("rotation_euler", frame=1)
+    hand.rotation_euler = (np.pi if turned else 0.0, 0.0, 0.0)
+    hand.keyframe_insert("rotation_euler", frame=25)
+    top = ropes.world_points(obj)[-1, 2]
+    assert top > 0.3
+    ropes.play(scene, 1, 48)
+    assert sim.status(obj) is None
+    tip = ropes.world_points(obj)[-1, 2]
+    if turned:
+        assert tip == pytest.approx(-top, abs=0.03)
+    else:
+        assert tip == pytest.approx(top, abs=1e-3)
+
+
+@pytest.mark.parametrize("plastic", [True, False])
+def test_a_wire_bent_past_its_yield_stays_bent(scene, plastic):
+    """A wire modelled sagging (an arc of 1 m turning through 90 degrees) with a straight rest
+    shape, held at both ends for 2 s: bending pulls it straight, the pins keep it bent. Its
+    last point let go, it hangs from the first for 3 s: with Plasticity (yield at a curvature
+    of 0.5 1/m) it keeps most of its bend; without, it hangs straight."""
+    co = _arc(21, np.pi / 2, 1.0)
+    co[:, 2] = -co[:, 2]
+    obj = _curve(scene, "wire", co)
+    obj.location = (0.0, 0.0, 2.0)
+    s = obj.xpbd
+    s.bend_stiffness = 0.3
+    s.bend_rest = "STRAIGHT"
+    s.damping = 2.0
+    s.use_plasticity = plastic
+    s.plastic_yield = 0.5
+    s.plastic_creep = 20.0
+    s.pin_last = True
+    s.keyframe_insert("pin_last", frame=48)
+    s.pin_last = False
+    s.keyframe_insert("pin_last", frame=49)
+    modelled = _turns(ropes.world_points(obj)).sum()
+    ropes.play(scene, 1, 120)
+    assert sim.status(obj) is None
+    kept = _turns(ropes.world_points(obj)).sum()
+    if plastic:
+        assert kept > 0.5 * modelled
+    else:
+        assert kept < 0.05 * modelled
+
+
+def test_a_rods_frames_in_any_order_equal_playback(scene):
+    """A curl out of its plane (it twists as it falls): every frame reached in a shuffled
+    order from an emptied cache equals playback bit for bit (the rod's frames and twist are
+    part of each cached frame)."""
+    co = _arc(16, np.radians(200.0), 0.6)
+    co[:, 1] = np.linspace(0.0, 0.15, 16)
+    obj = _curve(scene, "cord", co)
+    obj.location = (0.0, 0.0, 1.0)
+    obj.xpbd.bend_stiffness = 0.05
+    played = ropes.played_points(scene, [obj], 1, 30)
+    ropes.assert_any_order_equals(scene, obj, played, 1, 30, seed=32)
