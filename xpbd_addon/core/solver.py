@@ -14,7 +14,7 @@ from . import collision
 from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
-from .rod import RodFrame, as_pin_turns, fresh_state
+from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -315,6 +315,9 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         turns = as_pin_turns(pin_turns, model.particle_count)
         if state.rod is None:
             state.rod = fresh_state(model.rod_layout, model.particle_rest_x, state.x)
+        # more substeps where the twist's pull on a rod coiled out of its plane needs them
+        substeps = max(substeps, least_substeps(model.rod_layout, state.x,
+                                                model.particle_inv_mass, dt))
         rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
                              turns, substeps, math.exp(-model.damping * dt / substeps))
     if (checked_air is not None or (model.particle_damping is not None and substeps > 1)
