@@ -8,8 +8,9 @@ twist with a torsional stiffness GJ; a pinned end holds its frame's roll and can
 beyond a yield curvature becomes the rod's new rest shape (plasticity).
 
 The kernels and their equations are in ``solve.kernels_rod``; the frames are solved after
-the positions every substep, one substep behind (docs/physics.md, Rods). What a rod carries from frame to frame (the frames, their
-twist rates, the rest shape plasticity has changed) is ``RodState``, kept on ``State.rod``.
+the positions every substep, one substep behind (docs/physics.md, Rods). What a rod carries
+from frame to frame (the frames, their twist rates, the rest shape plasticity has changed)
+is ``RodState``, kept on ``State.rod``.
 """
 
 from __future__ import annotations
