@@ -267,7 +267,7 @@ class RodFrame:
             self.turn[ends] = pin_turns[ends] / substeps
         self.targets = np.zeros((count, 3))
         """(N, 3) the bending targets b_p of the substep"""
-        self.scratch = np.zeros((4, len(layout.particles)))
+        self.scratch = np.zeros((7, len(layout.particles)))
         self.decay = decay
         """exp(-damping h): how much of its twist rate a segment keeps per substep"""
 
@@ -354,7 +354,7 @@ def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodStat
         k.follow(rest_x, x, layout.particles, layout.starts, layout.rest, state.normal,
                  state.twist_rate, np.zeros(len(x), dtype=np.bool_), np.zeros(len(x)),
                  layout.inertia, layout.twist_k, state.twist_rest, layout.bend_compliance,
-                 state.bend_rest, 1.0, 0.0, np.zeros((4, len(layout.particles))))
+                 state.bend_rest, 1.0, 0.0, np.zeros((7, len(layout.particles))))
     return state
 
 

@@ -104,8 +104,12 @@ def _row(m1, p):
 @kernel
 def _point_frame(x, m1, a, p, b):
     """(t, m1, m2) of the point p between segments (a, p) and (p, b)."""
-    t_a = _tangent(x, a, p)
-    t_p = _tangent(x, p, b)
+    return _frame_between(_tangent(x, a, p), _tangent(x, p, b), m1, a, p)
+
+
+@kernel
+def _frame_between(t_a, t_p, m1, a, p):
+    """(t, m1, m2) halfway between segment a (tangent t_a) and segment p (t_p)."""
     t = _unit(t_a[0] + t_p[0], t_a[1] + t_p[1], t_a[2] + t_p[2])
     if t[0] == 0.0 and t[1] == 0.0 and t[2] == 0.0:
         t = t_p
@@ -198,7 +202,7 @@ def held_frames(x, particles, first, last, anchor, m1, twist_rest):
 @kernel
 def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_end,
                  inertia, twist_k, twist_rest, bend_compliance, bend_rest, h, decay, lower,
-                 diagonal, upper, rhs):
+                 diagonal, upper, rhs, tangents):
     """One implicit Euler substep of h [s] of the twist angles of one rope (segments at
     positions first .. last - 2): the increments delta_e of every segment's angle solve
 
@@ -206,7 +210,8 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
         E_t = sum_p k_p (phi_p + delta_p - delta_a - tau_p)^2 / 2,
 
     a tridiagonal system (Thomas' algorithm), the segments of held ends fixed. Each m1_e then
-    turns by delta_e and omega_e = decay delta_e / h [rad/s]."""
+    turns by delta_e and omega_e = decay delta_e / h [rad/s]. ``tangents`` (3, P): each
+    segment's unit tangent at ``x``."""
     n = last - 1 - first
     for j in range(n):
         k = first + j
@@ -218,8 +223,8 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
     for j in range(1, n):  # the point between segments j - 1 and j
         k = first + j
         a, p, b = particles[k - 1], particles[k], particles[k + 1]
-        t_a = _tangent(x, a, p)
-        t_p = _tangent(x, p, b)
+        t_a = (tangents[0, k - 1], tangents[1, k - 1], tangents[2, k - 1])
+        t_p = (tangents[0, k], tangents[1, k], tangents[2, k])
         phi = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
         stiffness = twist_k[k]
         residual = phi - twist_rest[p]
@@ -230,13 +235,13 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
         rhs[j] -= stiffness * residual
         rhs[j - 1] += stiffness * residual
         alpha = bend_compliance[p]
-        if alpha > 0.0:
+        b1 = bend_rest[p, 0]
+        b2 = bend_rest[p, 1]
+        if alpha > 0.0 and (b1 != 0.0 or b2 != 0.0):
             # the bending at p turns with the mean of its segments' turns: its gradient g
             # and Gauss-Newton curvature H in that mean, shared half and half
-            t, n1, n2 = _point_frame(x, m1, a, p, b)
+            t, n1, n2 = _frame_between(t_a, t_p, m1, a, p)
             d = _bend_vector(x, rest, k, a, p, b)
-            b1 = bend_rest[p, 0]
-            b2 = bend_rest[p, 1]
             turned = (b1 * n2[0] - b2 * n1[0], b1 * n2[1] - b2 * n1[1], b1 * n2[2] - b2 * n1[2])
             g = -(d[0] * turned[0] + d[1] * turned[1] + d[2] * turned[2]) / alpha
             quarter = 0.25 * (b1 * b1 + b2 * b2) / alpha
@@ -265,7 +270,7 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
     for j in range(n):
         k = first + j
         e = particles[k]
-        t = _tangent(x, e, particles[k + 1])
+        t = (tangents[0, k], tangents[1, k], tangents[2, k])
         _set(m1, e, _normal_to(t, _turn(t, _row(m1, e), rhs[j])))
         omega[e] = decay * rhs[j] / h
 
@@ -280,7 +285,8 @@ def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, 
     share of its object's turn; then one implicit substep of the twist dynamics
     (``_twist_solve``, the held segments fixed; none where ``twist_k`` is inf: the frames
     are only carried; ``inertia`` (P,) [kg m^2] per segment, ``twist_k`` (P,) [N m] per
-    point, ``omega`` (N,) [rad/s]). ``scratch`` (4, P)."""
+    point, ``omega`` (N,) [rad/s]). ``scratch`` (7, P): the tridiagonal system's rows and the
+    segments' tangents."""
     for r in range(starts.shape[0] - 1):
         first, last = starts[r], starts[r + 1]
         if last - first < 2:
@@ -290,6 +296,7 @@ def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, 
             old = _tangent(x_start, e, f)
             new = _tangent(x, e, f)
             _set(m1, e, _normal_to(new, _transport(old, new, _row(m1, e))))
+            scratch[4, k], scratch[5, k], scratch[6, k] = new
         head, tail = particles[first], particles[last - 1]
         held_start = held[head]
         held_end = held[tail] and last - first > 1
@@ -306,8 +313,8 @@ def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, 
         else:
             _twist_solve(x, particles, first, last, rest, m1, omega, held_start,
                          held_end, inertia, twist_k, twist_rest, bend_compliance, bend_rest,
-                         h, decay, scratch[0, first:last],
-                         scratch[1, first:last], scratch[2, first:last], scratch[3, first:last])
+                         h, decay, scratch[0, first:last], scratch[1, first:last],
+                         scratch[2, first:last], scratch[3, first:last], scratch[4:7, :])
 
 
 @kernel
