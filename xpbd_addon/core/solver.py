@@ -14,6 +14,7 @@ from . import collision
 from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
+from .sleep import FrameSleep, balance_key
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -318,6 +319,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     threads = lanes is not None and (
         parallel if parallel is not None
         else len(lanes.layout.particles) * substeps >= PARALLEL_MIN_WORK)
+    state.rest = None  # (ropes sleep only in frames with contacts)
     k.solve_frame(model, plan, workspace, state.x, state.v, gravity_vector, extra, h, substeps,
                   velocity_scale, threads)
     # The straight-line pin path lands on the target up to rounding; make it exact.
@@ -379,24 +381,34 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     exactly where the last one stopped)."""
     kernels()
     from .contacts.frame import FrameContacts
-    from .solve.kernels_sleep import still_ropes
     from .solve.substeps import RopeSubsteps
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
+    lanes = plan.lanes
+    # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
+    rest = None
+    if lanes is not None and substeps > 1 and model.sleep_speed > 0.0:
+        rest = FrameSleep(model, lanes, dt, balance_key(
+            model, gravity, None if extra is workspace.no_accelerations else extra, meshes,
+            planes))
+        ready = rest.start(state.rest, x, v, plan.pinned, targets)
+    state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
                           planes, velocity_scale,
                           accelerations=None if extra is workspace.no_accelerations else extra)
-    lanes = plan.lanes
     # one substep per call: a parallel region's start-up is paid every substep
     threads = lanes is not None and (parallel if parallel is not None
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
                          threads)
-    # ropes (chains, in the lanes) at rest sleep after the first substep (``kernels_sleep``)
-    sleep = lanes is not None and substeps > 1 and model.sleep_speed > 0.0
-    x_start = x.copy() if sleep else x
+    if rest is not None and ready:
+        assert lanes is not None
+        # the contacts wake the ropes linked to awake ones or near a moving collider
+        if frame.fall_asleep(rest.awake_ropes, lanes.particle_rope, lanes.rope_block,
+                             ropes.awake, ropes.awake_blocks):
+            rest.stop(v)
     for substep in range(substeps):
         ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
@@ -408,12 +420,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
-        if sleep and substep == 0:
-            assert lanes is not None
-            awake_ropes = np.empty(len(lanes.rope_block), dtype=np.uint8)
-            if still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
-                           lanes.particle_rope, awake_ropes):
-                frame.fall_asleep(awake_ropes, lanes.particle_rope, lanes.rope_block,
-                                  ropes.awake, ropes.awake_blocks)
         ropes.take_moved(moved)
     frame.finish(x)
+    if rest is not None:
+        state.rest = rest.finish(x)

@@ -59,6 +59,9 @@ class Frame:
     before the first step, or where the solver keeps none (the sweep). For readouts"""
     ms: float = 0.0
     """Wall time [ms] of the frame engine's step of the run that made this frame"""
+    rest: Any = None
+    """``core.sleep.Rest`` of this frame's particles (how long each rope has been at rest,
+    which sleep): the next frame starts from it as from x and v; None: all awake"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:

@@ -1,7 +1,7 @@
-"""numba kernels of waking: which sleeping ropes a frame's contacts wake (``solve.kernels_sleep``
-puts ropes at rest to sleep; ``contacts.frame.FrameContacts`` wakes them). A still rope stays
-awake while a rope-rope candidate pair links it to an awake one (``wake_linked``) or a
-collider candidate of its particles moves in the frame (``wake_near_moving``)."""
+"""numba kernels of waking: which ropes ready to sleep a frame's contacts keep awake at its
+start (``core.sleep``; ``contacts.frame.FrameContacts.fall_asleep``): those a rope-rope
+candidate pair links to an awake one (``wake_linked``) and those with a collider candidate
+that moves in the frame (``wake_near_moving``)."""
 
 from __future__ import annotations
 
@@ -44,25 +44,6 @@ def wake_linked(pairs, edges, particle_rope, awake):
             awake[rope] = 1
             woke += 1
     return woke
-
-
-@kernel
-def links_asleep_to_awake(pairs, edges, particle_rope, awake):
-    """Whether some pair of ``pairs`` (K, 2) has a segment end on a rope asleep and one on
-    a rope awake (or outside the lanes): only then can new pairs wake anything."""
-    for k in range(pairs.shape[0]):
-        any_awake = False
-        any_asleep = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0 or awake[rope] != 0:
-                    any_awake = True
-                else:
-                    any_asleep = True
-        if any_awake and any_asleep:
-            return True
-    return False
 
 
 @kernel
@@ -116,16 +97,21 @@ def awake_particles(particle_rope, awake, rope_block, flags, moved, awake_blocks
 
 @kernel
 def awake_pairs(pairs, edges, flags):
-    """The rows of ``pairs`` (K, 2) whose segments are awake (``flags`` (N,) of their first
-    particle: after ``wake_linked`` a pair is awake or asleep as a whole), in order."""
-    keep = 0
+    """The rows of ``pairs`` (K, 2) with a segment end awake (``flags`` (N,)), in order: a
+    pair of an awake and a sleeping rope (found within a frame) is a contact with a static
+    body."""
+    keep = np.zeros(pairs.shape[0], dtype=np.uint8)
+    count = 0
     for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
-            keep += 1
-    kept = np.empty((keep, 2), dtype=np.int64)
+        e, f = pairs[k, 0], pairs[k, 1]
+        if (flags[edges[e, 0]] != 0 or flags[edges[e, 1]] != 0 or flags[edges[f, 0]] != 0
+                or flags[edges[f, 1]] != 0):
+            keep[k] = 1
+            count += 1
+    kept = np.empty((count, 2), dtype=np.int64)
     row = 0
     for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
+        if keep[k] != 0:
             kept[row, 0] = pairs[k, 0]
             kept[row, 1] = pairs[k, 1]
             row += 1
