@@ -39,6 +39,13 @@ SLEEP_TIME = 0.5
 """[s] how long a rope must stay quiet (every particle slower than ``sleep_speed`` over each
 frame) before it sleeps"""
 
+WAKE_SPEED = 10.0
+"""A rope wakes the sleeping ropes it touches (through any chain of candidate pairs) when it
+moved faster than this times ``sleep_speed`` in the last frame, or a pin or a collider
+moves it: slower, it rests on them as on static bodies. Piles need the gap between the two
+speeds: crossed ropes on the floor keep creeping at 1-7 mm/s while the ropes under them
+move, and come to rest once those are still (asleep, static)."""
+
 
 @dataclass(eq=False)
 class Rest:
@@ -47,6 +54,9 @@ class Rest:
 
     still: np.ndarray
     """(N,) float64 [s] how long each particle's rope has been quiet (0 outside ropes)"""
+    speed: np.ndarray
+    """(N,) float64 [m/s] the largest move of a particle of each particle's rope over that
+    frame / dt (0 asleep)"""
     asleep: np.ndarray
     """(N,) uint8, 1 where the particle's rope slept through the frame that made this"""
     key: bytes
@@ -54,7 +64,7 @@ class Rest:
 
     def copy(self) -> Rest:
         """The same values in new arrays."""
-        return Rest(self.still.copy(), self.asleep.copy(), self.key)
+        return Rest(self.still.copy(), self.speed.copy(), self.asleep.copy(), self.key)
 
 
 def join(rests: list[Rest | None], counts: list[int]) -> Rest | None:
@@ -67,6 +77,7 @@ def join(rests: list[Rest | None], counts: list[int]) -> Rest | None:
            for r, n in zip(known, counts, strict=True)):
         return None
     return Rest(np.concatenate([r.still for r in known]),
+                np.concatenate([r.speed for r in known]),
                 np.concatenate([r.asleep for r in known]), known[0].key)
 
 
@@ -74,7 +85,8 @@ def part(rest: Rest | None, start: int, stop: int) -> Rest | None:
     """The rows start:stop of ``rest`` (copies), for one of the states joined."""
     if rest is None:
         return None
-    return Rest(rest.still[start:stop].copy(), rest.asleep[start:stop].copy(), rest.key)
+    return Rest(rest.still[start:stop].copy(), rest.speed[start:stop].copy(),
+                rest.asleep[start:stop].copy(), rest.key)
 
 
 _MODEL_DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -121,7 +133,7 @@ class FrameSleep:
     """Sleeping in one frame with contacts: which ropes sleep (``start``), then the measure
     that decides the next frames (``finish``)."""
 
-    __slots__ = ("lanes", "speed", "dt", "key", "still", "awake_ropes", "x_start")
+    __slots__ = ("lanes", "speed", "dt", "key", "still", "awake_ropes", "moving", "x_start")
 
     def __init__(self, model: Any, lanes: Any, dt: float, key: bytes) -> None:
         self.lanes = lanes
@@ -134,6 +146,8 @@ class FrameSleep:
         """(N,) [s] the quiet time the frame starts with"""
         self.awake_ropes = np.ones(len(lanes.rope_block), dtype=np.uint8)
         """(R,) flags of the ropes awake in this frame"""
+        self.moving = np.ones(len(lanes.rope_block), dtype=np.uint8)
+        """(R,) flags of the ropes that wake the sleeping ones they touch"""
         self.x_start = np.empty((0, 3))
         """(N, 3) [m] the positions at the frame's start"""
 
@@ -148,9 +162,11 @@ class FrameSleep:
         if rest is None or rest.key != self.key or len(rest.still) != len(x):
             return 0
         self.still = rest.still
-        ready = ready_ropes(self.still, SLEEP_TIME, lanes.particle_rope, self.awake_ropes)
+        ready = ready_ropes(self.still, SLEEP_TIME, rest.speed, WAKE_SPEED * self.speed,
+                            lanes.particle_rope, self.awake_ropes, self.moving)
         if ready and len(pinned):
-            ready -= wake_pinned(pinned, x, targets, lanes.particle_rope, self.awake_ropes)
+            ready -= wake_pinned(pinned, x, targets, lanes.particle_rope, self.awake_ropes,
+                                 self.moving)
         return int(ready)
 
     def stop(self, v: np.ndarray) -> None:
@@ -163,7 +179,8 @@ class FrameSleep:
         frame's start against ``sleep_speed`` x dt), as the next frame's ``Rest``."""
         from .solve.kernels_sleep import measure_still
         still = np.empty(len(x))
+        speed = np.empty(len(x))
         asleep = np.empty(len(x), dtype=np.uint8)
         measure_still(x, self.x_start, self.speed * self.dt, self.dt, self.lanes.particle_rope,
-                      self.awake_ropes, self.still, still, asleep)
-        return Rest(still, asleep, self.key)
+                      self.awake_ropes, self.still, still, speed, asleep)
+        return Rest(still, speed, asleep, self.key)

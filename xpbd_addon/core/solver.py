@@ -405,9 +405,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                          threads)
     if rest is not None and ready:
         assert lanes is not None
-        # the contacts wake the ropes linked to awake ones or near a moving collider
-        if frame.fall_asleep(rest.awake_ropes, lanes.particle_rope, lanes.rope_block,
-                             ropes.awake, ropes.awake_blocks):
+        # the contacts wake the ropes linked to moving ones or near a moving collider
+        if frame.fall_asleep(rest.awake_ropes, rest.moving, lanes.particle_rope,
+                             lanes.rope_block, ropes.awake, ropes.awake_blocks):
             rest.stop(v)
     for substep in range(substeps):
         ropes.solve(substep, frame.moved)

@@ -216,26 +216,28 @@ class FrameContacts:
         if self.ropes is not None:
             self.ropes.refresh(x, v, now, now - self.h)
 
-    def fall_asleep(self, awake_ropes: np.ndarray, particle_rope: np.ndarray,
-                    rope_block: np.ndarray, awake: np.ndarray, awake_blocks: np.ndarray) -> bool:
+    def fall_asleep(self, awake_ropes: np.ndarray, moving: np.ndarray,
+                    particle_rope: np.ndarray, rope_block: np.ndarray, awake: np.ndarray,
+                    awake_blocks: np.ndarray) -> bool:
         """At the frame's start, the ropes not flagged in ``awake_ropes`` (R,) may sleep
-        (``core.sleep``): those linked by a candidate pair to an awake rope, through any
-        chain of pairs, or with a moving triangle or collider edge among their candidates
-        are woken (flagged); the rest sleep through the frame. ``awake`` (N,) and
-        ``awake_blocks`` (B,), the solver's flags of the particles and blocks awake, are set
-        here. Returns whether some rope sleeps; the contacts are then for the awake
-        particles, and a sleeping rope is a static body to them (its particles' inverse mass
-        0), woken at the next frame's start if a pair links it to an awake one by then."""
+        (``core.sleep``): those with a moving triangle or collider edge among their
+        candidates, or linked by candidate pairs (through any chain of them) to a rope
+        flagged in ``moving`` (R,) or to one so woken, are woken (flagged in both); the rest
+        sleep through the frame. ``awake`` (N,) and ``awake_blocks`` (B,), the solver's
+        flags of the particles and blocks awake, are set here. Returns whether some rope
+        sleeps; the contacts are then for the awake particles, and a sleeping rope is a
+        static body to them (its particles' inverse mass 0)."""
         self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
                                                                 rope_block)
         ready = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
         scene, lists = self.colliders.scene, self.colliders.lists
         if scene is not None and scene.moving:
             wake_near_moving(lists.spans, lists.candidates, scene.triangle_moves,
-                             particle_rope, awake_ropes)
+                             particle_rope, moving)
         if self.colliders.edges is not None:
-            self.colliders.edges.wake(particle_rope, awake_ropes)
-        wake_linked(self.pairs, self.model.edge_index, particle_rope, awake_ropes)
+            self.colliders.edges.wake(particle_rope, moving)
+        wake_linked(self.pairs, self.model.edge_index, particle_rope, moving)
+        np.bitwise_or(awake_ropes, moving, out=awake_ropes)
         self.sleeping = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
         self.woken = ready - self.sleeping
         if not self.sleeping:

@@ -19,16 +19,22 @@ from .kernels_direct import direct_block
 
 
 @kernel
-def ready_ropes(still, time, particle_rope, awake):
+def ready_ropes(still, time, speed, wake, particle_rope, awake, moving):
     """Flags in ``awake`` (R,) the ropes with a particle quiet for less than ``time`` [s]
-    (``still`` (N,) [s], ``sleep.Rest``); clears the others, which may sleep.
-    ``particle_rope`` (N,): each particle's rope, -1 outside the lanes (never asleep).
-    Returns how many ropes may sleep."""
+    (``still`` (N,) [s], ``sleep.Rest``), and in ``moving`` (R,) those whose last frame's
+    speed (``speed`` (N,) [m/s]) was above ``wake`` [m/s] (they wake sleeping ropes they
+    touch); clears the others. ``particle_rope`` (N,): each particle's rope, -1 outside the
+    lanes (never asleep). Returns how many ropes may sleep."""
     awake[:] = 0
+    moving[:] = 0
     for i in range(still.shape[0]):
         rope = particle_rope[i]
-        if rope >= 0 and not still[i] >= time:  # (NaN wakes)
+        if rope < 0:
+            continue
+        if not still[i] >= time:  # (NaN wakes)
             awake[rope] = 1
+        if not speed[i] <= wake:
+            moving[rope] = 1
     ready = 0
     for rope in range(awake.shape[0]):
         ready += 1 if awake[rope] == 0 else 0
@@ -36,19 +42,21 @@ def ready_ropes(still, time, particle_rope, awake):
 
 
 @kernel
-def wake_pinned(pinned, x, targets, particle_rope, awake):
-    """Flags in ``awake`` (R,) the ropes with a pinned particle (``pinned`` (P,)) whose
-    target this frame (``targets`` (P, 3) [m]) is not where it is (x (N, 3) [m]): a pin that
-    moves wakes its rope. Returns how many woke."""
+def wake_pinned(pinned, x, targets, particle_rope, awake, moving):
+    """Flags in ``awake`` and ``moving`` (R,) the ropes with a pinned particle (``pinned``
+    (P,)) whose target this frame (``targets`` (P, 3) [m]) is not where it is (x (N, 3)
+    [m]): a pin that moves wakes its rope, and what it touches. Returns how many of the
+    ropes ready to sleep woke."""
     woke = 0
     for k in range(pinned.shape[0]):
         i = pinned[k]
         rope = particle_rope[i]
-        if rope < 0 or awake[rope] != 0:
+        if rope < 0:
             continue
         if x[i, 0] != targets[k, 0] or x[i, 1] != targets[k, 1] or x[i, 2] != targets[k, 2]:
+            woke += 1 if awake[rope] == 0 else 0
             awake[rope] = 1
-            woke += 1
+            moving[rope] = 1
     return woke
 
 
@@ -65,32 +73,39 @@ def stop(v, particle_rope, awake):
 
 
 @kernel
-def measure_still(x, x_start, limit, dt, particle_rope, awake, still, still_out, asleep_out):
+def measure_still(x, x_start, limit, dt, particle_rope, awake, still, still_out, speed_out,
+                  asleep_out):
     """The frame's measure: an awake rope (flagged in ``awake`` (R,)) whose every particle
     ends within ``limit`` [m] (``sleep_speed`` x dt) of where it started (x, x_start (N, 3)
     [m]) was quiet: its quiet time grows by ``dt`` [s], else it starts again from 0.
-    Sleeping ropes keep theirs. From ``still`` (N,) [s] into ``still_out`` (N,); each
-    particle's rope asleep (1) or not (0) into ``asleep_out`` (N,) uint8."""
-    moved = np.zeros(awake.shape[0], dtype=np.uint8)
-    limit2 = limit * limit
+    Sleeping ropes keep theirs. From ``still`` (N,) [s] into ``still_out`` (N,); the rope's
+    speed over the frame (its particles' largest move / dt [m/s], 0 asleep) into
+    ``speed_out`` (N,); each particle's rope asleep (1) or not (0) into ``asleep_out`` (N,)
+    uint8."""
+    largest = np.zeros(awake.shape[0])
     for i in range(x.shape[0]):
         rope = particle_rope[i]
-        if rope < 0 or awake[rope] == 0 or moved[rope] != 0:
-            continue
+        if rope < 0 or awake[rope] == 0 or largest[rope] != largest[rope]:
+            continue  # (a NaN stays: it moves)
         d2 = ((x[i, 0] - x_start[i, 0]) ** 2 + (x[i, 1] - x_start[i, 1]) ** 2
               + (x[i, 2] - x_start[i, 2]) ** 2)
-        if not d2 <= limit2:  # (NaN moves)
-            moved[rope] = 1
+        if not d2 <= largest[rope]:
+            largest[rope] = d2
+    limit2 = limit * limit
     for i in range(x.shape[0]):
         rope = particle_rope[i]
         if rope < 0:
             still_out[i] = 0.0
+            speed_out[i] = 0.0
             asleep_out[i] = 0
         elif awake[rope] == 0:
             still_out[i] = still[i]
+            speed_out[i] = 0.0
             asleep_out[i] = 1
         else:
-            still_out[i] = 0.0 if moved[rope] != 0 else still[i] + dt
+            quiet = largest[rope] <= limit2
+            still_out[i] = still[i] + dt if quiet else 0.0
+            speed_out[i] = np.sqrt(largest[rope]) / dt
             asleep_out[i] = 0
 
 
