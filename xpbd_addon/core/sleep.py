@@ -9,11 +9,14 @@ its velocities are 0 and its positions stay as they are, bit for bit, frame afte
 
 It stays awake (or wakes, at a frame's start) when:
 
-* a rope-rope candidate pair links it to an awake rope, through any chain of pairs
-  (``contacts.kernels_wake.wake_linked``): a pile sleeps as a whole or not at all, and a
-  rope falling onto it (the broad phase predicts the frame's motion) wakes it;
-* a moving triangle or collider edge is among its particles' candidates;
-* one of its pinned particles moves (a pin, a bone, an attachment);
+* it is within reach of a moving rope: one that moved faster than ``WAKE_SPEED`` x
+  ``sleep_speed`` in the last frame or whose pin moves, the boxes round both ropes at the
+  frame's start, the moving one's grown by what it can move in the frame
+  (``contacts.kernels_wake.wake_near_moving_ropes``). A slower rope rests on a sleeping one
+  as on a static body, and a rope that meets a sleeping one within a frame without having
+  been within reach at its start finds it static until the next frame's start;
+* one of its pinned particles moves (a pin, a bone, an attachment), or it had a moving
+  collider's triangle or edge among its contact candidates at the frame's start;
 * what its balance depends on changes (``key``: the Model, i.e. any setting, gravity, the
   external accelerations, the colliders' settings): then every rope wakes.
 
@@ -133,17 +136,23 @@ class FrameSleep:
     """Sleeping in one frame with contacts: which ropes sleep (``start``), then the measure
     that decides the next frames (``finish``)."""
 
-    __slots__ = ("lanes", "speed", "dt", "key", "still", "awake_ropes", "moving", "x_start")
+    __slots__ = ("lanes", "speed", "dt", "fall", "key", "still", "last_speed", "awake_ropes",
+                 "moving", "x_start")
 
-    def __init__(self, model: Any, lanes: Any, dt: float, key: bytes) -> None:
+    def __init__(self, model: Any, lanes: Any, dt: float, fall: float, key: bytes) -> None:
         self.lanes = lanes
         self.speed = model.sleep_speed
         """[m/s]"""
         self.dt = dt
         """[s] the frame"""
+        self.fall = fall
+        """[m] the most gravity and the external accelerations move a particle in the frame
+        from rest"""
         self.key = key
         self.still = np.zeros(model.particle_count)
         """(N,) [s] the quiet time the frame starts with"""
+        self.last_speed = self.still
+        """(N,) [m/s] each particle's rope's speed over the last frame (``Rest.speed``)"""
         self.awake_ropes = np.ones(len(lanes.rope_block), dtype=np.uint8)
         """(R,) flags of the ropes awake in this frame"""
         self.moving = np.ones(len(lanes.rope_block), dtype=np.uint8)
@@ -161,7 +170,7 @@ class FrameSleep:
         self.x_start = x.copy()
         if rest is None or rest.key != self.key or len(rest.still) != len(x):
             return 0
-        self.still = rest.still
+        self.still, self.last_speed = rest.still, rest.speed
         ready = ready_ropes(self.still, SLEEP_TIME, rest.speed, WAKE_SPEED * self.speed,
                             lanes.particle_rope, self.awake_ropes, self.moving)
         if ready and len(pinned):

@@ -390,7 +390,10 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
     rest = None
     if lanes is not None and substeps > 1 and model.sleep_speed > 0.0:
-        rest = FrameSleep(model, lanes, dt, balance_key(
+        pushed = 0.0 if extra is workspace.no_accelerations else float(
+            np.sqrt((extra * extra).sum(axis=1).max(initial=0.0)))
+        rest = FrameSleep(model, lanes, dt, 0.5 * (float(np.linalg.norm(gravity)) + pushed)
+                          * dt * dt, balance_key(
             model, gravity, None if extra is workspace.no_accelerations else extra, meshes,
             planes))
         ready = rest.start(state.rest, x, v, plan.pinned, targets)
@@ -405,9 +408,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                          threads)
     if rest is not None and ready:
         assert lanes is not None
-        # the contacts wake the ropes linked to moving ones or near a moving collider
-        if frame.fall_asleep(rest.awake_ropes, rest.moving, lanes.particle_rope,
-                             lanes.rope_block, ropes.awake, ropes.awake_blocks):
+        # the contacts wake the ropes near moving ones or a moving collider
+        if frame.fall_asleep(rest, x, v, ropes.awake, ropes.awake_blocks):
             rest.stop(v)
     for substep in range(substeps):
         ropes.solve(substep, frame.moved)

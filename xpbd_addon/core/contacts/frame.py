@@ -21,7 +21,12 @@ from ..workspace import Workspace
 from .colliders import ColliderContacts
 from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
 from .kernels_contact import segment_contacts
-from .kernels_wake import awake_pairs, awake_particles, wake_linked, wake_near_moving
+from .kernels_wake import (
+    awake_pairs,
+    awake_particles,
+    wake_near_moving,
+    wake_near_moving_ropes,
+)
 from .prediction import MotionPrediction
 from .ropes import RopeContacts
 
@@ -216,17 +221,18 @@ class FrameContacts:
         if self.ropes is not None:
             self.ropes.refresh(x, v, now, now - self.h)
 
-    def fall_asleep(self, awake_ropes: np.ndarray, moving: np.ndarray,
-                    particle_rope: np.ndarray, rope_block: np.ndarray, awake: np.ndarray,
+    def fall_asleep(self, sleep: Any, x: np.ndarray, v: np.ndarray, awake: np.ndarray,
                     awake_blocks: np.ndarray) -> bool:
-        """At the frame's start, the ropes not flagged in ``awake_ropes`` (R,) may sleep
-        (``core.sleep``): those with a moving triangle or collider edge among their
-        candidates, or linked by candidate pairs (through any chain of them) to a rope
-        flagged in ``moving`` (R,) or to one so woken, are woken (flagged in both); the rest
-        sleep through the frame. ``awake`` (N,) and ``awake_blocks`` (B,), the solver's
-        flags of the particles and blocks awake, are set here. Returns whether some rope
-        sleeps; the contacts are then for the awake particles, and a sleeping rope is a
-        static body to them (its particles' inverse mass 0)."""
+        """At the frame's start (x, v (N, 3) [m], [m/s]), the ropes ``sleep``
+        (``core.sleep.FrameSleep``) has not flagged awake may sleep: those with a moving
+        triangle or collider edge among their candidates, or within reach of a moving rope
+        (``sleep.moving``), are woken; the rest sleep through the frame. ``awake`` (N,) and
+        ``awake_blocks`` (B,), the solver's flags of the particles and blocks awake, are set
+        here. Returns whether some rope sleeps; the contacts are then for the awake
+        particles, and a sleeping rope is a static body to them (its particles' inverse mass
+        0) until the next frame's start."""
+        awake_ropes, moving = sleep.awake_ropes, sleep.moving
+        particle_rope, rope_block = sleep.lanes.particle_rope, sleep.lanes.rope_block
         self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
                                                                 rope_block)
         ready = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
@@ -236,8 +242,9 @@ class FrameContacts:
                              particle_rope, moving)
         if self.colliders.edges is not None:
             self.colliders.edges.wake(particle_rope, moving)
-        wake_linked(self.pairs, self.model.edge_index, particle_rope, moving)
         np.bitwise_or(awake_ropes, moving, out=awake_ropes)
+        wake_near_moving_ropes(x, v, sleep.last_speed, particle_rope, self.model.particle_radius,
+                               moving, awake_ropes, sleep.fall, self.dt)
         self.sleeping = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
         self.woken = ready - self.sleeping
         if not self.sleeping:

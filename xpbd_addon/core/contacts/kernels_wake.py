@@ -1,9 +1,11 @@
 """numba kernels of waking: which ropes ready to sleep a frame's contacts keep awake at its
-start (``core.sleep``; ``contacts.frame.FrameContacts.fall_asleep``): those a rope-rope
-candidate pair links to an awake one (``wake_linked``) and those with a collider candidate
-that moves in the frame (``wake_near_moving``)."""
+start (``core.sleep``; ``contacts.frame.FrameContacts.fall_asleep``): those within reach of
+a moving rope (``wake_near_moving_ropes``) and those with a collider candidate that moves in
+the frame (``wake_near_moving``)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -11,48 +13,44 @@ from ..jit import kernel
 
 
 @kernel
-def wake_linked(pairs, edges, particle_rope, awake):
-    """Wake (flag in ``awake`` (R,)) every rope linked to an awake one by a candidate pair of
-    segments (``pairs`` (K, 2), ``edges`` (M, 2)), through any chain of pairs: their contacts
-    could move it. A particle outside the lanes (rope -1) is always awake. Returns how many
-    ropes woke. One pass over the pairs joins the ropes they link (union-find), so the cost
-    stays O(K) however long the chains of pairs."""
+def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fall, dt):
+    """Wake (flag in ``awake`` (R,)) every rope not yet awake whose box at the frame's start
+    comes within reach of a moving rope's (flagged in ``moving`` (R,); the particles outside
+    the lanes always move). A moving rope's box (x (N, 3) [m]) grows by what it can move in
+    the frame, 2 (|v| + its last frame's ``speed`` (N,) [m/s]) dt + ``fall`` [m] (what the
+    accelerations add), and both by their largest ``radius`` (N,) [m]. A function of the
+    frame's start state only (not of the contacts' candidates, which a frame may carry from
+    the last or find afresh): a frame computed from a cached state equals the frame played in
+    order. Returns how many woke."""
     count = awake.shape[0]
-    parent = np.arange(count)
-    hot = awake.copy()  # at each root: whether its group holds an awake rope
-    for k in range(pairs.shape[0]):
-        first = -1
-        outside = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0:
-                    outside = True
-                    continue
-                root = _root(parent, rope)
-                if first < 0:
-                    first = root
-                elif root != first:
-                    parent[root] = first
-                    if hot[root] != 0:
-                        hot[first] = 1
-        if outside and first >= 0:
-            hot[first] = 1
+    lo = np.full((count + 1, 3), np.inf)
+    hi = np.full((count + 1, 3), -np.inf)
+    grow = np.zeros(count + 1)
+    for i in range(x.shape[0]):
+        rope = particle_rope[i]
+        k = count if rope < 0 else rope
+        for c in range(3):
+            lo[k, c] = min(lo[k, c], x[i, c])
+            hi[k, c] = max(hi[k, c], x[i, c])
+        reach = radius[i]
+        if k == count or moving[k] != 0:
+            reach += 2.0 * (math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
+                            + speed[i]) * dt + fall
+        grow[k] = max(grow[k], reach)
     woke = 0
-    for rope in range(count):
-        if awake[rope] == 0 and hot[_root(parent, rope)] != 0:
-            awake[rope] = 1
-            woke += 1
+    for m in range(count + 1):
+        if m < count and moving[m] == 0 or lo[m, 0] > hi[m, 0]:
+            continue  # (still, or no particle)
+        for r in range(count):
+            if awake[r] != 0 or lo[r, 0] > hi[r, 0]:
+                continue
+            gap = grow[m] + grow[r]
+            if (lo[r, 0] <= hi[m, 0] + gap and lo[m, 0] <= hi[r, 0] + gap
+                    and lo[r, 1] <= hi[m, 1] + gap and lo[m, 1] <= hi[r, 1] + gap
+                    and lo[r, 2] <= hi[m, 2] + gap and lo[m, 2] <= hi[r, 2] + gap):
+                awake[r] = 1
+                woke += 1
     return woke
-
-
-@kernel
-def _root(parent, i):
-    """The root of i's group in the union-find forest ``parent``, halving the path."""
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
 
 
 @kernel
