@@ -406,12 +406,16 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
                          threads)
+    everything_asleep = False
     if rest is not None and ready:
         assert lanes is not None
         # the contacts wake the ropes near moving ones or a moving collider
         if frame.fall_asleep(rest, x, v, ropes.awake, ropes.awake_blocks):
             rest.stop(v)
-    for substep in range(substeps):
+            # nothing to move: the substeps would leave every bit of x, v as it is
+            everything_asleep = (frame.sleeping == len(lanes.rope_block)
+                                 and not len(plan.sweep_particles))
+    for substep in range(0 if everything_asleep else substeps):
         ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
         if ropes.stretched(moved):
