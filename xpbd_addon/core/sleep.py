@@ -42,6 +42,15 @@ SLEEP_TIME = 0.5
 """[s] how long a rope must stay quiet (every particle slower than ``sleep_speed`` over each
 frame) before it sleeps"""
 
+STILL = 0.01
+"""A frame in which every particle of a rope moved less than this times ``sleep_speed`` x dt
+(0.4 um at the default and 24 fps: a rope lying on a collider, whose contacts are exact)
+counts ``STILL_WEIGHT`` times towards ``SLEEP_TIME``: such a rope sleeps two frames after it
+stopped. A swing is that slow for two frames in a row only if its acceleration is below
+2 x 0.01 sleep_speed / dt (0.5 mm/s^2: an amplitude of 0.1 mm at a period of 3 s)."""
+
+STILL_WEIGHT = 6.0
+
 WAKE_SPEED = 10.0
 """A rope wakes the sleeping ropes it touches (through any chain of candidate pairs) when it
 moved faster than this times ``sleep_speed`` in the last frame, or a pin or a collider
@@ -190,6 +199,7 @@ class FrameSleep:
         still = np.empty(len(x))
         speed = np.empty(len(x))
         asleep = np.empty(len(x), dtype=np.uint8)
-        measure_still(x, self.x_start, self.speed * self.dt, self.dt, self.lanes.particle_rope,
-                      self.awake_ropes, self.still, still, speed, asleep)
+        measure_still(x, self.x_start, self.speed * self.dt, STILL * self.speed * self.dt,
+                      STILL_WEIGHT, self.dt, self.lanes.particle_rope, self.awake_ropes,
+                      self.still, still, speed, asleep)
         return Rest(still, speed, asleep, self.key)

@@ -5,52 +5,104 @@ the frame (``wake_near_moving``)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..jit import kernel
 
 
+CHUNK = 8
+"""Particles per box of ``wake_near_moving_ropes``' fine test"""
+
+SWEEP = 1.5
+"""A moving particle's box reaches along its velocity this many times v dt"""
+
+SLACK = 0.25
+"""and this many times its rope's last frame's move in every direction (its path may bend)"""
+
+
 @kernel
 def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fall, dt):
-    """Wake (flag in ``awake`` (R,)) every rope not yet awake whose box at the frame's start
-    comes within reach of a moving rope's (flagged in ``moving`` (R,); the particles outside
-    the lanes always move). A moving rope's box (x (N, 3) [m]) grows by what it can move in
-    the frame, 2 (|v| + its last frame's ``speed`` (N,) [m/s]) dt + ``fall`` [m] (what the
-    accelerations add), and both by their largest ``radius`` (N,) [m]. A function of the
-    frame's start state only (not of the contacts' candidates, which a frame may carry from
-    the last or find afresh): a frame computed from a cached state equals the frame played in
-    order. Returns how many woke."""
+    """Wake (flag in ``awake`` (R,)) every rope not yet awake that comes within reach of a
+    moving rope (flagged in ``moving`` (R,); the particles outside the lanes always move) at
+    the frame's start: boxes round runs of ``CHUNK`` particles of one rope (x (N, 3) [m])
+    overlap, a moving one's reaching where it can get in the frame (to x + ``SWEEP`` v dt,
+    v (N, 3) [m/s], grown by ``SLACK`` times its rope's last frame's ``speed`` (N,) [m/s]
+    times dt [s] and ``fall`` [m], what the accelerations add), both grown by their
+    particles' ``radius`` (N,) [m]. Boxes round whole ropes first rule pairs of ropes
+    out. A function of the frame's start state only (not of the contacts' candidates, which a
+    frame may carry from the last or find afresh): a frame computed from a cached state
+    equals the frame played in order. Returns how many woke."""
     count = awake.shape[0]
-    lo = np.full((count + 1, 3), np.inf)
-    hi = np.full((count + 1, 3), -np.inf)
-    grow = np.zeros(count + 1)
-    for i in range(x.shape[0]):
+    n = x.shape[0]
+    # the runs of particles: a new one where the rope changes or CHUNK are full
+    chunk_of = np.empty(n, dtype=np.int64)
+    chunks = 0
+    length = 0
+    for i in range(n):
+        if i == 0 or particle_rope[i] != particle_rope[i - 1] or length == CHUNK:
+            chunks += 1
+            length = 0
+        chunk_of[i] = chunks - 1
+        length += 1
+    lo = np.full((chunks + count + 1, 3), np.inf)  # chunks, then ropes (last: outside)
+    hi = np.full((chunks + count + 1, 3), -np.inf)
+    grow = np.zeros(chunks + count + 1)
+    owner = np.empty(chunks, dtype=np.int64)
+    for i in range(n):
         rope = particle_rope[i]
         k = count if rope < 0 else rope
-        for c in range(3):
-            lo[k, c] = min(lo[k, c], x[i, c])
-            hi[k, c] = max(hi[k, c], x[i, c])
+        c = chunk_of[i]
+        owner[c] = k
         reach = radius[i]
-        if k == count or moving[k] != 0:
-            reach += 2.0 * (math.sqrt(v[i, 0] ** 2 + v[i, 1] ** 2 + v[i, 2] ** 2)
-                            + speed[i]) * dt + fall
-        grow[k] = max(grow[k], reach)
+        sweep = 0.0
+        if k == count or moving[k] != 0:  # where it can get to in the frame
+            reach += SLACK * speed[i] * dt + fall
+            sweep = SWEEP * dt
+        for box in (c, chunks + k):
+            for d in range(3):
+                lo[box, d] = min(lo[box, d], x[i, d], x[i, d] + sweep * v[i, d])
+                hi[box, d] = max(hi[box, d], x[i, d], x[i, d] + sweep * v[i, d])
+            grow[box] = max(grow[box], reach)
+    # each rope's runs, in order (a counting sort by owner)
+    start = np.zeros(count + 2, dtype=np.int64)
+    for c in range(chunks):
+        start[owner[c] + 1] += 1
+    for k in range(count + 1):
+        start[k + 1] += start[k]
+    fill = start.copy()
+    runs = np.empty(chunks, dtype=np.int64)
+    for c in range(chunks):
+        runs[fill[owner[c]]] = c
+        fill[owner[c]] += 1
     woke = 0
     for m in range(count + 1):
-        if m < count and moving[m] == 0 or lo[m, 0] > hi[m, 0]:
+        if m < count and moving[m] == 0 or start[m] == start[m + 1]:
             continue  # (still, or no particle)
         for r in range(count):
-            if awake[r] != 0 or lo[r, 0] > hi[r, 0]:
+            if awake[r] != 0 or start[r] == start[r + 1]:
                 continue
-            gap = grow[m] + grow[r]
-            if (lo[r, 0] <= hi[m, 0] + gap and lo[m, 0] <= hi[r, 0] + gap
-                    and lo[r, 1] <= hi[m, 1] + gap and lo[m, 1] <= hi[r, 1] + gap
-                    and lo[r, 2] <= hi[m, 2] + gap and lo[m, 2] <= hi[r, 2] + gap):
-                awake[r] = 1
-                woke += 1
+            if not _boxes_meet(lo, hi, grow, chunks + m, chunks + r):
+                continue
+            for a in range(start[m], start[m + 1]):
+                found = False
+                for b in range(start[r], start[r + 1]):
+                    if _boxes_meet(lo, hi, grow, runs[a], runs[b]):
+                        found = True
+                        break
+                if found:
+                    awake[r] = 1
+                    woke += 1
+                    break
     return woke
+
+
+@kernel
+def _boxes_meet(lo, hi, grow, a, b):
+    """Whether boxes a and b of (lo, hi) (K, 3) [m], grown by grow[a] + grow[b] [m], meet."""
+    gap = grow[a] + grow[b]
+    return (lo[b, 0] <= hi[a, 0] + gap and lo[a, 0] <= hi[b, 0] + gap
+            and lo[b, 1] <= hi[a, 1] + gap and lo[a, 1] <= hi[b, 1] + gap
+            and lo[b, 2] <= hi[a, 2] + gap and lo[a, 2] <= hi[b, 2] + gap)
 
 
 @kernel

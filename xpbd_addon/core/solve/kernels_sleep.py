@@ -73,11 +73,12 @@ def stop(v, particle_rope, awake):
 
 
 @kernel
-def measure_still(x, x_start, limit, dt, particle_rope, awake, still, still_out, speed_out,
-                  asleep_out):
+def measure_still(x, x_start, limit, still_limit, still_weight, dt, particle_rope, awake, still,
+                  still_out, speed_out, asleep_out):
     """The frame's measure: an awake rope (flagged in ``awake`` (R,)) whose every particle
     ends within ``limit`` [m] (``sleep_speed`` x dt) of where it started (x, x_start (N, 3)
-    [m]) was quiet: its quiet time grows by ``dt`` [s], else it starts again from 0.
+    [m]) was quiet: its quiet time grows by ``dt`` [s] (``still_weight`` x dt within
+    ``still_limit`` [m]: still), else it starts again from 0.
     Sleeping ropes keep theirs. From ``still`` (N,) [s] into ``still_out`` (N,); the rope's
     speed over the frame (its particles' largest move / dt [m/s], 0 asleep) into
     ``speed_out`` (N,); each particle's rope asleep (1) or not (0) into ``asleep_out`` (N,)
@@ -92,6 +93,7 @@ def measure_still(x, x_start, limit, dt, particle_rope, awake, still, still_out,
         if not d2 <= largest[rope]:
             largest[rope] = d2
     limit2 = limit * limit
+    still2 = still_limit * still_limit
     for i in range(x.shape[0]):
         rope = particle_rope[i]
         if rope < 0:
@@ -103,8 +105,12 @@ def measure_still(x, x_start, limit, dt, particle_rope, awake, still, still_out,
             speed_out[i] = 0.0
             asleep_out[i] = 1
         else:
-            quiet = largest[rope] <= limit2
-            still_out[i] = still[i] + dt if quiet else 0.0
+            if largest[rope] <= still2:
+                still_out[i] = still[i] + still_weight * dt
+            elif largest[rope] <= limit2:
+                still_out[i] = still[i] + dt
+            else:
+                still_out[i] = 0.0
             speed_out[i] = np.sqrt(largest[rope]) / dt
             asleep_out[i] = 0
 
