@@ -9,7 +9,6 @@ import numpy as np
 
 from ..jit import kernel
 
-
 CHUNK = 8
 """Particles per box of ``wake_near_moving_ropes``' fine test"""
 
