@@ -225,8 +225,9 @@ def step(
     substeps run one at a time. Without either, nothing of that runs (the frame is computed
     as before collisions existed). The contacts' candidate lists found at the end of a frame
     are kept in ``state.workspace`` and used by the next frame only when it starts where this
-    one ended; any other start searches afresh, with the same result: the state x, v is all
-    a cache needs.
+    one ended; any other start searches afresh, with the same result: the state's x, v and
+    ``rest`` (ropes at rest sleep, ``core.sleep``: how long each has been still) are all a
+    cache needs.
 
     ``air`` (``air.Air``: density [kg/m^3], normal and tangential drag coefficients),
     optional: the air drags every segment as a cylinder of diameter 2 * ``model.particle_radius``
@@ -390,12 +391,13 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
     rest = None
     if lanes is not None and substeps > 1 and model.sleep_speed > 0.0:
-        pushed = 0.0 if extra is workspace.no_accelerations else float(
-            np.sqrt((extra * extra).sum(axis=1).max(initial=0.0)))
-        rest = FrameSleep(model, lanes, dt, 0.5 * (float(np.linalg.norm(gravity)) + pushed)
-                          * dt * dt, balance_key(
-            model, gravity, None if extra is workspace.no_accelerations else extra, meshes,
-            planes))
+        forces = None if extra is workspace.no_accelerations else extra
+        most = 0.0 if forces is None else float(np.sqrt((forces * forces).sum(axis=1).max()))
+        # [m] the most gravity and the external accelerations move a particle from rest in
+        # the frame (how far a moving rope can reach a sleeping one)
+        fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
+        rest = FrameSleep(model, lanes, dt, fall,
+                          balance_key(model, gravity, forces, meshes, planes))
         ready = rest.start(state.rest, x, v, plan.pinned, targets)
     state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,

@@ -7,7 +7,7 @@ calls ``project`` at the end of every substep. The parts: ``prediction.MotionPre
 ``ropes.RopeContacts`` (segment pairs); the maths is in ``kernels_contact`` (narrow phase and
 projection), ``kernels_broadphase`` and ``kernels_segments``. What the contacts carry to the
 next frame (candidates) lives in the state's workspace and changes no bit, so the particle
-state x, v is all a cache or bake needs.
+state x, v (with ``State.rest``, the ropes at rest) is all a cache or bake needs.
 """
 
 from __future__ import annotations
