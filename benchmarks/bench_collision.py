@@ -139,7 +139,7 @@ def run(layout: str, frames: int, *, self_collision: bool, mesh: bool, contacts:
                 refreshes.append(last.refreshes)
                 candidates.append(last.colliders.lists.live if last.colliders.scene else 0)
                 pairs.append(len(last.pairs))
-                asleep.append(last.sleeping - last.woken)
+                asleep.append(last.sleeping)
     finally:
         contacts_module.FrameContacts.__init__ = original
     assert np.all(np.isfinite(state.x))

@@ -25,7 +25,7 @@ G = 9.81
 
 
 def crossed_pile(count, *, across=None, points=40, length=1.0, self_friction=0.2,
-                 sleep_speed=1e-5, lift=0.0):
+                 sleep_speed=1e-3, lift=0.0):
     """``count`` ropes along x lying on the ground 10 cm apart and ``across`` (default
     ``count``) along y across them (on top, ``lift`` [m] above them), 10 g a point."""
     s = np.linspace(-length / 2, length / 2, points)

@@ -300,11 +300,11 @@ SETTINGS: tuple[Setting, ...] = (
         description="Coulomb friction coefficient mu [-] between rope segments",
         reaches=MODEL, shared="Self Collision Friction", check=Check(), animatable=True),
     Setting(
-        "sleep_speed", FLOAT, "Sleep Below", default=1e-5, unit="m/s",
-        options=dict(min=0.0, soft_max=1e-3, precision=6, unit="VELOCITY"),
-        description="With collisions on, a rope at rest moving slower than this [m/s] "
-                    "sleeps: it keeps its shape and costs almost nothing until something "
-                    "moves it. 0 = never sleep",
+        "sleep_speed", FLOAT, "Sleep Below", default=1e-3, unit="m/s",
+        options=dict(min=0.0, soft_max=1e-2, precision=6, unit="VELOCITY"),
+        description="With collisions on, a rope whose every point moves slower than this "
+                    "[m/s] for half a second sleeps: it keeps its shape and costs almost "
+                    "nothing until something touches or moves it. 0 = never sleep",
         reaches=MODEL, shared="Sleep Below", check=Check(low=0.0, noun="Sleep speed")),
 ) + schema_fields.SETTINGS + schema_rod.SETTINGS
 """The settings in their order on ``Object.xpbd`` (after the ``bake`` group)."""

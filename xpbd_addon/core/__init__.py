@@ -22,7 +22,9 @@ Map of the core (each part imports only from those above it):
                      (scene.py), the rope-rope pairs (ropes.py) and their kernels
     solve/           the rope solve kernels: predict (gravity + external accelerations),
                      project the constraints (sweep or direct Newton), update velocities
-    model.py         Model (static: what the rope is), State (x, v: where it is)
+    model.py         Model (static: what the rope is), State (x, v: where it is; rest:
+                     how long each rope has been still, which sleep)
+    sleep.py         ropes at rest sleep through whole frames (State.rest), what wakes them
     workspace.py     Workspace (State.workspace): scratch and what step carries between
                      frames (lane buffers, the contacts' candidates), declared field by field
     air.py           Air: the drag of the air (and the wind) on segments as on cylinders

@@ -13,6 +13,7 @@ from .rod import Rod, RodLayout, RodState, rod_layout
 from .validation import as_float_array, as_index_pairs, as_nonnegative_float, as_substeps
 
 if TYPE_CHECKING:
+    from .sleep import Rest
     from .workspace import Workspace
 
 __all__ = ["ContactTopology", "Model", "Rod", "SolvePlan", "State"]
@@ -34,11 +35,17 @@ class State:
     """The solver's scratch and what it carries from frame to frame for this state
     (``workspace.Workspace``): made by the first ``step`` for its Model and made again when
     the state is stepped with another Model. None until then; never part of a copy."""
+    rest: Rest | None = field(default=None, repr=False, compare=False)
+    """How long each rope has been at rest and which ropes sleep (``sleep.Rest``), set by
+    ``step`` in frames with contacts; part of what a cached frame restores (with x and v).
+    None: every rope awake, none at rest yet."""
 
     def copy(self) -> State:
-        """The same positions and velocities (copied), without the workspace."""
+        """The same positions, velocities, rod state and rest (copied), without the
+        workspace."""
         return State(self.x.copy(), self.v.copy(),
-                     None if self.rod is None else self.rod.copy())
+                     None if self.rod is None else self.rod.copy(),
+                     rest=None if self.rest is None else self.rest.copy())
 
 
 class Model:
@@ -100,10 +107,11 @@ class Model:
             redone when it strays farther than the margin from that path (``contacts``).
             Also how deep inside a closed collider a particle is still found and pushed out.
         sleep_speed: the speed [m/s] below which ropes at rest go to sleep in frames with
-            contacts (``kernels_sleep``): a rope whose every particle moves at most this
-            fast in a frame's first substep keeps that substep's state for the rest of the
-            frame, unless a rope-rope candidate pair links it to a moving rope. 0 turns
-            sleeping off.
+            contacts (``core.sleep``): a rope whose every particle moved less than this
+            times the frame's length in each frame for ``sleep.SLEEP_TIME`` (0.5 s) sleeps:
+            it is not simulated, and keeps its shape, until a pin of it moves, an awake
+            rope or a moving collider comes near, or a setting changes. 0 turns sleeping
+            off.
 
         integrator: how the direct solve steps in time. ``"euler"`` (default): implicit
             Euler, each substep from the last; slow swings lose some amplitude to it
@@ -150,7 +158,7 @@ class Model:
         self_friction: float = 0.2,
         contact_push_speed: float = 1.0,
         contact_margin: float = 0.005,
-        sleep_speed: float = 1e-5,
+        sleep_speed: float = 1e-3,
         integrator: str = "euler",
         rod: Rod | None = None,
         _decomposition: topology.Decomposition | None = None,
@@ -243,7 +251,7 @@ class Model:
         self.integrator = integrator
         """Time integration of the direct solve: "euler" (implicit) or "bdf2" (second order)"""
         self.sleep_speed = as_nonnegative_float(sleep_speed, "sleep_speed")
-        """Ropes at rest slower than this [m/s] sleep for the rest of a frame; 0 = never"""
+        """Ropes slower than this [m/s] for ``sleep.SLEEP_TIME`` sleep; 0 = never"""
         self.decomposition = (_decomposition if _decomposition is not None
                               else topology.decompose(self.particle_count, self.edge_index))
         """Chains (ropes) and the rest of the graph, and the sweep order of the constraints"""

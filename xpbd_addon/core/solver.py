@@ -15,6 +15,7 @@ from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
 from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
+from .sleep import FrameSleep, balance_key
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -228,8 +229,9 @@ def step(
     substeps run one at a time. Without either, nothing of that runs (the frame is computed
     as before collisions existed). The contacts' candidate lists found at the end of a frame
     are kept in ``state.workspace`` and used by the next frame only when it starts where this
-    one ended; any other start searches afresh, with the same result: the state x, v is all
-    a cache needs.
+    one ended; any other start searches afresh, with the same result: the state's x, v and
+    ``rest`` (ropes at rest sleep, ``core.sleep``: how long each has been still) are all a
+    cache needs.
 
     ``air`` (``air.Air``: density [kg/m^3], normal and tangential drag coefficients),
     optional: the air drags every segment as a cylinder of diameter 2 * ``model.particle_radius``
@@ -342,6 +344,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     threads = lanes is not None and (
         parallel if parallel is not None
         else len(lanes.layout.particles) * substeps >= PARALLEL_MIN_WORK)
+    state.rest = None  # (ropes sleep only in frames with contacts)
     k.solve_frame(model, plan, workspace, state.x, state.v, gravity_vector, extra, h, substeps,
                   velocity_scale, threads)
     # The straight-line pin path lands on the target up to rounding; make it exact.
@@ -412,25 +415,42 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     exactly where the last one stopped)."""
     kernels()
     from .contacts.frame import FrameContacts
-    from .solve.kernels_sleep import still_ropes
     from .solve.substeps import RopeSubsteps
     h = dt / substeps
     x, v = state.x, state.v
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
+    lanes = plan.lanes
+    # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
+    rest = None
+    if lanes is not None and substeps > 1 and model.sleep_speed > 0.0:
+        forces = None if extra is workspace.no_accelerations else extra
+        most = 0.0 if forces is None else float(np.sqrt((forces * forces).sum(axis=1).max()))
+        # [m] the most gravity and the external accelerations move a particle from rest in
+        # the frame (how far a moving rope can reach a sleeping one)
+        fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
+        rest = FrameSleep(model, lanes, dt, fall,
+                          balance_key(model, gravity, forces, meshes, planes))
+        ready = rest.start(state.rest, x, v, plan.pinned, targets)
+    state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
                           planes, velocity_scale,
                           accelerations=None if extra is workspace.no_accelerations else extra)
-    lanes = plan.lanes
     # one substep per call: a parallel region's start-up is paid every substep
     threads = lanes is not None and (parallel if parallel is not None
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
                          threads)
-    # ropes (chains, in the lanes) at rest sleep after the first substep (``kernels_sleep``)
-    sleep = lanes is not None and substeps > 1 and model.sleep_speed > 0.0
-    x_start = x.copy() if sleep else x
-    for substep in range(substeps):
+    everything_asleep = False
+    if rest is not None and ready:
+        assert lanes is not None
+        # the contacts wake the ropes near moving ones or a moving collider
+        if frame.fall_asleep(rest, x, v, ropes.awake, ropes.awake_blocks):
+            rest.stop(v)
+            # nothing to move: the substeps would leave every bit of x, v as it is
+            everything_asleep = (frame.sleeping == len(lanes.rope_block)
+                                 and not len(plan.sweep_particles))
+    for substep in range(0 if everything_asleep else substeps):
         ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
         if ropes.stretched(moved):
@@ -441,12 +461,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
-        if sleep and substep == 0:
-            assert lanes is not None
-            awake_ropes = np.empty(len(lanes.rope_block), dtype=np.uint8)
-            if still_ropes(x, x_start, v, model.sleep_speed * h, model.sleep_speed,
-                           lanes.particle_rope, awake_ropes):
-                frame.fall_asleep(awake_ropes, lanes.particle_rope, lanes.rope_block,
-                                  ropes.awake, ropes.awake_blocks)
         ropes.take_moved(moved)
     frame.finish(x)
+    if rest is not None:
+        state.rest = rest.finish(x)

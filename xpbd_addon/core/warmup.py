@@ -26,6 +26,7 @@ import numpy as np
 
 from .collision import Collider, Plane
 from .model import Model
+from .sleep import SLEEP_TIME, Rest
 from .solver import step
 
 WARM_DT = 1.0 / 24.0
@@ -81,6 +82,14 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             # the second half with the triangle moving (a moving collider's kernels)
             triangle = colliders[0]
             colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
+        step(model, state, WARM_DT, substeps, colliders=colliders,
+             air=Air() if air else None)
+    if state.rest is not None:
+        # one more frame with every rope counted at rest for long enough: the kernels of
+        # falling asleep and of the wake tests (``core.sleep``), which playback reaches only
+        # once ropes rest (a first compile then would stall it)
+        state.rest = Rest(np.full(model.particle_count, SLEEP_TIME), state.rest.speed,
+                          state.rest.asleep, state.rest.key)
         step(model, state, WARM_DT, substeps, colliders=colliders,
              air=Air() if air else None)
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from ... import core
 from ...core import rod as core_rod
+from ...core import sleep as core_sleep
 from ..read import animated
 from ..read import attachments as attach
 from ..read import collision_objects as colliders
@@ -198,7 +199,7 @@ class Run:
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous) if dt is None else core.State(
             np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]),
-            self._rod_from(previous))
+            self._rod_from(previous), rest=self._rest_from(previous))
         dt = self.dt if dt is None else dt
         handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets,
                                previous)
@@ -222,11 +223,12 @@ class Run:
                                gravity=self.gravity, contacts=contacts, what=self.what,
                                start_energy=start_energy, margin=self.margin)
         if len(previous) == 1:
-            x, v = [state.x], [state.v]
+            x, v, rests = [state.x], [state.v], [state.rest]
         else:
             o = self.offsets
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
+            rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
         if self.batch and not contacts:
             # each rope of a batch against its own start energy (a sum would let one
             # rope's loss hide another's gain)
@@ -255,7 +257,7 @@ class Run:
                 for k in range(len(previous))]
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
                           None if tensions is None else tensions[k], rod=rods[k],
-                          turn=i.turn)
+                          turn=i.turn, rest=rests[k])
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _margin_of(self, k: int) -> float:
@@ -282,6 +284,7 @@ class Run:
         else:
             self.state.x, self.state.v = x, v
         self.state.rod = self._rod_from(previous)
+        self.state.rest = self._rest_from(previous)
         return self.state
 
     def _rod_from(self, previous: list[sim.Frame]) -> core_rod.RodState | None:
@@ -295,6 +298,14 @@ class Run:
         return core_rod.RodState.joined([
             f.rod.copy() if f.rod is not None else layout.rest_state.part(o[k], o[k + 1])
             for k, f in enumerate(previous)])
+
+    @staticmethod
+    def _rest_from(previous: list[sim.Frame]) -> Any:
+        """The members' ``core.sleep.Rest`` side by side (the ropes at rest, asleep), or None:
+        part of a frame's state, as x and v."""
+        if len(previous) == 1:
+            return previous[0].rest
+        return core_sleep.join([f.rest for f in previous], [len(f.x) for f in previous])
 
     def _tensions(self, stepped: core.Model, state: core.State,
                   torn: list[np.ndarray | None],

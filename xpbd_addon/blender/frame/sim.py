@@ -66,6 +66,9 @@ class Frame:
     turn: np.ndarray | None = None
     """A rod's object's rotation [3, 3] at this frame (``inputs.read_turn``): the next
     frame turns the rod's ends by its change; None for a rope"""
+    rest: Any = None
+    """``core.sleep.Rest`` of this frame's particles (how long each rope has been at rest,
+    which sleep): the next frame starts from it as from x and v; None: all awake"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:

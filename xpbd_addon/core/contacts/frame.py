@@ -7,7 +7,7 @@ calls ``project`` at the end of every substep. The parts: ``prediction.MotionPre
 ``ropes.RopeContacts`` (segment pairs); the maths is in ``kernels_contact`` (narrow phase and
 projection), ``kernels_broadphase`` and ``kernels_segments``. What the contacts carry to the
 next frame (candidates) lives in the state's workspace and changes no bit, so the particle
-state x, v is all a cache or bake needs.
+state x, v (with ``State.rest``, the ropes at rest) is all a cache or bake needs.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from .kernels_contact import segment_contacts
 from .kernels_wake import (
     awake_pairs,
     awake_particles,
-    links_asleep_to_awake,
-    wake_linked,
     wake_near_moving,
+    wake_near_moving_ropes,
 )
 from .prediction import MotionPrediction
 from .ropes import RopeContacts
@@ -46,14 +45,13 @@ class FrameContacts:
     from where it was predicted to be (rope-rope). The candidates thus always hold every
     contact that can happen, and the search is redone only where the prediction failed.
 
-    Ropes at rest sleep after the frame's first substep (``fall_asleep``): the contacts are
-    then for the awake particles only, and a rope wakes when a pair links it to an awake one
-    or a moving triangle becomes its candidate (``_contact_pairs``)."""
+    Ropes at rest sleep through the frame (``fall_asleep``, at its start): the contacts are
+    then for the awake particles only, a sleeping rope a static body to them."""
 
     __slots__ = ("model", "workspace", "substeps", "dt", "h", "velocity_scale",
                  "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
                  "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
-                 "awake_blocks", "pairs_seen", "candidates_seen", "awake_pairs", "sleeping",
+                 "awake_blocks", "pairs_seen", "awake_pairs", "inverse_mass", "sleeping",
                  "woken")
 
     def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
@@ -96,15 +94,17 @@ class FrameContacts:
         self.awake_blocks = self.no_pairs
         """(B,) the solver's flags of the blocks awake (set by ``fall_asleep``)"""
         self.pairs_seen: np.ndarray | None = None
-        """The pairs the sleeping ropes were last woken for"""
-        self.candidates_seen: np.ndarray | None = None
-        """The collider candidates they were last woken for"""
+        """The pairs ``awake_pairs`` was made from"""
         self.awake_pairs = self.no_pairs
-        """The pairs between awake segments"""
+        """The pairs with an awake segment end"""
+        self.inverse_mass = model.particle_inv_mass
+        """(N,) [1/kg] the particles' inverse masses for the rope-rope contacts: 0 for those
+        asleep"""
         self.sleeping = 0
-        """How many ropes fell asleep after the frame's first substep (diagnostics)"""
+        """How many ropes sleep through the frame (diagnostics)"""
         self.woken = 0
-        """How many of them woke later in the frame (a new pair or moving candidate)"""
+        """How many ropes at rest long enough to sleep were kept awake at the frame's start
+        (a pair to an awake rope, a moving candidate; diagnostics)"""
 
     @property
     def pairs(self) -> np.ndarray:
@@ -148,7 +148,7 @@ class FrameContacts:
         self.refresh(x, v, substep)
         pairs = self._contact_pairs()
         model, colliders = self.model, self.colliders
-        w, radius = model.particle_inv_mass, model.particle_radius
+        w, radius = self.inverse_mass, model.particle_radius
         s1 = (substep + 1) / self.substeps
         if colliders.scene is not None:
             colliders.scene.at(s1, self.substeps)
@@ -190,12 +190,14 @@ class FrameContacts:
         approach for the colliders (undone in full, with velocity, not at the gentle
         push-out speed). Returns the moved flags, as ``project``."""
         model, colliders = self.model, self.colliders
-        w, radius = model.particle_inv_mass, model.particle_radius
+        w, radius = self.inverse_mass, model.particle_radius
         s1 = (substep + 1) / self.substeps
         touched = self.touched
         # only what the re-solve moved by more than a sliver of the radius, or the ropes then
         # pushed, can have come into a contact (the rest left the first pass clear of them)
         only = (extra > AGAIN_TOLERANCE * radius).view(np.uint8)
+        if self.awake is not None:
+            np.bitwise_and(only, self.awake, out=only)  # (a sleeping rope does not move)
         pairs = self._contact_pairs()
         if len(pairs):
             segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
@@ -219,62 +221,52 @@ class FrameContacts:
         if self.ropes is not None:
             self.ropes.refresh(x, v, now, now - self.h)
 
-    def fall_asleep(self, awake_ropes: np.ndarray, particle_rope: np.ndarray,
-                    rope_block: np.ndarray, awake: np.ndarray, awake_blocks: np.ndarray) -> None:
-        """Some ropes are still after the first substep (``kernels_sleep``): from now on the
-        contacts are for the awake particles only. ``awake_ropes`` (R,) flags the ropes
-        awake; ``awake`` (N,) and ``awake_blocks`` (B,), the solver's flags of the particles
-        and blocks awake, are set from it here, and again whenever a rope wakes
-        (``_contact_pairs``)."""
+    def fall_asleep(self, sleep: Any, x: np.ndarray, v: np.ndarray, awake: np.ndarray,
+                    awake_blocks: np.ndarray) -> bool:
+        """At the frame's start (x, v (N, 3) [m], [m/s]), the ropes ``sleep``
+        (``core.sleep.FrameSleep``) has not flagged awake may sleep: those with a moving
+        triangle or collider edge among their candidates, or within reach of a moving rope
+        (``sleep.moving``), are woken; the rest sleep through the frame. ``awake`` (N,) and
+        ``awake_blocks`` (B,), the solver's flags of the particles and blocks awake, are set
+        here. Returns whether some rope sleeps; the contacts are then for the awake
+        particles, and a sleeping rope is a static body to them (its particles' inverse mass
+        0) until the next frame's start."""
+        awake_ropes, moving = sleep.awake_ropes, sleep.moving
+        particle_rope, rope_block = sleep.lanes.particle_rope, sleep.lanes.rope_block
         self.awake_ropes, self.particle_rope, self.rope_block = (awake_ropes, particle_rope,
                                                                 rope_block)
+        ready = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
+        scene, lists = self.colliders.scene, self.colliders.lists
+        if scene is not None and scene.moving:
+            wake_near_moving(lists.spans, lists.candidates, scene.triangle_moves,
+                             particle_rope, moving)
+        if self.colliders.edges is not None:
+            self.colliders.edges.wake(particle_rope, moving)
+        np.bitwise_or(awake_ropes, moving, out=awake_ropes)
+        wake_near_moving_ropes(x, v, sleep.last_speed, particle_rope, self.model.particle_radius,
+                               moving, awake_ropes, sleep.fall, self.dt)
+        self.sleeping = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
+        self.woken = ready - self.sleeping
+        if not self.sleeping:
+            return False
         self.awake, self.awake_blocks = awake, awake_blocks
+        self.awake_count = awake_particles(particle_rope, awake_ropes, rope_block, awake,
+                                           self.moved, awake_blocks)
+        self.moved[:] = 0  # (the first substep copies every particle into the lanes)
+        self.inverse_mass = self.model.particle_inv_mass * awake
         self.pairs_seen = None
-        self.candidates_seen = None
-        self._contact_pairs()
-        self.sleeping = int(len(awake_ropes) - np.count_nonzero(awake_ropes))
+        return True
 
     def _contact_pairs(self) -> np.ndarray:
-        """The rope-rope candidate pairs the contacts test: all, or the awake ones while
-        some ropes sleep. New collider candidates (a search for every particle since the
-        last call, moving colliders) first wake the ropes near a moving triangle, new pairs
-        the ropes they link to awake ones."""
+        """The rope-rope candidate pairs the contacts test: all, or while some ropes sleep
+        those with an awake segment end (a pair found within the frame may join an awake
+        rope to a sleeping one: the sleeping one does not move)."""
         pairs = self.pairs
         if self.awake is None:
             return pairs
-        edges = self.model.edge_index
-        scene, lists = self.colliders.scene, self.colliders.lists
-        woke = 0
-        if scene is not None and scene.moving and lists.candidates is not self.candidates_seen:
-            # (a search for every particle since: a sleeping one may have new candidates)
-            woke = wake_near_moving(lists.spans, lists.candidates, scene.triangle_moves,
-                                    self.particle_rope, self.awake_ropes)
-            if self.candidates_seen is not None:
-                self.woken += woke
-            self.candidates_seen = lists.candidates
-        if self.colliders.edges is not None:  # (the segments' edges, likewise)
-            woke += self.colliders.edges.wake(self.particle_rope, self.awake_ropes)
-        if pairs is not self.pairs_seen or woke:
-            found = self.ropes.found_pairs if self.ropes is not None else None
-            if (not woke and found is not None and found.before is self.pairs_seen
-                    and found.after is pairs and not links_asleep_to_awake(
-                        found.found, edges, self.particle_rope, self.awake_ropes)):
-                # one partial search since, whose new pairs link no sleeping rope to an
-                # awake one: the wake pass over all pairs (O(K)) has nothing to do
-                linked = 0
-            else:
-                linked = wake_linked(pairs, edges, self.particle_rope, self.awake_ropes)
-            if self.pairs_seen is not None:
-                self.woken += linked
-            if woke or linked or self.pairs_seen is None:
-                self.awake_count = awake_particles(
-                    self.particle_rope, self.awake_ropes, self.rope_block, self.awake,
-                    self.moved, self.awake_blocks)
+        if pairs is not self.pairs_seen:
+            self.awake_pairs = awake_pairs(pairs, self.model.edge_index, self.awake)
             self.pairs_seen = pairs
-            if self.awake_count == len(self.awake):  # everything woke
-                self.awake = None
-                return pairs
-            self.awake_pairs = awake_pairs(pairs, edges, self.awake)
         return self.awake_pairs
 
     def _mostly_awake(self) -> bool:

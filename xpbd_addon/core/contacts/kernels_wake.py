@@ -1,7 +1,7 @@
-"""numba kernels of waking: which sleeping ropes a frame's contacts wake (``solve.kernels_sleep``
-puts ropes at rest to sleep; ``contacts.frame.FrameContacts`` wakes them). A still rope stays
-awake while a rope-rope candidate pair links it to an awake one (``wake_linked``) or a
-collider candidate of its particles moves in the frame (``wake_near_moving``)."""
+"""numba kernels of waking: which ropes ready to sleep a frame's contacts keep awake at its
+start (``core.sleep``; ``contacts.frame.FrameContacts.fall_asleep``): those within reach of
+a moving rope (``wake_near_moving_ropes``) and those with a collider candidate that moves in
+the frame (``wake_near_moving``)."""
 
 from __future__ import annotations
 
@@ -9,69 +9,99 @@ import numpy as np
 
 from ..jit import kernel
 
+CHUNK = 8
+"""Particles per box of ``wake_near_moving_ropes``' fine test"""
+
+SWEEP = 1.5
+"""A moving particle's box reaches along its velocity this many times v dt"""
+
+SLACK = 0.25
+"""and this many times its rope's last frame's move in every direction (its path may bend)"""
+
 
 @kernel
-def wake_linked(pairs, edges, particle_rope, awake):
-    """Wake (flag in ``awake`` (R,)) every rope linked to an awake one by a candidate pair of
-    segments (``pairs`` (K, 2), ``edges`` (M, 2)), through any chain of pairs: their contacts
-    could move it. A particle outside the lanes (rope -1) is always awake. Returns how many
-    ropes woke. One pass over the pairs joins the ropes they link (union-find), so the cost
-    stays O(K) however long the chains of pairs."""
+def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fall, dt):
+    """Wake (flag in ``awake`` (R,)) every rope not yet awake that comes within reach of a
+    moving rope (flagged in ``moving`` (R,); the particles outside the lanes always move) at
+    the frame's start: boxes round runs of ``CHUNK`` particles of one rope (x (N, 3) [m])
+    overlap, a moving one's reaching where it can get in the frame (to x + ``SWEEP`` v dt,
+    v (N, 3) [m/s], grown by ``SLACK`` times its rope's last frame's ``speed`` (N,) [m/s]
+    times dt [s] and ``fall`` [m], what the accelerations add), both grown by their
+    particles' ``radius`` (N,) [m]. Boxes round whole ropes first rule pairs of ropes
+    out. A function of the frame's start state only (not of the contacts' candidates, which a
+    frame may carry from the last or find afresh): a frame computed from a cached state
+    equals the frame played in order. Returns how many woke."""
     count = awake.shape[0]
-    parent = np.arange(count)
-    hot = awake.copy()  # at each root: whether its group holds an awake rope
-    for k in range(pairs.shape[0]):
-        first = -1
-        outside = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0:
-                    outside = True
-                    continue
-                root = _root(parent, rope)
-                if first < 0:
-                    first = root
-                elif root != first:
-                    parent[root] = first
-                    if hot[root] != 0:
-                        hot[first] = 1
-        if outside and first >= 0:
-            hot[first] = 1
+    n = x.shape[0]
+    # the runs of particles: a new one where the rope changes or CHUNK are full
+    chunk_of = np.empty(n, dtype=np.int64)
+    chunks = 0
+    length = 0
+    for i in range(n):
+        if i == 0 or particle_rope[i] != particle_rope[i - 1] or length == CHUNK:
+            chunks += 1
+            length = 0
+        chunk_of[i] = chunks - 1
+        length += 1
+    lo = np.full((chunks + count + 1, 3), np.inf)  # chunks, then ropes (last: outside)
+    hi = np.full((chunks + count + 1, 3), -np.inf)
+    grow = np.zeros(chunks + count + 1)
+    owner = np.empty(chunks, dtype=np.int64)
+    for i in range(n):
+        rope = particle_rope[i]
+        k = count if rope < 0 else rope
+        c = chunk_of[i]
+        owner[c] = k
+        reach = radius[i]
+        sweep = 0.0
+        if k == count or moving[k] != 0:  # where it can get to in the frame
+            reach += SLACK * speed[i] * dt + fall
+            sweep = SWEEP * dt
+        for box in (c, chunks + k):
+            for d in range(3):
+                lo[box, d] = min(lo[box, d], x[i, d], x[i, d] + sweep * v[i, d])
+                hi[box, d] = max(hi[box, d], x[i, d], x[i, d] + sweep * v[i, d])
+            grow[box] = max(grow[box], reach)
+    # each rope's runs, in order (a counting sort by owner)
+    start = np.zeros(count + 2, dtype=np.int64)
+    for c in range(chunks):
+        start[owner[c] + 1] += 1
+    for k in range(count + 1):
+        start[k + 1] += start[k]
+    fill = start.copy()
+    runs = np.empty(chunks, dtype=np.int64)
+    for c in range(chunks):
+        runs[fill[owner[c]]] = c
+        fill[owner[c]] += 1
     woke = 0
-    for rope in range(count):
-        if awake[rope] == 0 and hot[_root(parent, rope)] != 0:
-            awake[rope] = 1
-            woke += 1
+    for m in range(count + 1):
+        if m < count and moving[m] == 0 or start[m] == start[m + 1]:
+            continue  # (still, or no particle)
+        for r in range(count):
+            if awake[r] != 0 or start[r] == start[r + 1]:
+                continue
+            if not _boxes_meet(lo, hi, grow, chunks + m, chunks + r):
+                continue
+            for a in range(start[m], start[m + 1]):
+                found = False
+                for b in range(start[r], start[r + 1]):
+                    if _boxes_meet(lo, hi, grow, runs[a], runs[b]):
+                        found = True
+                        break
+                if found:
+                    awake[r] = 1
+                    woke += 1
+                    break
     return woke
 
 
 @kernel
-def links_asleep_to_awake(pairs, edges, particle_rope, awake):
-    """Whether some pair of ``pairs`` (K, 2) has a segment end on a rope asleep and one on
-    a rope awake (or outside the lanes): only then can new pairs wake anything."""
-    for k in range(pairs.shape[0]):
-        any_awake = False
-        any_asleep = False
-        for side in range(2):
-            for end in range(2):
-                rope = particle_rope[edges[pairs[k, side], end]]
-                if rope < 0 or awake[rope] != 0:
-                    any_awake = True
-                else:
-                    any_asleep = True
-        if any_awake and any_asleep:
-            return True
-    return False
-
-
-@kernel
-def _root(parent, i):
-    """The root of i's group in the union-find forest ``parent``, halving the path."""
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
+def _boxes_meet(lo, hi, grow, a, b):
+    """Whether boxes a and b of (lo, hi) (K, 3) [m], grown by grow[a] + grow[b] [m], meet."""
+    gap = grow[a] + grow[b]
+    return (lo[b, 0] <= hi[a, 0] + gap and lo[a, 0] <= hi[b, 0] + gap
+            and lo[b, 1] <= hi[a, 1] + gap and lo[a, 1] <= hi[b, 1] + gap
+            and lo[b, 2] <= hi[a, 2] + gap and lo[a, 2] <= hi[b, 2] + gap)
 
 
 @kernel
@@ -116,16 +146,21 @@ def awake_particles(particle_rope, awake, rope_block, flags, moved, awake_blocks
 
 @kernel
 def awake_pairs(pairs, edges, flags):
-    """The rows of ``pairs`` (K, 2) whose segments are awake (``flags`` (N,) of their first
-    particle: after ``wake_linked`` a pair is awake or asleep as a whole), in order."""
-    keep = 0
+    """The rows of ``pairs`` (K, 2) with a segment end awake (``flags`` (N,)), in order: a
+    pair of an awake and a sleeping rope (found within a frame) is a contact with a static
+    body."""
+    keep = np.zeros(pairs.shape[0], dtype=np.uint8)
+    count = 0
     for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
-            keep += 1
-    kept = np.empty((keep, 2), dtype=np.int64)
+        e, f = pairs[k, 0], pairs[k, 1]
+        if (flags[edges[e, 0]] != 0 or flags[edges[e, 1]] != 0 or flags[edges[f, 0]] != 0
+                or flags[edges[f, 1]] != 0):
+            keep[k] = 1
+            count += 1
+    kept = np.empty((count, 2), dtype=np.int64)
     row = 0
     for k in range(pairs.shape[0]):
-        if flags[edges[pairs[k, 0], 0]] != 0:
+        if keep[k] != 0:
             kept[row, 0] = pairs[k, 0]
             kept[row, 1] = pairs[k, 1]
             row += 1

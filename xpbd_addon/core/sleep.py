@@ -1,0 +1,205 @@
+"""Sleeping: ropes at rest stop being simulated until something moves them.
+
+In frames with contacts, each rope (a chain of the lane layout) is measured at the end of
+the frame: it was *quiet* if none of its particles moved farther than ``sleep_speed`` x dt
+in the frame. ``Rest.still`` [s] counts how long it has been quiet without a break. At the
+start of a frame, a rope quiet for ``SLEEP_TIME`` sleeps for the whole frame: it is not
+solved, the contacts do not move it (to an awake rope that meets it, it is a static body),
+its velocities are 0 and its positions stay as they are, bit for bit, frame after frame.
+
+It stays awake (or wakes, at a frame's start) when:
+
+* it is within reach of a moving rope: one that moved faster than ``WAKE_SPEED`` x
+  ``sleep_speed`` in the last frame or whose pin moves, the boxes round both ropes at the
+  frame's start, the moving one's grown by what it can move in the frame
+  (``contacts.kernels_wake.wake_near_moving_ropes``). A slower rope rests on a sleeping one
+  as on a static body, and a rope that meets a sleeping one within a frame without having
+  been within reach at its start finds it static until the next frame's start;
+* one of its pinned particles moves (a pin, a bone, an attachment), or it had a moving
+  collider's triangle or edge among its contact candidates at the frame's start;
+* what its balance depends on changes (``key``: the Model, i.e. any setting, gravity, the
+  external accelerations, the colliders' settings): then every rope wakes.
+
+The measure is over a frame, not a substep, and asks for ``SLEEP_TIME`` of quiet frames in a
+row: a slow swing is quiet only around its turning points, for less time than that (a swing
+of acceleration a is slower than s for 2 s / a seconds: at s = 1 mm/s and 0.5 s, a swing of
+amplitude A and period T freezes only if A (2 pi / T)^2 < 4 mm/s^2, e.g. A < 0.4 mm at T =
+2 s), whereas a pile whose contacts leave it creeping by a few micrometres a frame comes to
+sleep. What a rope carries from frame to frame for this is part of the State (``Rest``,
+``State.rest``): a frame computed from a cached state equals the frame played in order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+SLEEP_TIME = 0.5
+"""[s] how long a rope must stay quiet (every particle slower than ``sleep_speed`` over each
+frame) before it sleeps"""
+
+STILL = 0.01
+"""A frame in which every particle of a rope moved less than this times ``sleep_speed`` x dt
+(0.4 um at the default and 24 fps: a rope lying on a collider, whose contacts are exact)
+counts ``STILL_WEIGHT`` times towards ``SLEEP_TIME``: such a rope sleeps two frames after it
+stopped. A swing is that slow for two frames in a row only if its acceleration is below
+2 x 0.01 sleep_speed / dt (0.5 mm/s^2: an amplitude of 0.1 mm at a period of 3 s)."""
+
+STILL_WEIGHT = 6.0
+
+WAKE_SPEED = 10.0
+"""A rope wakes the sleeping ropes it touches (through any chain of candidate pairs) when it
+moved faster than this times ``sleep_speed`` in the last frame, or a pin or a collider
+moves it: slower, it rests on them as on static bodies. Piles need the gap between the two
+speeds: crossed ropes on the floor keep creeping at 1-7 mm/s while the ropes under them
+move, and come to rest once those are still (asleep, static)."""
+
+
+@dataclass(eq=False)
+class Rest:
+    """What sleeping carries from frame to frame (``State.rest``); new arrays every frame
+    (a cache may keep the last ones)."""
+
+    still: np.ndarray
+    """(N,) float64 [s] how long each particle's rope has been quiet (0 outside ropes)"""
+    speed: np.ndarray
+    """(N,) float64 [m/s] the largest move of a particle of each particle's rope over that
+    frame / dt (0 asleep)"""
+    asleep: np.ndarray
+    """(N,) uint8, 1 where the particle's rope slept through the frame that made this"""
+    key: bytes
+    """Digest of what the ropes' balance depended on in that frame (``balance_key``)"""
+
+    def copy(self) -> Rest:
+        """The same values in new arrays."""
+        return Rest(self.still.copy(), self.speed.copy(), self.asleep.copy(), self.key)
+
+
+def join(rests: list[Rest | None], counts: list[int]) -> Rest | None:
+    """The ``Rest`` of states put side by side (``counts`` particles each), None if some
+    have none or their keys differ (then every rope starts awake, measured afresh)."""
+    if not rests or any(r is None for r in rests):
+        return None
+    known = [r for r in rests if r is not None]
+    if any(r.key != known[0].key or len(r.still) != n
+           for r, n in zip(known, counts, strict=True)):
+        return None
+    return Rest(np.concatenate([r.still for r in known]),
+                np.concatenate([r.speed for r in known]),
+                np.concatenate([r.asleep for r in known]), known[0].key)
+
+
+def part(rest: Rest | None, start: int, stop: int) -> Rest | None:
+    """The rows start:stop of ``rest`` (copies), for one of the states joined."""
+    if rest is None:
+        return None
+    return Rest(rest.still[start:stop].copy(), rest.speed[start:stop].copy(),
+                rest.asleep[start:stop].copy(), rest.key)
+
+
+_MODEL_DIGESTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each Model's digest, made once (a Model never changes)"""
+
+
+def _model_digest(model: Any) -> bytes:
+    known = _MODEL_DIGESTS.get(model)
+    if known is not None:
+        return known
+    h = hashlib.blake2b(digest_size=16)
+    for array in (model.particle_inv_mass, model.edge_index, model.edge_compliance,
+                  model.edge_rest_length, model.particle_radius, model.particle_damping,
+                  model.particle_bend_compliance):
+        h.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
+    h.update(repr((model.damping, model.solver, model.iterations, model.strain_limit,
+                   model.self_collision, model.self_friction, model.contact_push_speed,
+                   model.contact_margin, model.integrator, model.sleep_speed)).encode())
+    digest = h.digest()
+    _MODEL_DIGESTS[model] = digest
+    return digest
+
+
+def balance_key(model: Any, gravity: np.ndarray, extra: np.ndarray | None, meshes: list,
+                planes: list) -> bytes:
+    """A digest of what a resting rope's balance depends on besides its own state and the
+    colliders' motion within the frame: the Model (every setting), gravity [m/s^2], the
+    external accelerations (N, 3) [m/s^2] (None: none) and the colliders' settings. The frame
+    length is not part of it (a subframe of a sleeping rope keeps it asleep)."""
+    h = hashlib.blake2b(_model_digest(model), digest_size=16)
+    h.update(np.ascontiguousarray(gravity, dtype=np.float64).tobytes())
+    if extra is not None:
+        h.update(np.ascontiguousarray(extra).tobytes())
+    for mesh in meshes:
+        h.update(repr(("mesh", mesh.vertices.shape, mesh.thickness, mesh.static_friction,
+                       mesh.dynamic_friction)).encode())
+    for plane in planes:
+        h.update(repr(("plane", plane.point.tolist(), plane.normal.tolist(), plane.thickness,
+                       plane.static_friction, plane.dynamic_friction)).encode())
+    return h.digest()
+
+
+class FrameSleep:
+    """Sleeping in one frame with contacts: which ropes sleep (``start``), then the measure
+    that decides the next frames (``finish``)."""
+
+    __slots__ = ("lanes", "speed", "dt", "fall", "key", "still", "last_speed", "awake_ropes",
+                 "moving", "x_start")
+
+    def __init__(self, model: Any, lanes: Any, dt: float, fall: float, key: bytes) -> None:
+        self.lanes = lanes
+        self.speed = model.sleep_speed
+        """[m/s]"""
+        self.dt = dt
+        """[s] the frame"""
+        self.fall = fall
+        """[m] the most gravity and the external accelerations move a particle in the frame
+        from rest"""
+        self.key = key
+        self.still = np.zeros(model.particle_count)
+        """(N,) [s] the quiet time the frame starts with"""
+        self.last_speed = self.still
+        """(N,) [m/s] each particle's rope's speed over the last frame (``Rest.speed``)"""
+        self.awake_ropes = np.ones(len(lanes.rope_block), dtype=np.uint8)
+        """(R,) flags of the ropes awake in this frame"""
+        self.moving = np.ones(len(lanes.rope_block), dtype=np.uint8)
+        """(R,) flags of the ropes that wake the sleeping ones they touch"""
+        self.x_start = np.empty((0, 3))
+        """(N, 3) [m] the positions at the frame's start"""
+
+    def start(self, rest: Rest | None, x: np.ndarray, v: np.ndarray, pinned: np.ndarray,
+              targets: np.ndarray) -> int:
+        """The ropes quiet for ``SLEEP_TIME`` under the same ``key`` sleep, but those whose
+        pinned particles move to ``targets`` this frame. Returns how many may sleep (the
+        contacts then wake those linked to awake ropes, ``FrameContacts.fall_asleep``)."""
+        from .solve.kernels_sleep import ready_ropes, wake_pinned
+        lanes = self.lanes
+        self.x_start = x.copy()
+        if rest is None or rest.key != self.key or len(rest.still) != len(x):
+            return 0
+        self.still, self.last_speed = rest.still, rest.speed
+        ready = ready_ropes(self.still, SLEEP_TIME, rest.speed, WAKE_SPEED * self.speed,
+                            lanes.particle_rope, self.awake_ropes, self.moving)
+        if ready and len(pinned):
+            ready -= wake_pinned(pinned, x, targets, lanes.particle_rope, self.awake_ropes,
+                                 self.moving)
+        return int(ready)
+
+    def stop(self, v: np.ndarray) -> None:
+        """The sleeping ropes' velocities to 0 (after the contacts' wake)."""
+        from .solve.kernels_sleep import stop
+        stop(v, self.lanes.particle_rope, self.awake_ropes)
+
+    def finish(self, x: np.ndarray) -> Rest:
+        """The frame's measure: each awake rope quiet or not (its particles' moves from the
+        frame's start against ``sleep_speed`` x dt), as the next frame's ``Rest``."""
+        from .solve.kernels_sleep import measure_still
+        still = np.empty(len(x))
+        speed = np.empty(len(x))
+        asleep = np.empty(len(x), dtype=np.uint8)
+        measure_still(x, self.x_start, self.speed * self.dt, STILL * self.speed * self.dt,
+                      STILL_WEIGHT, self.dt, self.lanes.particle_rope, self.awake_ropes,
+                      self.still, still, speed, asleep)
+        return Rest(still, speed, asleep, self.key)
