@@ -179,9 +179,10 @@ def lazy_prediction(lazy: bool, predicted_x0: Array, predicted_v0: Array,
 
 def blocks(block_particle_offset: Array, block_edge_offset: Array, block_length: Array,
            block_leading: Array | None, block_bending: Array | None) -> tuple:
-    """The lane layout's blocks (``layout.plan.LanePlan``): each block's offsets into the
-    particle and edge buffers (B,) uint64, its length (B,), and its flags (None where no
-    block has the feature: not compiled, ``jit.optional_item``)."""
+    """The lane layout's blocks (``layout.topology.LaneLayout``, ``layout.plan.LanePlan``):
+    each block's first particle and edge slot in the buffers (B + 1,) uint64, its slots per
+    lane (B,) uint64, and its flags (B,) bool (None where no block has the feature: not
+    compiled, ``jit.optional_item``)."""
     return (block_particle_offset, block_edge_offset, block_length, block_leading,
             block_bending)
 
