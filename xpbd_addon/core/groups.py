@@ -24,19 +24,37 @@ Array = Any  # numpy arrays; kept loose: a group is a plain tuple of whatever th
 # ------------------------------------------------------------------ collider contacts
 
 
-def soup(vertices: Array, vertices_end: Array, triangles: Array, triangle_edges: Array,
-         triangle_collider: Array, edge_vertices: Array, edge_faces: Array, corners: Array,
-         face_normal: Array, vertex_normal: Array, vertex_normal_end: Array,
-         edge_normal: Array, edge_normal_end: Array) -> tuple:
-    """The frame's triangle colliders joined (``scene.MeshScene``, made once per soup):
-    vertices, vertices_end (V, 3) [m] at the frame's start and end; triangles (T, 3),
-    triangle_edges (T, 3), triangle_collider (T,) int64; edge_vertices, edge_faces (E, 2)
-    int64 (second face -1: not two); corners (T, 9) [m] at the substep's end; face_normal
-    (T, 3) unit (zero: collapsed); the angle-weighted pseudo-normals at the vertices (V, 3)
-    and edges (E, 3) at the frame's start and end."""
-    return (vertices, vertices_end, triangles, triangle_edges, triangle_collider,
-            edge_vertices, edge_faces, corners, face_normal, vertex_normal, vertex_normal_end,
-            edge_normal, edge_normal_end)
+# The frame's triangle colliders joined (``scene.MeshScene``) are four groups, made once per
+# soup: a kernel takes those it reads (an array a kernel does not read still costs its
+# unboxing at every call, ~0.04 us).
+
+
+def mesh(vertices: Array, vertices_end: Array, triangles: Array,
+         triangle_collider: Array) -> tuple:
+    """The soup's mesh: vertices, vertices_end (V, 3) [m] at the frame's start and end,
+    triangles (T, 3) int64, triangle_collider (T,) int64 (the row of its collider's
+    parameters)."""
+    return (vertices, vertices_end, triangles, triangle_collider)
+
+
+def faces(corners: Array, face_normal: Array) -> tuple:
+    """The soup's triangles at the substep's end: corners (T, 9) [m], face_normal (T, 3)
+    unit (zero: collapsed)."""
+    return (corners, face_normal)
+
+
+def normals(triangle_edges: Array, vertex_normal: Array, vertex_normal_end: Array,
+            edge_normal: Array, edge_normal_end: Array) -> tuple:
+    """The soup's angle-weighted pseudo-normals (``mesh_normals``) at the vertices (V, 3) and
+    edges (E, 3), at the frame's start and end, and each triangle's edges (T, 3) int64 (the
+    edge of (v0, v1), (v1, v2), (v2, v0)) that find them."""
+    return (triangle_edges, vertex_normal, vertex_normal_end, edge_normal, edge_normal_end)
+
+
+def mesh_edges(triangle_edges: Array, edge_vertices: Array, edge_faces: Array) -> tuple:
+    """The soup's edges: each triangle's (T, 3) int64, each edge's two vertices and two
+    triangles (E, 2) int64 (second -1: not two)."""
+    return (triangle_edges, edge_vertices, edge_faces)
 
 
 def grid(t_lo: Array, t_hi: Array, slack: Array, start: Array, ids: Array, oversize: Array,
@@ -66,17 +84,6 @@ def nearest(cache_triangle: Array, cache_point: Array, cache_room: Array, cache_
             cache_room_second, cache_near)
 
 
-def geometry_rows(ax_: Array, ay_: Array, az_: Array, bx_: Array, by_: Array, bz_: Array,
-                  cx_: Array, cy_: Array, cz_: Array, hx_: Array, hy_: Array, hz_: Array,
-                  contact_: Array, static_: Array, dynamic_: Array, closed_: Array) -> tuple:
-    """The rows (N,) of each particle's cached triangle (``kernels_resting.fill_resting``,
-    the (``GEOMETRY_ROWS``, N) table in this order): corners a, b, c [m], unit normal h,
-    contact distance r + thickness [m], mu_s, mu_k, closed (1.0). Made once per table (the
-    rows are views)."""
-    return (ax_, ay_, az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_, contact_, static_,
-            dynamic_, closed_)
-
-
 def lists(spans: Array, candidates: Array, distance: Array) -> tuple:
     """Candidate lists (``scene.CandidateLists``): row i's candidates are
     candidates[spans[i, 0]:spans[i, 1]]; distance scratch of the narrow phase (one entry per
@@ -99,6 +106,13 @@ def substep(s1: float, fraction: float, velocity_scale: float, push: tuple,
     (``kernels_collider.push_out``); max_motion [m] the largest motion of a collider vertex
     over a substep (0: static) and triangle_motion (T, 3) [m] each triangle centroid's."""
     return (s1, fraction, velocity_scale, push, max_motion, triangle_motion)
+
+
+def edge_rule(relax: float, keep: float) -> tuple:
+    """How the segment-edge contacts act (``kernels_edges.edge_contacts``): a particle moved
+    by k contacts takes min(relax, k) / k of their sum (``constants.EDGE_RELAX``); a segment
+    is kept ``keep`` times its contact distance from an edge (1 - ``constants.EDGE_SLOP``)."""
+    return (relax, keep)
 
 
 def margins(thickest: float, beyond: float) -> tuple:
@@ -200,7 +214,7 @@ def item(declaration: Any, group: tuple, name: str) -> Any:
     return group[declaration.__code__.co_varnames.index(name)]
 
 
-DECLARED = (soup, grid, chords, nearest, geometry_rows, lists, selection, substep, margins,
-            edge_scratch, visited, query_boxes, pair_grid, extra_boxes, extra_grid,
-            rope_segments, pair_motion, lazy_prediction, blocks, lane_order)
+DECLARED = (mesh, faces, normals, mesh_edges, grid, chords, nearest, lists, selection, substep,
+            margins, edge_scratch, edge_rule, visited, query_boxes, pair_grid, extra_boxes,
+            extra_grid, rope_segments, pair_motion, lazy_prediction, blocks, lane_order)
 """Every group: a kernel parameter with one of these names is that group (the test)."""

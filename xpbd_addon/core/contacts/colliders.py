@@ -44,7 +44,7 @@ class ColliderContacts:
     __slots__ = ("model", "motion", "scene", "plane_rows", "frictionless",
                  "frictionless_planes", "collider_margin", "beyond", "no_extra",
                  "strayed", "verified_end", "resumed", "refreshes", "lists", "triangle_chord",
-                 "triangle_reach", "nearest", "cache_triangle", "geometry", "geometry_rows",
+                 "triangle_reach", "nearest", "cache_triangle", "geometry",
                  "rest", "thickest", "margins", "edges")
 
     def __init__(self, model: Any, workspace: Workspace, motion: MotionPrediction,
@@ -99,7 +99,6 @@ class ColliderContacts:
         """(N,) int64 its nearest triangles (``restart_chords`` marks them unknown)"""
         self.geometry = carried.geometry
         """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
-        self.geometry_rows = groups.geometry_rows(*self.geometry)  # (views made once, not per call)
         self.rest = np.zeros(size, dtype=np.uint8)
         """(N,) flags of the particles resting on a face this substep"""
         self.thickest = (float(self.scene.params[:, 0].max()) if self.scene is not None
@@ -277,15 +276,17 @@ class ColliderContacts:
             left = resting_static(
                 x.reshape(-1), v.reshape(-1), len(x), radius, substep, self.margins,
                 1.0 if params is scene.params else 0.0, selection, self.nearest,
-                self.geometry_rows, self.rest)
+                self.geometry, self.rest)
         else:
-            left = resting_contacts(x, v, w, radius, substep, scene.soup, params, selection,
-                                    self.margins, self.nearest, self.rest)
+            left = resting_contacts(x, v, w, radius, substep, scene.mesh, scene.faces, params,
+                                    selection, self.margins, self.nearest, self.rest)
         if left:  # those resting on two faces
-            left = resting_two_faces(x, v, radius, substep, scene.soup, params, selection,
-                                     self.margins, self.nearest, self.rest)
+            left = resting_two_faces(x, v, radius, substep, scene.mesh, scene.faces,
+                                     scene.normals, params, selection, self.margins,
+                                     self.nearest, self.rest)
         if left:
-            collider_contacts(x, v, w, radius, substep, scene.soup, params,
+            collider_contacts(x, v, w, radius, substep, scene.mesh, scene.faces, scene.normals,
+                              params,
                               self.lists.group(),
                               groups.selection(moved, self.rest, True, extra), self.margins,
                               self.nearest)

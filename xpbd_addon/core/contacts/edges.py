@@ -27,7 +27,7 @@ class EdgeContacts:
     """The segment-edge contacts of one frame (fields in ``__init__``)."""
 
     __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "candidates_seen",
-                 "scratch", "moved", "visit", "room", "visited")
+                 "scratch", "rule", "moved", "visit", "room", "visited")
 
     def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
         self.model, self.scene = model, scene
@@ -44,6 +44,8 @@ class EdgeContacts:
         self.scratch = groups.edge_scratch(np.zeros((count, 6)), np.zeros(count, dtype=np.int64),
                                            np.zeros(count, dtype=np.int64))
         """Scratch of ``edge_contacts`` (its corrections summed per particle)"""
+        self.rule = groups.edge_rule(EDGE_RELAX, 1.0 - EDGE_SLOP)
+        """How the contacts act (``groups.edge_rule``)"""
         self.visit = np.zeros(model.edge_count, dtype=np.int64)
         """(M,) scratch: the segments a pass looks at"""
         self.room = np.full(model.edge_count, -1.0)
@@ -82,8 +84,9 @@ class EdgeContacts:
             self.marker[:] = -1
             self.mark = 0
         offsets, found = segment_edges(
-            segments, edges, groups.chords(x0, x_end, reach), scene.soup, scene.params,
-            scene.rows, grid, scene.cell, float(MAX_BOX_CELLS), self.marker, self.mark)
+            segments, edges, groups.chords(x0, x_end, reach), scene.mesh, scene.mesh_edges,
+            scene.params, scene.rows, grid, scene.cell, float(MAX_BOX_CELLS), self.marker,
+            self.mark)
         self.mark += len(segments)
         self.room[segments] = -1.0  # (new candidates: look again)
         lists.take(None if only is None else segments, offsets, found)
@@ -107,8 +110,8 @@ class EdgeContacts:
         return edge_contacts(
             x, v, model.particle_inv_mass, model.particle_radius, substep, model.edge_index,
             self.visit[:count], self.lists.group(),
-            scene.soup, params, scene.moving, selection, self.scratch, EDGE_RELAX,
-            1.0 - EDGE_SLOP, self.visited)
+            scene.mesh, scene.mesh_edges, params, scene.moving, selection, self.scratch,
+            self.rule, self.visited)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

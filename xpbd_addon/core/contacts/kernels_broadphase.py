@@ -151,13 +151,13 @@ def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, m
 
 
 @kernel
-def collider_candidates(particles, chords, soup, universe, grid, cell, max_cells, marker, mark):
+def collider_candidates(particles, chords, mesh, universe, grid, cell, max_cells, marker, mark):
     """Candidate triangles of the ``particles`` (K,) (ids) for (the rest of) one frame.
 
     ``chords`` (``groups.chords``): x0 (N, 3) [m] particles now; x_end (N, 3) [m] where their
     predicted path takes them by the end of the frame (its chord); reach (N,) [m] radius +
-    margin + the path's bulge off the chord (0 = never collides, e.g. pinned); ``soup``
-    (``groups.soup``): its vertices (V, 3) [m] at the start of the frame and triangles (T, 3);
+    margin + the path's bulge off the chord (0 = never collides, e.g. pinned); ``mesh``
+    (``groups.mesh``): its vertices (V, 3) [m] at the start of the frame and triangles (T, 3);
     universe (U,) the ids of the triangles the grid holds (all, or those near the ropes:
     ``MeshScene.rows``); ``grid`` the swept triangles' grid of ``triangle_grid``
     (``groups.grid``, rows and ids by triangle id) with its cell [m]; max_cells the most cells a
@@ -173,9 +173,7 @@ def collider_candidates(particles, chords, soup, universe, grid, cell, max_cells
     query has seen (mark + its row); the caller then raises mark by K (no (T,) fill per
     call: a refresh for one particle costs what it costs)."""
     x0, x_end, reach = chords
-    (vertices, vertices_end, triangles, triangle_edges, triangle_collider, edge_vertices,
-     edge_faces, corners, face_normal, vertex_normal, vertex_normal_end, edge_normal,
-     edge_normal_end) = soup
+    vertices, vertices_end, triangles, triangle_collider = mesh
     t_lo, t_hi, slack, start, ids, oversize, mask = grid
     n = particles.shape[0]
     inverse_cell = 1.0 / cell

@@ -181,15 +181,16 @@ def point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
 
 
 @kernel
-def collider_contacts(x, v, w, radius, substep, soup, collider_params, lists, selection,
-                      margins, nearest):
+def collider_contacts(x, v, w, radius, substep, mesh, faces, normals, collider_params, lists,
+                      selection, margins, nearest):
     """Project every particle out of the collider triangles it may touch, at the end of the
     substep that ends at frame fraction s1 (``groups.substep``: s1, ``fraction`` =
     1 / substeps, velocity_scale, push, max_motion, triangle_motion).
 
     x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
-    (N,) [m]; ``soup`` the colliders (``groups.soup``: corners and face normals at s1, the
-    vertices at the start and end of the frame, the pseudo-normals of ``mesh_normals``);
+    (N,) [m]; the colliders: their ``mesh`` (vertices at the start and end of the frame),
+    ``faces`` (corners and face normals at s1), ``normals`` (the pseudo-normals of
+    ``mesh_normals``), as ``groups`` declares them;
     collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of each collider;
     ``lists`` the candidates (``groups.lists``: particle i's candidate triangles are
     candidates[spans[i, 0]:spans[i, 1]], ``collider_candidates``; distance scratch, squared
@@ -218,9 +219,9 @@ def collider_contacts(x, v, w, radius, substep, soup, collider_params, lists, se
     within r + thickness of, from outside (concave corners), and friction.
     """
     s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
-    (vertices, vertices_end, triangles, triangle_edges, triangle_collider, edge_vertices,
-     edge_faces, corners, face_normal, vertex_normal, vertex_normal_end, edge_normal,
-     edge_normal_end) = soup
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
+    triangle_edges, vertex_normal, vertex_normal_end, edge_normal, edge_normal_end = normals
     spans, candidates, distance = lists
     moved, only, selective, extra = selection
     thickest, beyond = margins

@@ -80,12 +80,13 @@ def fill_resting(flags, cache_triangle, corners, face_normal, triangle_collider,
 
 @kernel
 def resting_static(x, v, count, radius, substep, margins, friction, selection, nearest,
-                   geometry_rows, rest):
+                   geometry, rest):
     """``resting_contacts`` for static colliders, without a branch: every quantity is
     computed for every particle and selects keep what applies (8 particles per instruction).
 
-    x, v flat (3 count,) views of the (count, 3) arrays [m], [m/s]; ``geometry_rows`` the rows
-    of ``fill_resting``'s table (``groups.geometry_rows``); friction 1.0, or 0.0 for the
+    x, v flat (3 count,) views of the (count, 3) arrays [m], [m/s]; ``geometry``
+    (``GEOMETRY_ROWS``, count) ``fill_resting``'s table, one array (its 16 rows as arguments
+    cost 0.6 us more per call, measured); friction 1.0, or 0.0 for the
     frictionless pass; the other arguments as ``resting_contacts``. Returns how many
     particles were flagged in ``rest``."""
     s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
@@ -93,8 +94,12 @@ def resting_static(x, v, count, radius, substep, margins, friction, selection, n
     thickest, beyond = margins
     (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
      cache_near) = nearest
-    (ax_, ay_, az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_, contact_, static_, dynamic_,
-     closed_) = geometry_rows
+    # the rows of ``geometry``, as ``GEOMETRY_ROWS`` and ``fill_resting`` order them
+    ax_, ay_, az_ = geometry[0], geometry[1], geometry[2]
+    bx_, by_, bz_ = geometry[3], geometry[4], geometry[5]
+    cx_, cy_, cz_ = geometry[6], geometry[7], geometry[8]
+    hx_, hy_, hz_ = geometry[9], geometry[10], geometry[11]
+    contact_, static_, dynamic_, closed_ = geometry[12], geometry[13], geometry[14], geometry[15]
     point = cache_point.reshape(-1)  # (flat, as x and v: the loop runs 8 particles at once)
     inverse_scale = 1.0 / velocity_scale
     left = 0
@@ -146,8 +151,8 @@ def resting_static(x, v, count, radius, substep, margins, friction, selection, n
 
 
 @kernel
-def resting_contacts(x, v, w, radius, substep, soup, collider_params, selection, margins,
-                     nearest, rest):
+def resting_contacts(x, v, w, radius, substep, mesh, faces, collider_params, selection,
+                     margins, nearest, rest):
     """The contacts of the particles still over the face of the triangle that was nearest
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
     for it. Returns how many were flagged.
@@ -165,9 +170,8 @@ def resting_contacts(x, v, w, radius, substep, soup, collider_params, selection,
     thickness), push-out cap and friction.
     """
     s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
-    (vertices, vertices_end, triangles, triangle_edges, triangle_collider, edge_vertices,
-     edge_faces, corners, face_normal, vertex_normal, vertex_normal_end, edge_normal,
-     edge_normal_end) = soup
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
     moved, only, selective, extra = selection
     thickest, beyond = margins
     (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
@@ -247,8 +251,8 @@ def resting_contacts(x, v, w, radius, substep, soup, collider_params, selection,
 
 
 @kernel
-def resting_two_faces(x, v, radius, substep, soup, collider_params, selection, margins,
-                      nearest, rest):
+def resting_two_faces(x, v, radius, substep, mesh, faces, normals, collider_params, selection,
+                      margins, nearest, rest):
     """The particles flagged in ``rest`` that rest on two faces (in a valley, on an edge):
     the cached nearest triangle's face and the cached second nearest triangle, while every
     other candidate stays out of reach (``cache_room_second`` minus the drift, as in
@@ -258,9 +262,9 @@ def resting_two_faces(x, v, radius, substep, soup, collider_params, selection, m
     unflagged; returns how many stay flagged (for ``collider_contacts``). Arguments as
     ``collider_contacts`` (``selection``: its ``moved`` and ``extra`` only)."""
     s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
-    (vertices, vertices_end, triangles, triangle_edges, triangle_collider, edge_vertices,
-     edge_faces, corners, face_normal, vertex_normal, vertex_normal_end, edge_normal,
-     edge_normal_end) = soup
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
+    triangle_edges, vertex_normal, vertex_normal_end, edge_normal, edge_normal_end = normals
     moved, only, selective, extra = selection
     thickest, beyond = margins
     (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,

@@ -140,12 +140,15 @@ class MeshScene:
         self.live = np.zeros(0, dtype=np.int64)
         """The triangles whose rows of the tables above are made (those the searches
         returned; all of a static soup's)"""
-        self.soup = groups.soup(
-            self.vertices, self.vertices_end, self.triangles, self.triangle_edges,
-            self.triangle_collider, self.edge_vertices, self.edge_faces, self.corners,
-            self.face_normal, self.vertex_normal, self.vertex_normal_end, self.edge_normal,
-            self.edge_normal_end)
-        """The arrays above as the kernels take them (``groups.soup``)"""
+        self.mesh = groups.mesh(self.vertices, self.vertices_end, self.triangles,
+                                self.triangle_collider)
+        self.faces = groups.faces(self.corners, self.face_normal)
+        self.normals = groups.normals(self.triangle_edges, self.vertex_normal,
+                                      self.vertex_normal_end, self.edge_normal,
+                                      self.edge_normal_end)
+        self.mesh_edges = groups.mesh_edges(self.triangle_edges, self.edge_vertices,
+                                            self.edge_faces)
+        """The arrays above as the kernels take them (``groups``)"""
         if not (self.moving and self.culls):
             self._cover_all()
             self._make(np.arange(count))
@@ -286,7 +289,7 @@ class MeshScene:
             self.marker[:] = -1
             self.mark = 0
         offsets, candidates = collider_candidates(
-            particles, groups.chords(x, x_end, reach), self.soup, self.rows, grid, cell,
+            particles, groups.chords(x, x_end, reach), self.mesh, self.rows, grid, cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(particles)
         if self.moving and self.culls:
