@@ -12,7 +12,8 @@ collisions on the scenes of `collision` (with our solver's rows beside it; `--bl
 adds bpy 5.3).
 `collision_ab --ref=COMMIT` runs `collision`'s terrain with that commit's core and the
 working tree's in turns, in one process (this VM's speed drifts more than most changes gain);
-`step_ab --ref=COMMIT` does the same for the cost of a `step` call without contacts.
+`step_ab --ref=COMMIT` does the same for the cost of a `step` call without contacts, and
+`small_contacts_ab --ref=COMMIT` for a 12-point rope on a collider (the cost of kernel calls).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ SCRIPTS = {
     "damping": "bench_damping.py",
     "reference": "bench_reference.py",
     "step_ab": "bench_step_ab.py",
+    "small_contacts_ab": "bench_small_contacts_ab.py",
     "pile": "bench_pile.py",
     "thin": "bench_thin.py",
     "rods": "bench_rods.py",

@@ -10,6 +10,8 @@ bake from the animation a user has scrubbed.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -123,6 +125,12 @@ def play_one(model, state, scene):
     return seen[0]
 
 
+def argument(kernel, args: tuple, name: str):
+    """The argument ``name`` of a call of ``kernel`` with ``args`` (by the kernel's own
+    parameter names)."""
+    return args[list(inspect.signature(kernel.py_func).parameters).index(name)]
+
+
 def pass_on(*args):
     """A stand-in for ``resting_two_faces`` that leaves every flagged particle flagged."""
     return int(args[-1].sum())
@@ -157,7 +165,8 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch, scene
     assert sum(two) > 0  # and some particles rested on two faces
 
     def hand_over(*args):
-        only, selective, rest = args[9], args[10], args[-1]
+        moved, only, selective, extra = argument(resting, args, "selection")
+        rest = args[-1]
         rest[:] = only if selective else 1
         return len(rest)
 
@@ -186,7 +195,8 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
     assert sum(taken) > 0.5 * len(taken) * len(fast[0][0])
 
     def hand_over(*args):
-        only, selective, rest = args[18], args[19], args[-1]
+        moved, only, selective, extra = argument(resting, args, "selection")
+        rest = args[-1]
         rest[:] = only if selective else 1
         return len(rest)
 

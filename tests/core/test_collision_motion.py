@@ -314,7 +314,8 @@ def test_a_search_beyond_a_moving_colliders_region_grows_it(monkeypatch):
     """The broad phase of a moving collider holds the triangles near the first search's
     particles; a later search for a particle moved to the far side grows it, and every
     particle's candidates are those of the whole mesh, first and after."""
-    from xpbd_addon.core.contacts.scene import CandidateLists, MeshScene
+    from xpbd_addon.core.contacts.candidates import CandidateLists
+    from xpbd_addon.core.contacts.scene import MeshScene
 
     vertices, triangles = icosphere(4, 0.5)
     sphere = Collider(vertices, triangles).moved(vertices, vertices + (0.01, 0.0, 0.0))

@@ -12,6 +12,7 @@ Map of the core (each part imports only from those above it):
 
     validation.py    checks of the public inputs (ValueError naming the argument)
     jit.py           how every kernel is compiled (numba: cached, GIL released)
+    groups.py        the kernels' argument groups (plain tuples), each declared once
     layout/          how a particle graph is laid out for the kernels
       topology.py      chains (ropes) and the rest of the graph; the 16-lane buffer layout
       lanes.py         the lane buffers' fields as the kernels index them
@@ -19,7 +20,8 @@ Map of the core (each part imports only from those above it):
       reach.py         the contact distances the layout derives from the radii
     collision.py     Collider (triangle meshes), Plane: the colliders of a frame
     contacts/        the contacts of a frame: FrameContacts (frame.py), the collider soup
-                     (scene.py), the rope-rope pairs (ropes.py) and their kernels
+                     (scene.py), its candidate lists (candidates.py), the rope-rope pairs
+                     (ropes.py) and their kernels
     solve/           the rope solve kernels: predict (gravity + external accelerations),
                      project the constraints (sweep or direct Newton), update velocities
     model.py         Model (static: what the rope is), State (x, v: where it is; rest:

@@ -49,6 +49,23 @@ _DEGENERATE_AREA = 1e-14
 re-check it per substep, for meshes that collapse while they deform)."""
 
 
+class MeshCaches:
+    """What the contacts keep for one mesh across its frames (shared by a ``Collider`` and
+    its ``moved`` copies: its frames move it, the mesh stays); written only by
+    ``contacts.scene``."""
+
+    __slots__ = ("swept", "spare_tables")
+
+    def __init__(self) -> None:
+        self.swept: list = []
+        """[collider, lo, hi, motion]: the triangles' boxes over the frame of the last
+        collider of this mesh that asked for them, and its largest vertex motion
+        (``contacts.scene.swept``; the arrays reused frame after frame)"""
+        self.spare_tables: list = []
+        """The contacts' per-triangle tables of this mesh moving, free for its next frame
+        (``contacts.scene.MeshScene.release``)"""
+
+
 @dataclass(frozen=True)
 class _Topology:
     """What depends on the triangles only (shared by ``Collider.moved`` copies)."""
@@ -66,26 +83,25 @@ class _Topology:
     (an open mesh's border, a non-manifold edge)"""
     closed: bool
     problems: tuple[str, ...]
-    swept: list = field(default_factory=list, compare=False)
-    """[collider, lo, hi, motion]: the triangles' boxes over the frame of the last collider of
-    this mesh asked for them, and its largest vertex motion (``contacts.scene.swept``; the
-    arrays reused frame after frame)"""
-    scratch: list = field(default_factory=list, compare=False)
-    """The contacts' per-triangle tables of this mesh moving, free for its next frame
-    (``contacts.scene.MeshScene.release``): its frames move it, the mesh stays"""
+    caches: MeshCaches = field(default_factory=MeshCaches, compare=False)
+    """What the contacts keep for this mesh across its frames (``Collider.mesh_caches``)"""
 
 
-@dataclass(eq=False, slots=True)
-class _Derived:
-    """What the contacts derive from a collider's (read-only) arrays, kept on it so that a
-    static collider passed again every frame pays for it once (``contact_scene``)."""
+class ColliderCaches:
+    """What the contacts derive from one collider's (read-only) arrays, kept on it so that a
+    static collider passed again every frame pays for it once (``contacts.scene``, which
+    alone writes them)."""
 
-    triangle_grids: dict[float, tuple] = field(default_factory=dict)
-    """{cell [m]: (colliders, ``triangle_grid``)}: the broad-phase grids of the static scene
-    this collider comes first in, by cell size (ropes falling, resting or sliding ask for
-    different cells, and all ropes on one static collider share its grids)"""
-    mesh_scene: Any = None
-    """The ``contact_scene.MeshScene`` of the static colliders this one comes first in"""
+    __slots__ = ("triangle_grids", "mesh_scene")
+
+    def __init__(self) -> None:
+        self.triangle_grids: dict[float, tuple] = {}
+        """{cell [m]: (colliders, ``triangle_grid``)}: the broad-phase grids of the static
+        scene this collider comes first in, by cell size (ropes falling, resting or sliding
+        ask for different cells, and all ropes on one static collider share its grids)"""
+        self.mesh_scene: Any = None
+        """The ``contacts.scene.MeshScene`` of the static colliders this one comes first
+        in"""
 
 
 class Collider:
@@ -108,12 +124,12 @@ class Collider:
     """
 
     __slots__ = ("vertices", "vertices_end", "thickness", "static_friction",
-                 "dynamic_friction", "_topology", "_derived")
+                 "dynamic_friction", "_topology", "caches")
 
     def __init__(self, vertices: Any, triangles: Any, *, vertices_end: Any = None,
                  thickness: float = 0.0, static_friction: float = 0.5,
                  dynamic_friction: float = 0.4, _topology: _Topology | None = None) -> None:
-        # (no other attributes: what is derived from the arrays lives in ``_derived``)
+        # (no other attributes: what is derived from the arrays lives in ``caches``)
         self.vertices = _as_vertices(vertices, "vertices")
         """Vertex positions at the start of the frame [m], shape [vertex_count, 3]"""
         self.vertices_end = self.vertices if vertices_end is None else _as_vertices(
@@ -133,7 +149,8 @@ class Collider:
                              f"mesh's), got {len(self.vertices)}")
         self._topology = _topology if _topology is not None else _analyse(
             self.vertices, _as_triangles(triangles, len(self.vertices)))
-        self._derived = _Derived()
+        self.caches = ColliderCaches()
+        """What the contacts derive from this collider (``ColliderCaches``)"""
 
     @property
     def triangles(self) -> np.ndarray:
@@ -160,6 +177,37 @@ class Collider:
     @property
     def moving(self) -> bool:
         return self.vertices_end is not self.vertices
+
+    @property
+    def triangle_edges(self) -> np.ndarray:
+        """int64 (T, 3) the edge id of (v0, v1), (v1, v2), (v2, v0) of each triangle"""
+        return self._topology.triangle_edges
+
+    @property
+    def edge_count(self) -> int:
+        return self._topology.edge_count
+
+    @property
+    def edge_vertices(self) -> np.ndarray:
+        """int64 (E, 2) the two vertices of each edge"""
+        return self._topology.edge_vertices
+
+    @property
+    def edge_faces(self) -> np.ndarray:
+        """int64 (E, 2) the triangles at each edge; the second -1 where it has not exactly
+        two (an open mesh's border, a non-manifold edge)"""
+        return self._topology.edge_faces
+
+    @property
+    def mesh_caches(self) -> MeshCaches:
+        """What the contacts keep for this mesh across its frames: the same object for this
+        collider and every ``moved`` copy of it (one mesh)."""
+        return self._topology.caches
+
+    def same_mesh(self, other: Collider) -> bool:
+        """Whether ``other`` is this mesh at other positions (one is a ``moved`` copy of the
+        other, or both of a third): the analysis is shared, not compared."""
+        return self._topology is other._topology
 
     def moved(self, vertices: Any, vertices_end: Any = None) -> Collider:
         """The same mesh (topology and settings) at new positions: the next frame of an animated

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from .contacts.scene import CandidateLists, MeshScene
+    from .contacts.candidates import CandidateLists
+    from .contacts.scene import MeshScene
     from .layout.plan import SolvePlan
 
 
@@ -64,20 +65,9 @@ class ColliderCaches(NamedTuple):
     """((N, 3), (N, 3)) [m] start and end of the chord each particle's candidates cover"""
     triangle_reach: np.ndarray
     """(N,) [m] how far around its chord they reach"""
-    cache_triangle: np.ndarray
-    """int64 (N,) nearest triangle of each particle (``CACHE_UNKNOWN``: search)"""
-    cache_point: np.ndarray
-    """(N, 3) [m] the closest point on it"""
-    cache_room: np.ndarray
-    """(N,) [m] how far the particle may move before it must search again"""
-    cache_time: np.ndarray
-    """(N,) frame fraction the cache was made at"""
-    cache_second: np.ndarray
-    """int64 (N,) second nearest face (particles resting on two)"""
-    cache_room_second: np.ndarray
-    """(N,) [m] its room"""
-    cache_near: np.ndarray
-    """(N,) [m] distance to the nearest candidate"""
+    nearest: tuple
+    """Each particle's nearest-triangle cache (``groups.nearest``: the triangle, where the
+    particle was [m], the room [m] around it, ...)"""
     geometry: np.ndarray
     """(GEOMETRY_ROWS, N) each particle's cached triangle, for ``resting_static``"""
     segment_edges: CandidateLists

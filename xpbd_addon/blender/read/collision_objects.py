@@ -292,7 +292,7 @@ def _same_mesh(old: Collider, new: Collider) -> bool:
     """Whether ``new`` is ``old``'s mesh (``Collider.moved`` keeps the analysis); compared by
     value when they were made apart (a rope that stepped alone, then with the others:
     ``shared_reads``)."""
-    if old._topology is new._topology:
+    if old.same_mesh(new):
         return True
     return (old.closed == new.closed and np.array_equal(old.triangles, new.triangles)
             and old.thickness == new.thickness
@@ -314,7 +314,7 @@ def for_step(start: Snapshot | None, end: Snapshot, s0: float = 0.0,
             colliders.append(entry.collider)
             continue
         a = old.collider.vertices
-        if a is b or (old.collider._topology is not entry.collider._topology
+        if a is b or (not old.collider.same_mesh(entry.collider)
                       and np.array_equal(a, b)):  # did not move
             colliders.append(entry.collider)
         elif s0 == 0.0 and s1 == 1.0:

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import groups
 from ..collision import Collider, Plane
 from ..workspace import ColliderCaches, ColliderCarry, Workspace
+from .candidates import CandidateLists
 from .constants import DEPTH_REACH, EDGE_PASSES, MIN_MARGIN, PARTIAL_SEARCH
 from .edges import EdgeContacts
 from .kernels_broadphase import chord_rows, left_chord, restart_chords
@@ -33,7 +35,7 @@ from .kernels_contact import (
 )
 from .kernels_segments import flagged, predicted_end
 from .prediction import MotionPrediction
-from .scene import CandidateLists, MeshScene, mesh_scene, plane_table
+from .scene import MeshScene, mesh_scene, plane_table
 
 
 class ColliderContacts:
@@ -42,9 +44,8 @@ class ColliderContacts:
     __slots__ = ("model", "motion", "scene", "plane_rows", "frictionless",
                  "frictionless_planes", "collider_margin", "beyond", "no_extra",
                  "strayed", "verified_end", "resumed", "refreshes", "lists", "triangle_chord",
-                 "triangle_reach", "cache_triangle", "cache_point", "cache_room", "cache_time",
-                 "cache_second", "cache_room_second", "cache_near", "geometry",
-                 "geometry_rows", "rest", "thickest", "edges")
+                 "triangle_reach", "nearest", "cache_triangle", "geometry",
+                 "rest", "thickest", "margins", "edges")
 
     def __init__(self, model: Any, workspace: Workspace, motion: MotionPrediction,
                  x: np.ndarray, meshes: list[Collider], planes: list[Plane]) -> None:
@@ -78,9 +79,13 @@ class ColliderContacts:
         if carried is None:
             carried = ColliderCaches(
                 CandidateLists(size), (np.empty((size, 3)), np.empty((size, 3))), np.empty(size),
-                np.full(size, CACHE_UNKNOWN, dtype=np.int64), np.zeros((size, 3)),
-                np.zeros(size), np.zeros(size), np.full(size, CACHE_UNKNOWN, dtype=np.int64),
-                np.zeros(size), np.zeros(size), np.zeros((GEOMETRY_ROWS, size)),
+                groups.nearest(
+                    cache_triangle=np.full(size, CACHE_UNKNOWN, dtype=np.int64),
+                    cache_point=np.zeros((size, 3)), cache_room=np.zeros(size),
+                    cache_time=np.zeros(size),
+                    cache_second=np.full(size, CACHE_UNKNOWN, dtype=np.int64),
+                    cache_room_second=np.zeros(size), cache_near=np.zeros(size)),
+                np.zeros((GEOMETRY_ROWS, size)),
                 CandidateLists(model.edge_count if self.scene is not None else 0))
         self.lists = carried.lists
         """Candidate triangles of each particle"""
@@ -88,22 +93,19 @@ class ColliderContacts:
         """((N, 3), (N, 3)) [m] the chord each particle's candidates cover"""
         self.triangle_reach = carried.triangle_reach
         """(N,) [m] how far around it"""
-        # what ``kernels_collider.resting_contacts`` needs to skip the search (ColliderCaches)
-        self.cache_triangle = carried.cache_triangle
-        self.cache_point = carried.cache_point
-        self.cache_room = carried.cache_room
-        self.cache_time = carried.cache_time
-        self.cache_second = carried.cache_second
-        self.cache_room_second = carried.cache_room_second
-        self.cache_near = carried.cache_near
+        self.nearest = carried.nearest
+        """What ``kernels_resting`` needs to skip the search (``groups.nearest``)"""
+        self.cache_triangle = groups.item(groups.nearest, self.nearest, "cache_triangle")
+        """(N,) int64 its nearest triangles (``restart_chords`` marks them unknown)"""
         self.geometry = carried.geometry
         """Each particle's cached triangle, for ``kernels_resting.resting_static``"""
-        self.geometry_rows = tuple(self.geometry)  # (views made once, not per call)
         self.rest = np.zeros(size, dtype=np.uint8)
         """(N,) flags of the particles resting on a face this substep"""
         self.thickest = (float(self.scene.params[:, 0].max()) if self.scene is not None
                          else 0.0)
         """The thickest collider's thickness [m]"""
+        self.margins = groups.margins(self.thickest, self.beyond)
+        """How far the contacts look (``groups.margins``)"""
         self.edges = (EdgeContacts(model, self.scene, carried.segment_edges)
                       if self.scene is not None and model.edge_count else None)
         """The rope segments' contacts with the meshes' edges, or None"""
@@ -140,10 +142,8 @@ class ColliderContacts:
         return ColliderCarry(
             self.scene, (self.collider_margin, self.beyond), end,
             model.particle_radius.copy(), model.particle_inv_mass.copy(),
-            ColliderCaches(self.lists, self.triangle_chord, self.triangle_reach,
-                           self.cache_triangle, self.cache_point, self.cache_room,
-                           self.cache_time, self.cache_second, self.cache_room_second,
-                           self.cache_near, self.geometry, self.lists_of_edges()))
+            ColliderCaches(self.lists, self.triangle_chord, self.triangle_reach, self.nearest,
+                           self.geometry, self.lists_of_edges()))
 
     def _resume_triangles(self, x: np.ndarray) -> None:
         """Go on with the last frame's collider candidates: search again for the particles
@@ -235,71 +235,61 @@ class ColliderContacts:
             if self.frictionless is None:
                 self.frictionless = _without_friction(scene.params, slice(1, 3))
             params = self.frictionless
-        self.points(x, v, s1, moved, only, selective, extra, params, dense)
+        motion = self.motion
+        substep = groups.substep(s1, 1.0 / motion.substeps, motion.velocity_scale, motion.push,
+                                 scene.max_motion, scene.triangle_motion)
+        self.points(x, v, substep, groups.selection(moved, only, selective, extra), params,
+                    dense)
         edges = self.edges
         if edges is None:
             return
-        motion = self.motion
         acted = 0
         for index in range(EDGE_PASSES):
             # after the first, only the segments with a particle the last pass moved: the
             # others are where the last pass found them, with no contact acting
-            acting = edges.project(x, v, s1, motion.substeps, motion.velocity_scale, params,
-                                   motion.push, edges.moved, only if index == 0 else
-                                   edges.moved, selective or index > 0, extra)
+            acting = edges.project(x, v, substep, params, groups.selection(
+                edges.moved, only if index == 0 else edges.moved, selective or index > 0,
+                extra))
             if not acting:
                 break  # (nothing moved: the next pass would look at no segment)
             acted += acting
         if acted:
             np.bitwise_or(moved, edges.moved, out=moved)
-            self.points(x, v, s1, moved, edges.moved, True, extra, params, False)
+            self.points(x, v, substep, groups.selection(moved, edges.moved, True, extra),
+                        params, False)
             edges.moved[:] = 0
 
-    def points(self, x: np.ndarray, v: np.ndarray, s1: float, moved: np.ndarray,
-               only: np.ndarray, selective: bool, extra: np.ndarray, params: np.ndarray,
-               dense: bool) -> None:
+    def points(self, x: np.ndarray, v: np.ndarray, substep: tuple, selection: tuple,
+               params: np.ndarray, dense: bool) -> None:
         """The particles' contacts with the meshes (``kernels_collider``, ``kernels_resting``):
-        those resting on a face first, then the general narrow phase for the rest; ``params``
-        the meshes' table (with or without friction), the rest as ``meshes``."""
-        model, scene, motion = self.model, self.scene, self.motion
+        those resting on a face first, then the general narrow phase for the rest, at the end
+        of the ``substep`` (``groups.substep``) for the particles of ``selection``
+        (``groups.selection``); ``params`` the meshes' table (with or without friction);
+        ``dense`` as ``meshes``."""
+        model, scene = self.model, self.scene
         assert scene is not None
         w, radius = model.particle_inv_mass, model.particle_radius
-        fraction = 1.0 / motion.substeps
-        velocity_scale = motion.velocity_scale
+        moved, only, selective, extra = selection
         static = scene.max_motion == 0.0
         # the vectorised kernel computes every particle, the scalar one skips those not chosen
         if static and (dense or not selective):
             left = resting_static(
-                x.reshape(-1), v.reshape(-1), len(x), radius, velocity_scale, self.motion.push,
-                self.thickest, self.beyond, 1.0 if params is scene.params else 0.0, only,
-                selective, extra, self.cache_triangle, self.cache_point.reshape(-1),
-                self.cache_room, self.cache_near, *self.geometry_rows, moved, self.rest)
+                x.reshape(-1), v.reshape(-1), len(x), radius, substep, self.margins,
+                1.0 if params is scene.params else 0.0, selection, self.nearest,
+                self.geometry, self.rest)
         else:
-            left = resting_contacts(
-                x, v, w, radius, velocity_scale, fraction, scene.corners, scene.face_normal,
-                scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_collider, s1,
-                params, self.motion.push, self.thickest, self.beyond, moved, only, selective,
-                scene.max_motion, extra, self.cache_triangle, self.cache_point,
-                self.cache_room, self.cache_time, self.cache_near, self.rest)
+            left = resting_contacts(x, v, w, radius, substep, scene.mesh, scene.faces, params,
+                                    selection, self.margins, self.nearest, self.rest)
         if left:  # those resting on two faces
-            left = resting_two_faces(
-                x, v, radius, velocity_scale, fraction, scene.corners, scene.face_normal,
-                scene.vertices, scene.vertices_end, scene.triangles, scene.triangle_edges,
-                scene.triangle_collider, scene.vertex_normal, scene.vertex_normal_end,
-                scene.edge_normal, scene.edge_normal_end, s1, params, self.motion.push,
-                self.thickest, self.beyond, moved, scene.max_motion, extra,
-                self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
-                self.cache_second, self.cache_room_second, self.rest)
+            left = resting_two_faces(x, v, radius, substep, scene.mesh, scene.faces,
+                                     scene.normals, params, selection, self.margins,
+                                     self.nearest, self.rest)
         if left:
-            collider_contacts(
-                x, v, w, radius, velocity_scale, fraction, scene.corners, scene.face_normal,
-                scene.vertices, scene.vertices_end, scene.triangle_motion, scene.triangles,
-                scene.triangle_edges, scene.triangle_collider, scene.vertex_normal,
-                scene.vertex_normal_end, scene.edge_normal, scene.edge_normal_end, s1, params,
-                self.lists.spans, self.lists.candidates, self.motion.push, self.lists.distance,
-                moved, self.rest, True, scene.max_motion, extra, self.thickest, self.beyond,
-                self.cache_triangle, self.cache_point, self.cache_room, self.cache_time,
-                self.cache_second, self.cache_room_second, self.cache_near)
+            collider_contacts(x, v, w, radius, substep, scene.mesh, scene.faces, scene.normals,
+                              params,
+                              self.lists.group(),
+                              groups.selection(moved, self.rest, True, extra), self.margins,
+                              self.nearest)
             if static:  # the triangles it cached, for the next ``resting_static``
                 fill_resting(self.rest, self.cache_triangle, scene.corners, scene.face_normal,
                              scene.triangle_collider, scene.params, radius, self.geometry)

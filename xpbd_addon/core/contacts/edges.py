@@ -15,18 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from .. import groups
+from .candidates import CandidateLists
 from .constants import EDGE_RELAX, EDGE_SLOP, MARK_LIMIT, MAX_BOX_CELLS
 from .kernels_edge_search import segment_edges, segments_of
 from .kernels_edges import edge_contacts, segments_to_visit, wake_near_moving_edges
-from .scene import CandidateLists, MeshScene
+from .scene import MeshScene
 
 
 class EdgeContacts:
     """The segment-edge contacts of one frame (fields in ``__init__``)."""
 
-    __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "fractions",
-                 "candidates_seen", "delta", "count", "touched", "moved", "visit", "room",
-                 "anchor", "since")
+    __slots__ = ("model", "scene", "lists", "marker", "mark", "seen", "candidates_seen",
+                 "scratch", "rule", "moved", "visit", "room", "visited")
 
     def __init__(self, model: Any, scene: MeshScene, lists: CandidateLists) -> None:
         self.model, self.scene = model, scene
@@ -37,24 +38,23 @@ class EdgeContacts:
         """``segment_edges``' seen-marks (entries below ``mark``)"""
         self.seen = np.zeros(model.edge_count, dtype=np.uint8)
         """(M,) scratch of ``segments_of``"""
-        self.fractions = np.zeros(2)
-        """The frame fractions of the substep under way's start and end"""
         self.candidates_seen: np.ndarray | None = None
         """The candidates the sleeping ropes were last woken for"""
         count = model.particle_count
-        self.delta = np.zeros((count, 6))
-        self.count = np.zeros(count, dtype=np.int64)
-        self.touched = np.zeros(count, dtype=np.int64)
+        self.scratch = groups.edge_scratch(np.zeros((count, 6)), np.zeros(count, dtype=np.int64),
+                                           np.zeros(count, dtype=np.int64))
         """Scratch of ``edge_contacts`` (its corrections summed per particle)"""
+        self.rule = groups.edge_rule(EDGE_RELAX, 1.0 - EDGE_SLOP)
+        """How the contacts act (``groups.edge_rule``)"""
         self.visit = np.zeros(model.edge_count, dtype=np.int64)
         """(M,) scratch: the segments a pass looks at"""
         self.room = np.full(model.edge_count, -1.0)
         """(M,) [m] how much farther than their contact distance each segment's candidates
         lay when last looked at (-1: look)"""
-        self.anchor = np.zeros((model.edge_count, 6))
-        """(M, 6) [m] where each segment's ends were then"""
-        self.since = np.zeros(model.edge_count)
-        """(M,) the frame fraction then"""
+        self.visited = groups.visited(self.room, np.zeros((model.edge_count, 6)),
+                                      np.zeros(model.edge_count))
+        """``room`` with where each segment's ends were then (M, 6) [m] and the frame
+        fraction then (M,) (``groups.visited``)"""
         self.moved = np.zeros(count, dtype=np.uint8)
         """(N,) flags of the particles the last passes moved (``ColliderContacts.meshes``
         clears them)"""
@@ -83,41 +83,35 @@ class EdgeContacts:
         if self.mark + len(segments) >= MARK_LIMIT:
             self.marker[:] = -1
             self.mark = 0
-        t_lo, t_hi, _, start, ids, oversize, mask = grid
         offsets, found = segment_edges(
-            segments, edges, x0, x_end, reach, scene.vertices, scene.vertices_end,
-            scene.triangles, scene.triangle_edges, scene.edge_vertices, scene.edge_faces,
-            scene.triangle_collider, scene.params, scene.rows, t_lo, t_hi, start, ids,
-            oversize, mask, scene.cell,
-            float(MAX_BOX_CELLS), self.marker, self.mark)
+            segments, edges, groups.chords(x0, x_end, reach), scene.mesh, scene.mesh_edges,
+            scene.params, scene.rows, grid, scene.cell, float(MAX_BOX_CELLS), self.marker,
+            self.mark)
         self.mark += len(segments)
         self.room[segments] = -1.0  # (new candidates: look again)
         lists.take(None if only is None else segments, offsets, found)
 
-    def project(self, x: np.ndarray, v: np.ndarray, s1: float, substeps: int,
-                velocity_scale: float, params: np.ndarray, push: tuple[float, float],
-                moved: np.ndarray, only: np.ndarray, selective: bool,
-                extra: np.ndarray) -> int:
-        """The contacts of the substep ending at frame fraction ``s1`` (``kernels_edges.
-        edge_contacts``; arguments as ``ColliderContacts.meshes``). Returns how many
-        acted."""
+    def project(self, x: np.ndarray, v: np.ndarray, substep: tuple, params: np.ndarray,
+                selection: tuple) -> int:
+        """The contacts at the end of the ``substep`` (``groups.substep``) for the particles
+        of ``selection`` (``groups.selection``) (``kernels_edges.edge_contacts``; arguments
+        as ``ColliderContacts.meshes``). Returns how many acted."""
         if not self.lists.live:
             return 0
         model, scene = self.model, self.scene
+        s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+        moved, only, selective, extra = selection
+        room, anchor, since = self.visited
         count = segments_to_visit(model.edge_index, self.lists.spans, model.particle_inv_mass,
-                                  only, selective, x, v, 1.0 / velocity_scale, self.room,
-                                  self.anchor, self.since, s1 + 1.0 / substeps,
-                                  scene.vertex_motion, self.visit)
+                                  only, selective, x, v, 1.0 / velocity_scale, room, anchor,
+                                  since, s1 + fraction, scene.vertex_motion, self.visit)
         if not count:
             return 0
-        self.fractions[0], self.fractions[1] = s1 - 1.0 / substeps, s1
         return edge_contacts(
-            x, v, model.particle_inv_mass, model.particle_radius, velocity_scale,
-            model.edge_index, self.visit[:count], self.lists.spans, self.lists.candidates,
-            scene.vertices, scene.vertices_end, scene.triangles, scene.edge_vertices,
-            scene.edge_faces, scene.triangle_collider, params, self.fractions, scene.moving,
-            push, moved, extra, self.delta, self.count, self.touched, EDGE_RELAX,
-            1.0 - EDGE_SLOP, self.room, self.anchor, self.since)
+            x, v, model.particle_inv_mass, model.particle_radius, substep, model.edge_index,
+            self.visit[:count], self.lists.group(),
+            scene.mesh, scene.mesh_edges, params, scene.moving, selection, self.scratch,
+            self.rule, self.visited)
 
     def wake(self, particle_rope: np.ndarray, awake_ropes: np.ndarray) -> int:
         """Wake the sleeping ropes with a moving candidate edge (after a search for every

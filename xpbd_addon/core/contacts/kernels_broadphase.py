@@ -151,28 +151,30 @@ def triangle_grid(vertices, vertices_end, triangles, triangle_thickness, cell, m
 
 
 @kernel
-def collider_candidates(particles, x, x_end, reach, vertices, triangles, universe, t_lo, t_hi,
-                        slack, start, ids, oversize, mask, cell, max_cells, marker, mark):
+def collider_candidates(particles, chords, mesh, universe, grid, cell, max_cells, marker, mark):
     """Candidate triangles of the ``particles`` (K,) (ids) for (the rest of) one frame.
 
-    x (N, 3) [m] particles now; x_end (N, 3) [m] where their predicted path takes them by the
-    end of the frame (its chord); reach (N,) [m] radius + margin + the
-    path's bulge off the chord (0 = never collides, e.g. pinned); vertices (V, 3) [m] all
-    colliders at the start of the frame; triangles (T, 3); universe (U,) the ids of the
-    triangles the grid holds (all, or those near the ropes: ``MeshScene.rows``); the swept
-    triangles' grid of ``triangle_grid`` (t_lo ... mask, rows and ids by triangle id) with its
-    cell [m]; max_cells the most cells a box may
-    cover before it is handled by brute force (a huge ground triangle). Each particle
-    queries the cells of its path's box, and a pair is kept if the midpoint of some piece of
-    the chord (pieces no longer than ``reach``) comes within reach + the triangle's slack +
-    half a piece of the triangle at the start of the frame. As long as a particle stays
-    within its margin of its predicted path (``left_chord``), every contact it can have is in
+    ``chords`` (``groups.chords``): x0 (N, 3) [m] particles now; x_end (N, 3) [m] where their
+    predicted path takes them by the end of the frame (its chord); reach (N,) [m] radius +
+    margin + the path's bulge off the chord (0 = never collides, e.g. pinned); ``mesh``
+    (``groups.mesh``): its vertices (V, 3) [m] at the start of the frame and triangles (T, 3);
+    universe (U,) the ids of the triangles the grid holds (all, or those near the ropes:
+    ``MeshScene.rows``); ``grid`` the swept triangles' grid of ``triangle_grid``
+    (``groups.grid``, rows and ids by triangle id) with its cell [m]; max_cells the most cells a
+    box may cover before it is handled by brute force (a huge ground triangle). Each particle
+    queries the cells of its path's box, and a pair is kept if the midpoint of some piece of the
+    chord (pieces no longer than ``reach``) comes within reach + the triangle's slack + half a
+    piece of the triangle at the start of the frame. As long as a particle stays within its
+    margin of its predicted path (``left_chord``), every contact it can have is in
     the list. Returns CSR over ``particles``: (offsets (K + 1,), triangle ids, each list in
     increasing order).
 
     ``marker`` (T,) int64, kept by the caller with entries below ``mark``: which triangle a
     query has seen (mark + its row); the caller then raises mark by K (no (T,) fill per
     call: a refresh for one particle costs what it costs)."""
+    x0, x_end, reach = chords
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    t_lo, t_hi, slack, start, ids, oversize, mask = grid
     n = particles.shape[0]
     inverse_cell = 1.0 / cell
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -187,10 +189,10 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, univers
         if not r > 0.0:
             continue
         for c in range(3):
-            p_lo[c] = min(x[p, c], x_end[p, c]) - r
-            p_hi[c] = max(x[p, c], x_end[p, c]) + r
-        x0, y0, z0 = x[p, 0], x[p, 1], x[p, 2]
-        dx, dy, dz = x_end[p, 0] - x0, x_end[p, 1] - y0, x_end[p, 2] - z0
+            p_lo[c] = min(x0[p, c], x_end[p, c]) - r
+            p_hi[c] = max(x0[p, c], x_end[p, c]) + r
+        sx, sy, sz = x0[p, 0], x0[p, 1], x0[p, 2]
+        dx, dy, dz = x_end[p, 0] - sx, x_end[p, 1] - sy, x_end[p, 2] - sz
         length = math.sqrt(dx * dx + dy * dy + dz * dz)
         samples = min(max(np.int64(math.ceil(length / r)), 1), 64)
         base = r + 0.5 * length / samples  # a piece's midpoint is that close to all of it
@@ -221,7 +223,7 @@ def collider_candidates(particles, x, x_end, reach, vertices, triangles, univers
                         and p_lo[1] <= t_hi[t, 1] and t_lo[t, 1] <= p_hi[1]
                         and p_lo[2] <= t_hi[t, 2] and t_lo[t, 2] <= p_hi[2]):
                     continue
-                if _chord_near(x0, y0, z0, dx, dy, dz, samples, base + slack[t], vertices,
+                if _chord_near(sx, sy, sz, dx, dy, dz, samples, base + slack[t], vertices,
                                triangles[t, 0], triangles[t, 1], triangles[t, 2]):
                     if count == candidates.shape[0]:
                         grown = np.empty(2 * count, dtype=np.int64)

@@ -181,43 +181,36 @@ def point_motion(fraction, u0, u1, u2, t, triangles, vertices, vertices_end):
 
 
 @kernel
-def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
-                      vertices, vertices_end, triangle_motion, triangles, triangle_edges,
-                      triangle_collider, vertex_normal, vertex_normal_end, edge_normal,
-                      edge_normal_end, s1, collider_params, spans, candidates, push,
-                      distance, moved, only, selective, max_motion, extra, thickest, beyond,
-                      cache_triangle, cache_point, cache_room, cache_time, cache_second,
-                      cache_room_second, cache_near):
+def collider_contacts(x, v, w, radius, substep, mesh, faces, normals, collider_params, lists,
+                      selection, margins, nearest):
     """Project every particle out of the collider triangles it may touch, at the end of the
-    substep that ends at frame fraction s1 (``fraction`` = 1 / substeps).
+    substep that ends at frame fraction s1 (``groups.substep``: s1, ``fraction`` =
+    1 / substeps, velocity_scale, push, max_motion, triangle_motion).
 
-    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius (N,)
-    [m]; corners (T, 9) [m] the triangles' corners at s1 (contiguous: the hot loop reads one row per
-    candidate instead of gathering three vertices), face_normal (T, 3) their unit normals at s1
-    (zero for a collapsed triangle), vertices / vertices_end at the start and end of the frame,
-    triangle_motion (T, 3) [m] each triangle's centroid displacement over a substep, triangles (T,
-    3), triangle_edges (T, 3), triangle_collider (T,), the pseudo-normals of ``mesh_normals`` at the
-    start and end of the frame; collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of
-    each collider; spans (N, 2), candidates: particle i's candidate triangles are
-    candidates[spans[i, 0]:spans[i, 1]] (``collider_candidates``); push (push_max, residue) [m]
-    (``push_out``): the largest correction beyond the substep's approach, and the overlap
-    undone with velocity; distance (K,) scratch (squared distances [m^2], or
-    lower bounds of them); moved (N,) set to 1 where a particle moved; with ``selective``, only
-    particles flagged in ``only`` (N,) are looked at; max_motion [m] the largest motion of a
-    collider vertex over a substep (0 for static colliders); extra (N,) [m] a move of this
-    substep to count as approach besides the particle's path (what the rope's re-solve moved it,
-    else 0); thickest [m] the largest collider thickness; beyond [m] how much farther than
-    r + thickness the nearest triangle may be and still hold a particle that is inside a
-    closed mesh or behind a shell (the candidate lists hold every triangle that near);
-    cache_triangle (N,), cache_point
-    (N, 3) [m], cache_room (N,) [m], cache_time (N,): the cache ``resting_contacts`` reads,
-    written here for every particle looked at: its nearest triangle (or ``CACHE_NOTHING``,
-    ``CACHE_UNKNOWN``), where it was, a lower bound of its distance to every other
-    candidate, and when (frame fraction); cache_second (N,), cache_room_second (N,) [m]:
-    the second nearest triangle (its distance exact, else ``CACHE_UNKNOWN``) and a lower
-    bound of the distance of every candidate but these two; cache_near (N,) [m]: a lower
-    bound of the distance of every candidate (``kernels_resting``: while the particle's
-    drift leaves it out of reach, there is nothing to do).
+    x, v (N, 3) [m], [m/s] in place; w (N,) [1/kg] (pinned particles are left alone); radius
+    (N,) [m]; the colliders: their ``mesh`` (vertices at the start and end of the frame),
+    ``faces`` (corners and face normals at s1), ``normals`` (the pseudo-normals of
+    ``mesh_normals``), as ``groups`` declares them;
+    collider_params (C, 4): thickness [m], mu_s, mu_k, closed (1.0) of each collider;
+    ``lists`` the candidates (``groups.lists``: particle i's candidate triangles are
+    candidates[spans[i, 0]:spans[i, 1]], ``collider_candidates``; distance scratch, squared
+    distances [m^2] or lower bounds of them); push (push_max, residue) [m] (``push_out``):
+    the largest correction beyond the substep's approach, and the overlap undone with
+    velocity; ``selection`` (``groups.selection``): moved (N,) set to 1 where a particle
+    moved; with ``selective``, only particles flagged in ``only`` (N,) are looked at; extra
+    (N,) [m] a move of this substep to count as approach besides the particle's path (what
+    the rope's re-solve moved it, else 0); max_motion [m] the largest motion of a collider
+    vertex over a substep (0 for static colliders); ``margins``: thickest [m] the largest
+    collider thickness, beyond [m] how much farther than r + thickness the nearest triangle
+    may be and still hold a particle that is inside a closed mesh or behind a shell (the
+    candidate lists hold every triangle that near); ``nearest`` (``groups.nearest``) the
+    cache ``resting_contacts`` reads, written here for every particle looked at: its nearest
+    triangle (or ``CACHE_NOTHING``, ``CACHE_UNKNOWN``), where it was, a lower bound of its
+    distance to every other candidate, and when (frame fraction); the second nearest
+    triangle (its distance exact, else ``CACHE_UNKNOWN``) and a lower bound of the distance
+    of every candidate but these two; a lower bound of the distance of every candidate
+    (``kernels_resting``: while the particle's drift leaves it out of reach, there is
+    nothing to do).
 
     The contact of each particle is, first, a triangle it crossed this substep (its path
     relative to the triangle, from x_prev to x, goes through it; from outside for a closed
@@ -225,6 +218,15 @@ def collider_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_n
     mesh, or the far side of a shell, is negative). Then the other triangles it is still
     within r + thickness of, from outside (concave corners), and friction.
     """
+    s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
+    triangle_edges, vertex_normal, vertex_normal_end, edge_normal, edge_normal_end = normals
+    spans, candidates, distance = lists
+    moved, only, selective, extra = selection
+    thickest, beyond = margins
+    (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
+     cache_near) = nearest
     inverse_scale = 1.0 / velocity_scale
     for i in range(x.shape[0]):
         k0 = spans[i, 0]

@@ -68,15 +68,15 @@ def edge_usable(vertices, vertices_end, triangles, edge_vertices, edge_faces, cl
 
 
 @kernel
-def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, triangles,
-                  triangle_edges, edge_vertices, edge_faces, triangle_collider, params,
-                  universe, t_lo, t_hi, start, ids, oversize, mask, cell, max_cells, marker,
-                  mark):
+def segment_edges(segments, edges, chords, mesh, mesh_edges, params, universe, grid, cell,
+                  max_cells, marker, mark):
     """Candidate collider edges of the rope ``segments`` (K,) (rows of ``edges`` (M, 2)) for
     (the rest of) one frame, through the triangles' grid of ``kernels_broadphase``.
 
-    A segment's box holds the chords x0 -> x_end (N, 3) [m] of both its particles' collider
-    searches grown by the larger of their ``reach`` (N,) [m] (radius + margin + bulge): a
+    A segment's box holds the ``chords`` (``groups.chords``) x0 -> x_end (N, 3) [m] of both
+    its particles' collider searches grown by the larger of their ``reach`` (N,) [m]
+    (radius + margin + bulge), in the colliders' ``mesh`` and ``mesh_edges`` (``groups``,
+    with ``params`` (C, 4) and the ``grid`` of ``universe`` as ``collider_candidates``): a
     point of the segment is a mix of its two ends, each within its own box while it stays
     within its margin of its chord, so the box holds the whole segment. An edge of a
     triangle in the box's cells is kept if its own box over the frame, grown by its
@@ -86,6 +86,10 @@ def segment_edges(segments, edges, x0, x_end, reach, vertices, vertices_end, tri
     (E,) int64 with entries below ``mark`` (raised by K by the caller). Returns CSR over
     ``segments``: (offsets (K + 1,), edge ids, each list in increasing order: the contacts
     then give the same bits for any list that holds the edges within reach)."""
+    x0, x_end, reach = chords
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    triangle_edges, edge_vertices, edge_faces = mesh_edges
+    t_lo, t_hi, slack, start, ids, oversize, mask = grid
     n = segments.shape[0]
     inverse_cell = 1.0 / cell
     offsets = np.zeros(n + 1, dtype=np.int64)

@@ -128,10 +128,8 @@ def segments_to_visit(edges, spans, w, only, selective, x, v, inverse_scale, roo
 
 
 @kernel
-def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidates,
-                  vertices, vertices_end, triangles, edge_vertices, edge_faces,
-                  triangle_collider, params, fractions, moving, push, moved, extra, delta,
-                  count, touched, relax, keep, room, anchor, since):
+def edge_contacts(x, v, w, radius, substep, edges, visit, lists, mesh, mesh_edges, params,
+                  moving, selection, edge_scratch, edge_rule, visited):
     """Keep each rope segment clear of its candidate collider edges (see the module), in
     place on x, v (N, 3): one Jacobi pass, every contact computed from the same positions
     and the corrections of a particle summed (Macklin et al. 2014 sec. 4.2). In order,
@@ -139,25 +137,34 @@ def edge_contacts(x, v, w, radius, velocity_scale, edges, visit, spans, candidat
     of a thin pole: a symmetric rope draped over a pole was pushed to the side it was solved
     from first and walked off it at low friction.
 
-    w (N,) [1/kg], radius (N,) [m], velocity_scale exp(-damping h) / h [1/s]; edges (M, 2)
-    the rope's segments, ``visit`` (K,) those to look at (``segments_to_visit``); spans
-    (M, 2) into ``candidates``, each segment's edge ids;
-    vertices, vertices_end (V, 3) [m] the colliders at the frame's start and end,
-    triangles (T, 3), edge_vertices, edge_faces (E, 2), triangle_collider (T,), params
-    (colliders, 4): thickness [m], mu_s, mu_k, closed; fractions (2,) the frame fractions of
-    the substep's start and end; ``moving``: vertices_end differ from vertices; push
-    (push_max, residue) [m]; moved (N,) uint8 set for the particles moved; extra (N,) [m]
-    approach besides the substep's (the re-solve's moves). Scratch, left zero: delta (N, 6)
-    [m, m/s] the summed corrections of x and v, count (N,) int64 how many contacts moved
-    each particle; touched (N,) int64. A particle moved by k contacts takes min(relax, k) /
-    k of their sum (``constants.EDGE_RELAX``). The segment is kept ``keep`` times its
-    contact distance from an edge (``1 - constants.EDGE_SLOP``). Each visited segment's
-    ``room`` (M,) [m] (how much farther than that all its candidates lie now; 0 if one acted
-    or cannot be bounded), ``anchor`` (M, 6) [m] (its ends now) and ``since`` (M,) (this
-    frame fraction) are kept for ``segments_to_visit``. Returns how many contacts
-    acted."""
+    w (N,) [1/kg], radius (N,) [m]; ``substep`` (``groups.substep``): its velocity_scale
+    exp(-damping h) / h [1/s], push (push_max, residue) [m], and the frame fractions of its
+    start and end (s1 - fraction, s1); edges (M, 2) the rope's segments, ``visit`` (K,) those
+    to look at (``segments_to_visit``); ``lists`` (``groups.lists``) each segment's
+    candidate edge ids; the colliders' ``mesh`` (the vertices at the frame's start and end
+    [m], triangles, triangle_collider) and ``mesh_edges`` (edge_vertices, edge_faces), as
+    ``groups`` declares them; params (colliders, 4): thickness [m], mu_s, mu_k, closed;
+    ``moving``: vertices_end differ from vertices; ``selection`` (``groups.selection``, its
+    moved and extra): moved (N,) uint8 set for the particles moved, extra (N,) [m] approach
+    besides the substep's (the re-solve's moves). ``edge_scratch``
+    (``groups.edge_scratch``), left zero: the summed corrections of x and v, how many
+    contacts moved each particle, which. ``edge_rule`` (``groups.edge_rule``): a particle
+    moved by k contacts takes min(relax, k) / k of their sum; the segment is kept ``keep``
+    times its contact distance from an edge. Each visited segment's ``room`` [m] (how much
+    farther than that all its candidates lie now; 0 if one acted or cannot be bounded),
+    ``anchor`` [m] (its ends now) and ``since`` (this frame fraction) are kept in
+    ``visited`` (``groups.visited``) for ``segments_to_visit``.
+    Returns how many contacts acted."""
+    s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+    spans, candidates, distance = lists
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    triangle_edges, edge_vertices, edge_faces = mesh_edges
+    moved, only, selective, extra = selection
+    delta, count, touched = edge_scratch
+    relax, keep = edge_rule
+    room, anchor, since = visited
     inverse_scale = 1.0 / velocity_scale
-    f0, f1 = fractions[0], fractions[1]
+    f0, f1 = s1 - fraction, s1
     acted = 0
     touches = 0
     for index in range(visit.shape[0]):

@@ -11,31 +11,12 @@ give the same bits for any pair list holding the pairs within reach.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
 from ..jit import kernel
 from .kernels_broadphase import build_grid, cell_hash, cell_span
 from .kernels_geometry import closest_on_segments
-
-
-class LazyPrediction(NamedTuple):
-    """The motion a partial search predicts the ends of the segments it tests from (a
-    numba record: read by name in the kernels)."""
-
-    x0: np.ndarray
-    """(N, 3) [m] where each particle's prediction starts"""
-    v0: np.ndarray
-    """(N, 3) [m/s] its velocity then"""
-    since: np.ndarray
-    """(N,) [s] when it starts, from the frame's start"""
-    stamp: np.ndarray
-    """(N,) int64: ``mark`` where position and velocity already hold the prediction"""
-    now: float
-    """[s] the time the ends are predicted at"""
-    mark: int
-    """This search's stamp"""
 
 
 @kernel
@@ -138,14 +119,19 @@ def _stored(pairs, count, e, f):
 
 
 @kernel
-def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
-                 current, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
-                 position, velocity, acceleration, horizon, lazy, prediction):
+def _extra_pairs(pairs, count, e, index, query_boxes, extra_boxes, current, rope_segments,
+                 bound, pair_motion, lazy_prediction):
     """``segment_pairs``' brute-force part for query segment e (row ``index``): its pairs
     with the segments ``extra`` searched again since the last full search. Returns the
     grown (pairs, count). Its own function, called once per query segment: inlined, this
     loop made the grid scan of a full search 1.7x slower; a call per test (the box test as
     a helper with array arguments, which numba does not inline) cost 40 ns a test."""
+    query, query_lo, query_hi = query_boxes
+    extra, extra_lo, extra_hi = extra_boxes
+    edges, edge_chain, edge_arc, segment_reach, segment_skip = rope_segments
+    position, velocity, acceleration, horizon = pair_motion
+    (lazy, predicted_x0, predicted_v0, predicted_since, stamp, now,
+     stamp_mark) = lazy_prediction
     for other in range(extra.shape[0]):
         f = extra[other]
         if f == e or (current[f] != 0 and f < e):
@@ -156,9 +142,8 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
                 and extra_lo[f, 2] <= query_hi[index, 2]):
             continue
         if lazy:  # a partial search predicts the particles it tests, when it tests them
-            predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
-                          prediction.since, prediction.now, prediction.stamp,
-                          prediction.mark, position, velocity)
+            predict_ends(f, edges, predicted_x0, predicted_v0, acceleration, predicted_since,
+                         now, stamp, stamp_mark, position, velocity)
         if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                       position, velocity, acceleration, horizon):
             pairs = _stored(pairs, count, e, f)
@@ -167,14 +152,20 @@ def _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, ex
 
 
 @kernel
-def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi,
-                      x_start, x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, tag,
-                      current, edges, edge_chain, edge_arc, segment_reach, segment_skip,
-                      bound, position, velocity, acceleration, horizon, lazy, prediction):
+def _extra_grid_pairs(pairs, count, e, index, query_boxes, extra_boxes, extra_grid,
+                      inverse_cell, max_cells, marker, tag, current, rope_segments, bound,
+                      pair_motion, lazy_prediction):
     """``_extra_pairs`` through a grid of the ``extra`` segments' boxes (x_start ... x_mask
     of ``build_grid``, ids into ``extra``) instead of by brute force: the same pairs, in
     time that grows with the boxes near the query, not with all of them. Called once per
     query segment (see ``_extra_pairs``)."""
+    query, query_lo, query_hi = query_boxes
+    extra, extra_lo, extra_hi = extra_boxes
+    x_start, x_ids, x_oversize, x_mask = extra_grid
+    edges, edge_chain, edge_arc, segment_reach, segment_skip = rope_segments
+    position, velocity, acceleration, horizon = pair_motion
+    (lazy, predicted_x0, predicted_v0, predicted_since, stamp, now,
+     stamp_mark) = lazy_prediction
     i0, j0, k0, i1, j1, k1, cells = cell_span(query_lo[index], query_hi[index], inverse_cell)
     n = extra.shape[0]
     brute = cells > max_cells
@@ -206,9 +197,8 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
                     and extra_lo[f, 2] <= query_hi[index, 2]):
                 continue
             if lazy:  # a partial search predicts the particles it tests, when it tests them
-                predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
-                              prediction.since, prediction.now, prediction.stamp,
-                              prediction.mark, position, velocity)
+                predict_ends(f, edges, predicted_x0, predicted_v0, acceleration, predicted_since,
+                             now, stamp, stamp_mark, position, velocity)
             if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip, bound,
                           position, velocity, acceleration, horizon):
                 pairs = _stored(pairs, count, e, f)
@@ -217,31 +207,38 @@ def _extra_grid_pairs(pairs, count, e, index, query_lo, query_hi, extra, extra_l
 
 
 @kernel
-def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask, cell,
-                  max_cells, full, moved_box, extra, extra_lo, extra_hi, x_start, x_ids,
-                  x_oversize, x_mask, current, edges, edge_chain, edge_arc, segment_reach,
-                  segment_skip, bound, position, velocity, acceleration, horizon, lazy,
-                  prediction, marker, mark):
+def segment_pairs(query_boxes, pair_grid, max_cells, full, moved_box, extra_boxes, extra_grid,
+                  current, rope_segments, bound, pair_motion, lazy_prediction, marker, mark):
     """Candidate pairs (K, 2), first < second, in increasing order (``_in_order``), of the
-    segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]), kept by ``_pair_kept`` at
-    ``position``/``velocity``/``acceleration`` (N, 3) over ``horizon`` [s].
+    segments ``query`` with boxes (query_lo, query_hi (Q, 3) [m]: ``groups.query_boxes``),
+    kept by ``_pair_kept`` at ``position``/``velocity``/``acceleration`` (N, 3) over
+    ``horizon`` [s] (``groups.pair_motion``), for the ropes' ``rope_segments``
+    (``groups.rope_segments``).
 
-    The grid (boxes lo, hi (M, 3), start, ids, oversize, mask of ``build_grid`` with cell
-    [m]) holds every segment's box of the last full search. ``full``: the query is every
-    segment with those boxes, each pair found once. Otherwise the query is the segments
-    searched again now (flagged in ``current`` (M,)): against the grid's segments whose box
-    did not move since (``moved_box`` (M,) 0), and against the segments ``extra`` whose box
-    did, with their new boxes (extra_lo, extra_hi (M, 3), rows of ``extra``), the query
-    among them: through their own grid (x_start, x_ids, x_oversize, x_mask of
-    ``build_grid``, ids into ``extra``, the same cell), or by brute force if x_start is
-    empty.
+    The ``pair_grid`` (``groups.pair_grid``: boxes lo, hi (M, 3), start, ids, oversize, mask
+    of ``build_grid`` with cell [m]) holds every segment's box of the last full search.
+    ``full``: the query is every segment with those boxes, each pair found once. Otherwise the
+    query is the segments searched again now (flagged in ``current`` (M,)): against the grid's
+    segments whose box did not move since (``moved_box`` (M,) 0), and against the segments
+    ``extra`` whose box did, with their new boxes (extra_lo, extra_hi (M, 3), by segment id:
+    ``groups.extra_boxes``), the query among them: through their own ``extra_grid`` (x_start,
+    x_ids, x_oversize, x_mask of ``build_grid``, ids into ``extra``, the same cell), or by
+    brute force if x_start is empty.
 
-    ``lazy``: position and velocity hold the prediction only where ``prediction`` (a
-    ``LazyPrediction``) stamps it (the query's ends); the other ends are predicted
+    ``lazy`` (``groups.lazy_prediction``): position and velocity hold the prediction only
+    where ``stamp`` == ``stamp_mark`` (the query's ends); the other ends are predicted
     (``predict_ends``, with a0 = ``acceleration``) when a pair test needs them.
 
     ``marker`` (M,) int64, kept by the caller with entries below ``mark``: which segments
     the query row k has met (mark + k); the caller then raises mark by Q."""
+    query, query_lo, query_hi = query_boxes
+    lo, hi, start, ids, oversize, mask, cell = pair_grid
+    extra, extra_lo, extra_hi = extra_boxes
+    x_start, x_ids, x_oversize, x_mask = extra_grid
+    edges, edge_chain, edge_arc, segment_reach, segment_skip = rope_segments
+    position, velocity, acceleration, horizon = pair_motion
+    (lazy, predicted_x0, predicted_v0, predicted_since, stamp, now,
+     stamp_mark) = lazy_prediction
     m = edges.shape[0]
     inverse_cell = 1.0 / cell
     pairs = np.empty((max(2 * query.shape[0], 64), 2), dtype=np.int64)
@@ -285,26 +282,21 @@ def segment_pairs(query, query_lo, query_hi, lo, hi, start, ids, oversize, mask,
                         segment_skip[e] + segment_skip[f]):
                     continue
                 if lazy:  # a partial search predicts the particles it tests, when it tests them
-                    predict_ends(f, edges, prediction.x0, prediction.v0, acceleration,
-                                  prediction.since, prediction.now, prediction.stamp,
-                                  prediction.mark,
-                                  position, velocity)
+                    predict_ends(f, edges, predicted_x0, predicted_v0, acceleration,
+                                 predicted_since, now, stamp, stamp_mark, position, velocity)
                 if _pair_kept(e, f, edges, edge_chain, edge_arc, segment_reach, segment_skip,
                               bound, position, velocity, acceleration, horizon):
                     pairs = _stored(pairs, count, e, f)
                     count += 1
         if extra.shape[0] and x_start.shape[0]:
             pairs, count = _extra_grid_pairs(
-                pairs, count, e, index, query_lo, query_hi, extra, extra_lo, extra_hi, x_start,
-                x_ids, x_oversize, x_mask, inverse_cell, max_cells, marker, tag, current,
-                edges, edge_chain, edge_arc, segment_reach, segment_skip, bound, position,
-                velocity, acceleration, horizon, lazy, prediction)
+                pairs, count, e, index, query_boxes, extra_boxes, extra_grid, inverse_cell,
+                max_cells, marker, tag, current, rope_segments, bound, pair_motion,
+                lazy_prediction)
         elif extra.shape[0]:
-            pairs, count = _extra_pairs(pairs, count, e, index, query_lo, query_hi, extra,
-                                        extra_lo, extra_hi, current, edges, edge_chain,
-                                        edge_arc, segment_reach, segment_skip, bound,
-                                        position, velocity, acceleration, horizon, lazy,
-                                        prediction)
+            pairs, count = _extra_pairs(pairs, count, e, index, query_boxes, extra_boxes,
+                                        current, rope_segments, bound, pair_motion,
+                                        lazy_prediction)
     return _in_order(pairs[:count], full, m)
 
 

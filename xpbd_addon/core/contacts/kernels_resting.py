@@ -79,17 +79,28 @@ def fill_resting(flags, cache_triangle, corners, face_normal, triangle_collider,
 
 
 @kernel
-def resting_static(x, v, count, radius, velocity_scale, push, thickest, beyond, friction,
-                   only, selective, extra, cache_triangle, cache_point, cache_room,
-                   cache_near, ax_, ay_, az_, bx_, by_, bz_, cx_, cy_, cz_, hx_, hy_, hz_,
-                   contact_, static_, dynamic_, closed_, moved, rest):
+def resting_static(x, v, count, radius, substep, margins, friction, selection, nearest,
+                   geometry, rest):
     """``resting_contacts`` for static colliders, without a branch: every quantity is
     computed for every particle and selects keep what applies (8 particles per instruction).
 
-    x, v, cache_point flat (3 count,) views of the (count, 3) arrays [m], [m/s], [m];
-    ax_ ... closed_ the rows of ``fill_resting``'s geometry; friction 1.0, or 0.0 for the
+    x, v flat (3 count,) views of the (count, 3) arrays [m], [m/s]; ``geometry``
+    (``GEOMETRY_ROWS``, count) ``fill_resting``'s table, one array (its 16 rows as arguments
+    cost 0.6 us more per call, measured); friction 1.0, or 0.0 for the
     frictionless pass; the other arguments as ``resting_contacts``. Returns how many
     particles were flagged in ``rest``."""
+    s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+    moved, only, selective, extra = selection
+    thickest, beyond = margins
+    (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
+     cache_near) = nearest
+    # the rows of ``geometry``, as ``GEOMETRY_ROWS`` and ``fill_resting`` order them
+    ax_, ay_, az_ = geometry[0], geometry[1], geometry[2]
+    bx_, by_, bz_ = geometry[3], geometry[4], geometry[5]
+    cx_, cy_, cz_ = geometry[6], geometry[7], geometry[8]
+    hx_, hy_, hz_ = geometry[9], geometry[10], geometry[11]
+    contact_, static_, dynamic_, closed_ = geometry[12], geometry[13], geometry[14], geometry[15]
+    point = cache_point.reshape(-1)  # (flat, as x and v: the loop runs 8 particles at once)
     inverse_scale = 1.0 / velocity_scale
     left = 0
     for i in range(np.uint64(count)):
@@ -102,8 +113,8 @@ def resting_static(x, v, count, radius, velocity_scale, push, thickest, beyond, 
         oy = py - v[j + np.uint64(1)] * inverse_scale
         oz = pz - v[j + np.uint64(2)] * inverse_scale
         moved2 = (px - ox) ** 2 + (py - oy) ** 2 + (pz - oz) ** 2
-        drift = (abs(px - cache_point[j]) + abs(py - cache_point[j + np.uint64(1)])
-                 + abs(pz - cache_point[j + np.uint64(2)]))
+        drift = (abs(px - point[j]) + abs(py - point[j + np.uint64(1)])
+                 + abs(pz - point[j + np.uint64(2)]))
         room = cache_room[i] - drift
         # every candidate still out of reach: nothing to do
         far = chosen and t >= 0 and _out_of_reach(cache_near[i], drift, r, thickest + beyond,
@@ -140,10 +151,8 @@ def resting_static(x, v, count, radius, velocity_scale, push, thickest, beyond, 
 
 
 @kernel
-def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_normal,
-                     vertices, vertices_end, triangles, triangle_collider, s1, collider_params,
-                     push, thickest, beyond, moved, only, selective, max_motion, extra,
-                     cache_triangle, cache_point, cache_room, cache_time, cache_near, rest):
+def resting_contacts(x, v, w, radius, substep, mesh, faces, collider_params, selection,
+                     margins, nearest, rest):
     """The contacts of the particles still over the face of the triangle that was nearest
     when ``collider_contacts`` last looked at them; the others are flagged in ``rest`` (N,)
     for it. Returns how many were flagged.
@@ -160,6 +169,13 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
     shell: on the side the particle came from), C = plane . n - (r +
     thickness), push-out cap and friction.
     """
+    s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
+    moved, only, selective, extra = selection
+    thickest, beyond = margins
+    (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
+     cache_near) = nearest
     inverse_scale = 1.0 / velocity_scale
     left = 0
     for i in range(x.shape[0]):
@@ -235,12 +251,8 @@ def resting_contacts(x, v, w, radius, velocity_scale, fraction, corners, face_no
 
 
 @kernel
-def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_normal, vertices,
-                      vertices_end, triangles, triangle_edges, triangle_collider,
-                      vertex_normal, vertex_normal_end, edge_normal, edge_normal_end, s1,
-                      collider_params, push, thickest, beyond, moved, max_motion, extra,
-                      cache_triangle, cache_point, cache_room, cache_time, cache_second,
-                      cache_room_second, rest):
+def resting_two_faces(x, v, radius, substep, mesh, faces, normals, collider_params, selection,
+                      margins, nearest, rest):
     """The particles flagged in ``rest`` that rest on two faces (in a valley, on an edge):
     the cached nearest triangle's face and the cached second nearest triangle, while every
     other candidate stays out of reach (``cache_room_second`` minus the drift, as in
@@ -248,7 +260,15 @@ def resting_two_faces(x, v, radius, velocity_scale, fraction, corners, face_norm
     in its arithmetic: the face contact, then the second triangle as its loop over the other
     candidates meets it (the only one that can push), then friction. Handled particles are
     unflagged; returns how many stay flagged (for ``collider_contacts``). Arguments as
-    ``collider_contacts``."""
+    ``collider_contacts`` (``selection``: its ``moved`` and ``extra`` only)."""
+    s1, fraction, velocity_scale, push, max_motion, triangle_motion = substep
+    vertices, vertices_end, triangles, triangle_collider = mesh
+    corners, face_normal = faces
+    triangle_edges, vertex_normal, vertex_normal_end, edge_normal, edge_normal_end = normals
+    moved, only, selective, extra = selection
+    thickest, beyond = margins
+    (cache_triangle, cache_point, cache_room, cache_time, cache_second, cache_room_second,
+     cache_near) = nearest
     inverse_scale = 1.0 / velocity_scale
     left = 0
     for i in range(x.shape[0]):

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import groups
 from ..workspace import PairCarry, PairGrid, PairPrediction, Workspace
 from .constants import (
     EXTRA_GRID,
@@ -22,7 +23,6 @@ from .constants import (
     PARTIAL_PAIR_TESTS,
     PARTIAL_SEARCH,
 )
-from .kernels_pairs import LazyPrediction
 from .kernels_segments import (
     clear_flags,
     flagged,
@@ -66,7 +66,7 @@ class RopeContacts:
                  "stamp_mark", "extra_lo", "extra_hi", "predicted_position",
                  "predicted_velocity", "pairs", "found_pairs", "pair_grid", "prediction",
                  "pair_from", "pair_until", "shared_motion", "pair_strayed", "moving_flags",
-                 "path_velocity", "refreshes", "resumed_pairs")
+                 "path_velocity", "refreshes", "resumed_pairs", "rope_segments")
 
     def __init__(self, model: Any, workspace: Workspace, motion: MotionPrediction,
                  x: np.ndarray, verified_end: np.ndarray | None) -> None:
@@ -81,9 +81,13 @@ class RopeContacts:
         """(N,) [m] how far a particle may stray from its prediction"""
         self.segment_reach, self.segment_skip = topology.segment_reach, topology.segment_skip
         """(M,) [m] each segment's reach and skip distance"""
+        self.rope_segments = groups.rope_segments(edges, self.edge_chain, self.edge_arc,
+                                                  self.segment_reach, self.segment_skip)
+        """The same as the pair search takes them (``groups.rope_segments``)"""
         self.every_segment, self.no_bound = topology.every_segment, topology.no_bound
         self.no_segments = np.zeros(0, dtype=np.int64)
-        self.no_grid = (self.no_segments, self.no_segments, self.no_segments, np.int64(0))
+        self.no_grid = groups.extra_grid(self.no_segments, self.no_segments, self.no_segments,
+                                         np.int64(0))
         """An empty grid: ``segment_pairs`` without one for its extra segments"""
         self.moved_box = np.zeros(len(edges), dtype=np.uint8)
         """Segments searched again since the last full search (their boxes moved)"""
@@ -193,11 +197,13 @@ class RopeContacts:
                                    horizon, self.segment_reach)
         self.extra_count = 0
         self.pairs = segment_pairs(
-            every, lo, hi, *self.pair_grid, float(MAX_BOX_CELLS), True, self.moved_box,
-            self.no_segments, self.extra_lo, self.extra_hi, *self.no_grid, self.moved_box, edges,
-            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound, x,
-            velocity, acceleration, horizon, False,
-            LazyPrediction(x, velocity, self.no_bound, self.predicted_stamp, 0.0, 0),
+            groups.query_boxes(every, lo, hi), groups.pair_grid(*self.pair_grid),
+            float(MAX_BOX_CELLS), True, self.moved_box,
+            groups.extra_boxes(self.no_segments, self.extra_lo, self.extra_hi), self.no_grid,
+            self.moved_box, self.rope_segments, bound,
+            groups.pair_motion(x, velocity, acceleration, horizon),
+            groups.lazy_prediction(False, x, velocity, self.no_bound, self.predicted_stamp, 0.0,
+                                   0),
             *self._marks(len(every)))
         self.pair_from = elapsed
         self.pair_until = elapsed + horizon
@@ -253,11 +259,11 @@ class RopeContacts:
         # few pairs are tested here: the exact test alone (no quick bound over all segments)
         bound = self.no_bound
         found = segment_pairs(
-            query, query_lo, query_hi, *self.pair_grid, float(MAX_BOX_CELLS), False,
-            self.moved_box, extra, self.extra_lo, self.extra_hi, *extra_grid, current, edges,
-            self.edge_chain, self.edge_arc, self.segment_reach, self.segment_skip, bound,
-            position, velocity, a0, horizon, True,
-            LazyPrediction(x0, v0, since, self.predicted_stamp, now, mark),
+            groups.query_boxes(query, query_lo, query_hi), groups.pair_grid(*self.pair_grid),
+            float(MAX_BOX_CELLS), False, self.moved_box,
+            groups.extra_boxes(extra, self.extra_lo, self.extra_hi), extra_grid, current,
+            self.rope_segments, bound, groups.pair_motion(position, velocity, a0, horizon),
+            groups.lazy_prediction(True, x0, v0, since, self.predicted_stamp, now, mark),
             *self._marks(len(query)))
         merged_into = self.pairs
         self.pairs = merge_pairs(self.pairs, current, found)

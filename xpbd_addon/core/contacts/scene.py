@@ -9,9 +9,11 @@ import math
 
 import numpy as np
 
+from .. import groups
 from ..collision import Collider, Plane
+from .candidates import CandidateLists
 from .constants import KEPT_GRIDS, KEPT_TABLES, MARK_LIMIT, MAX_BOX_CELLS
-from .kernels_broadphase import append_lists, collider_candidates, triangle_grid
+from .kernels_broadphase import collider_candidates, triangle_grid
 from .kernels_contact import mesh_normals
 from .kernels_geometry import triangle_summaries
 from .kernels_region import (
@@ -55,28 +57,26 @@ class MeshScene:
             mesh = meshes[0]
             self.vertices, self.vertices_end = mesh.vertices, mesh.vertices_end
             self.triangles = mesh.triangles
-            self.triangle_edges = mesh._topology.triangle_edges
+            self.triangle_edges = mesh.triangle_edges
             self.triangle_collider = np.zeros(len(mesh.triangles), dtype=np.int64)
-            self.edge_vertices = mesh._topology.edge_vertices
-            self.edge_faces = mesh._topology.edge_faces
+            self.edge_vertices = mesh.edge_vertices
+            self.edge_faces = mesh.edge_faces
         else:
             vertex_offset = np.cumsum([0] + [len(m.vertices) for m in meshes])
-            edge_offset = np.cumsum([0] + [m._topology.edge_count for m in meshes])
+            edge_offset = np.cumsum([0] + [m.edge_count for m in meshes])
             self.vertices = np.concatenate([m.vertices for m in meshes])
             self.vertices_end = np.concatenate([m.vertices_end for m in meshes])
             self.triangles = np.concatenate(
                 [m.triangles + o for m, o in zip(meshes, vertex_offset, strict=False)])
             self.triangle_edges = np.concatenate(
-                [m._topology.triangle_edges + o
-                 for m, o in zip(meshes, edge_offset, strict=False)])
+                [m.triangle_edges + o for m, o in zip(meshes, edge_offset, strict=False)])
             self.triangle_collider = np.concatenate(
                 [np.full(len(m.triangles), i, dtype=np.int64) for i, m in enumerate(meshes)])
             self.edge_vertices = np.concatenate(
-                [m._topology.edge_vertices + o
-                 for m, o in zip(meshes, vertex_offset, strict=False)])
+                [m.edge_vertices + o for m, o in zip(meshes, vertex_offset, strict=False)])
             triangle_offset = np.cumsum([0] + [len(m.triangles) for m in meshes])
             self.edge_faces = np.concatenate(
-                [np.where(m._topology.edge_faces >= 0, m._topology.edge_faces + o, -1)
+                [np.where(m.edge_faces >= 0, m.edge_faces + o, -1)
                  for m, o in zip(meshes, triangle_offset, strict=False)])
         # (E, 2) each edge's vertices and its two triangles (-1: not two), for the segment
         # contacts (``edges.EdgeContacts``)
@@ -89,13 +89,13 @@ class MeshScene:
         self.cell = 1.0
         """The grid cell [m] of the last search (the segments' searches use it too)"""
         count = len(self.triangles)
-        edges = sum(m._topology.edge_count for m in meshes)
-        pool = meshes[0]._topology.scratch if self.moving else []
+        edges = sum(m.edge_count for m in meshes)
+        pool = meshes[0].mesh_caches.spare_tables if self.moving else []
         tables = pool.pop() if pool else None
-        topologies = tuple(m._topology for m in meshes)
-        if tables is None or len(tables.topologies) != len(topologies) or not all(
-                a is b for a, b in zip(tables.topologies, topologies, strict=True)):
-            tables = _Tables(topologies, count, len(self.vertices), edges, self.moving)
+        owners = tuple(m.mesh_caches for m in meshes)
+        if tables is None or len(tables.owners) != len(owners) or not all(
+                a is b for a, b in zip(tables.owners, owners, strict=True)):
+            tables = _Tables(owners, count, len(self.vertices), edges, self.moving)
         self.tables: _Tables | None = tables
         """The per-triangle arrays below (a moving soup's: reused by the next frame's,
         ``release``)"""
@@ -140,6 +140,15 @@ class MeshScene:
         self.live = np.zeros(0, dtype=np.int64)
         """The triangles whose rows of the tables above are made (those the searches
         returned; all of a static soup's)"""
+        self.mesh = groups.mesh(self.vertices, self.vertices_end, self.triangles,
+                                self.triangle_collider)
+        self.faces = groups.faces(self.corners, self.face_normal)
+        self.normals = groups.normals(self.triangle_edges, self.vertex_normal,
+                                      self.vertex_normal_end, self.edge_normal,
+                                      self.edge_normal_end)
+        self.mesh_edges = groups.mesh_edges(self.triangle_edges, self.edge_vertices,
+                                            self.edge_faces)
+        """The arrays above as the kernels take them (``groups``)"""
         if not (self.moving and self.culls):
             self._cover_all()
             self._make(np.arange(count))
@@ -212,7 +221,7 @@ class MeshScene:
         if self.moving and self.tables is not None:
             self.tables.mark = self.mark
             self.tables.made[self.live] = 0
-            pool = self.meshes[0]._topology.scratch
+            pool = self.meshes[0].mesh_caches.spare_tables
             if len(pool) < KEPT_TABLES:
                 pool.append(self.tables)
             self.tables = None
@@ -280,7 +289,7 @@ class MeshScene:
             self.marker[:] = -1
             self.mark = 0
         offsets, candidates = collider_candidates(
-            particles, x, x_end, reach, self.vertices, self.triangles, self.rows, *grid, cell,
+            particles, groups.chords(x, x_end, reach), self.mesh, self.rows, grid, cell,
             float(MAX_BOX_CELLS), self.marker, self.mark)
         self.mark += len(particles)
         if self.moving and self.culls:
@@ -306,7 +315,7 @@ class MeshScene:
         key = (cell, tuple(self.meshes))
         if self.grid is not None and self.grid[0] == key:
             return self.grid[1]
-        kept = self.meshes[0]._derived.triangle_grids
+        kept = self.meshes[0].caches.triangle_grids
         if not self.moving:
             cached = kept.get(cell)
             if cached is not None and len(cached[0]) == len(self.meshes) and all(
@@ -325,7 +334,7 @@ class MeshScene:
             tables = self._table()
             t_lo, t_hi, t_slack = tables.grid_lo, tables.grid_hi, tables.grid_slack
             t_lo[rows], t_hi[rows], t_slack[rows] = low, high, slack
-            grid = (t_lo, t_hi, t_slack, start, rows[ids], rows[oversize], mask)
+            grid = groups.grid(t_lo, t_hi, t_slack, start, rows[ids], rows[oversize], mask)
         self.grid = (key, grid)
         if not self.moving:
             kept.pop(cell, None)
@@ -384,15 +393,16 @@ class _Tables:
     """The per-triangle arrays of a ``MeshScene`` (rows by triangle id, made where the soup
     says), ``collider_candidates``' marks, and what the rows' one-rings need."""
 
-    __slots__ = ("topologies", "vertex_normal", "edge_normal", "vertex_normal_end",
+    __slots__ = ("owners", "vertex_normal", "edge_normal", "vertex_normal_end",
                  "edge_normal_end", "corners_start", "corners_end", "corners", "face_normal",
                  "frame_motion", "triangle_moves", "triangle_motion", "grid_lo", "grid_hi",
                  "grid_slack", "marker", "mark", "made", "seen", "vertex_triangles")
 
-    def __init__(self, topologies: tuple, count: int, vertices: int, edges: int,
+    def __init__(self, owners: tuple, count: int, vertices: int, edges: int,
                  moving: bool) -> None:
-        self.topologies = topologies
-        """The meshes' topologies, in the soup's order (the tables fit only them)"""
+        self.owners = owners
+        """The meshes' ``Collider.mesh_caches``, in the soup's order (the tables fit only
+        these meshes)"""
         self.vertex_normal = np.zeros((vertices, 3))
         self.edge_normal = np.zeros((edges, 3))
         self.vertex_normal_end = np.zeros((vertices, 3)) if moving else self.vertex_normal
@@ -425,33 +435,6 @@ class _Tables:
         return self.vertex_triangles
 
 
-class CandidateLists:
-    """The collider candidates of a model's particles (``MeshScene.find_candidates``)."""
-
-    def __init__(self, count: int) -> None:
-        self.spans = np.zeros((count, 2), dtype=np.int64)
-        """Particle i's candidate triangles are candidates[spans[i, 0]:spans[i, 1]], (N, 2)"""
-        self.candidates = np.zeros(0, dtype=np.int64)
-        """The lists' entries: the first ``used`` are written, the rest is room to append"""
-        self.used = 0
-        self.live = 0
-        """How many entries of ``candidates`` the spans point to (the rest: replaced lists)"""
-        self.distance = np.zeros(0)
-        """Scratch of the narrow phase, one entry per candidate"""
-
-    def take(self, rows: np.ndarray | None, offsets: np.ndarray, found: np.ndarray) -> None:
-        """A search's lists (CSR ``offsets``, ``found``): of every row (``rows`` None), or
-        appended for the ``rows`` (sorted ids) searched again, their old lists left unused."""
-        if rows is None:
-            self.spans = np.stack([offsets[:-1], offsets[1:]], axis=1)
-            self.candidates = found
-            self.used = self.live = len(found)
-        else:
-            self.candidates, self.used, change = append_lists(
-                rows, offsets, found, self.spans, self.candidates, self.used)
-            self.live += change
-
-
 def swept(mesh: Collider) -> tuple[np.ndarray, np.ndarray, float]:
     """A moving collider's triangle boxes over its frame grown by its thickness (lo, hi
     (T, 3) [m], ``kernels_region.swept_boxes``) and its largest vertex motion [m]: made once
@@ -459,7 +442,7 @@ def swept(mesh: Collider) -> tuple[np.ndarray, np.ndarray, float]:
     memory for 159,000 triangles costs more in page faults than the boxes). They belong to
     the last collider that asked, and serve any equal to it (the same positions and
     thickness); an older frame's collider asking again has them made again."""
-    kept = mesh._topology.swept
+    kept = mesh.mesh_caches.swept
     if kept and (kept[0] is mesh or (  # (each rope's run makes its own frame of the mesh)
             kept[0].thickness == mesh.thickness
             and np.array_equal(kept[0].vertices, mesh.vertices)
@@ -483,14 +466,14 @@ def mesh_scene(meshes: list[Collider]) -> MeshScene:
     soup, its normals and its grid once (4.7 ms per frame for 10k triangles otherwise)."""
     static = not any(m.moving for m in meshes)
     if static:
-        cached = meshes[0]._derived.mesh_scene
+        cached = meshes[0].caches.mesh_scene
         if cached is not None and len(cached.meshes) == len(meshes) and all(
                 a is b for a, b in zip(cached.meshes, meshes, strict=True)):
             cached.triangle_motion = cached.frame_motion  # ``at`` divides it by the substeps
             return cached
     scene = MeshScene(meshes)
     if static:
-        meshes[0]._derived.mesh_scene = scene
+        meshes[0].caches.mesh_scene = scene
     return scene
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import groups
 from .kernels import sweep_substeps
 from .kernels_frame import (
     direct_frame,
@@ -44,10 +45,10 @@ def solve_frame(model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarr
                 run_direct = direct_frame_single
             else:
                 run_direct = direct_frame_parallel if threads else direct_frame
-            run_direct(*buffers, lanes.block_leading, lanes.block_bending, gravity, h,
-                       substeps, model.integrator == "bdf2", model.iterations,
+            run_direct(workspace.lane_particles, workspace.lane_edges, lane_blocks(plan), gravity,
+                       h, substeps, model.integrator == "bdf2", model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
-                       velocity_scale, *io)
+                       velocity_scale, lane_order(plan), x, v)
         else:
             run = sweep_frame_parallel if threads else sweep_frame
             run(*buffers, gravity, h, substeps, velocity_scale, *io)
@@ -57,3 +58,20 @@ def solve_frame(model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarr
                        substeps, model.iterations, velocity_scale, workspace.sweep_scratch,
                        workspace.sweep_multipliers if plan is model.plan
                        else workspace.reference_multipliers)
+
+
+def lane_blocks(plan: SolvePlan) -> tuple:
+    """The plan's lane blocks as the kernels take them (``groups.blocks``)."""
+    lanes = plan.lanes
+    assert lanes is not None
+    layout = lanes.layout
+    return groups.blocks(layout.block_particle_offset, layout.block_edge_offset,
+                         layout.block_length, lanes.block_leading, lanes.block_bending)
+
+
+def lane_order(plan: SolvePlan) -> tuple:
+    """The plan's lane particles in buffer order as the kernels take them
+    (``groups.lane_order``)."""
+    lanes = plan.lanes
+    assert lanes is not None
+    return groups.lane_order(lanes.order_base, lanes.order_particles, lanes.block_start)

@@ -280,8 +280,8 @@ def limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadin
 
 @kernel
 def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
-                  g0, g1, g2, h, substeps, fresh, second_order, newton_iterations,
-                  strain_limit, velocity_scale, lanes):
+                  gravity, h, substeps, fresh, second_order, newton_iterations, strain_limit,
+                  velocity_scale, lanes):
     """All substeps of one block of LANES chains: predict; with ``fresh`` (x, v are a
     frame's start) the tension estimate first; Newton steps of the stretch solve (at least
     ``newton_iterations``, then until converged, ``kernels_chain.newton``); bending; strain
@@ -292,7 +292,9 @@ def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lead
     (``_predict_second``), solved with the step h' = 2 h / 3 (alpha~ = alpha / h'^2): far less
     numerical damping of slow swings, the same stability. None: first order, and the BDF2
     code is not compiled. ``bending`` None: no chain of the block bends, and the bending code
-    is not compiled (``jit.optional_item``)."""
+    is not compiled (``jit.optional_item``). ``gravity`` (g0, g1, g2) [m/s^2], one tuple of the
+    three values."""
+    g0, g1, g2 = gravity
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
@@ -362,7 +364,7 @@ def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset
         direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      (gravity[0], gravity[1], gravity[2]), h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, lanes)
 
 
@@ -388,5 +390,5 @@ def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_e
         direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      gravity[0], gravity[1], gravity[2], h, substeps, fresh, second_order,
+                      (gravity[0], gravity[1], gravity[2]), h, substeps, fresh, second_order,
                       newton_iterations, strain_limit, velocity_scale, 16)

@@ -17,46 +17,40 @@ from .kernels_direct import direct_block
 
 
 @kernel
-def direct_substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                      block_length, block_leading, block_bending, gravity, h,
-                      newton_iterations, strain_limit, velocity_scale, lane_base,
-                      lane_particles, block_start, x, v, moved, every, awake_blocks, awake):
+def direct_substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
+                      velocity_scale, lane_order, x, v, moved, every, awake_blocks, awake):
     """One substep of the direct solve (``kernels_direct._direct_blocks``), each block's
-    particles first copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,),
-    or ``every`` one) and afterwards copied back out. ``lane_base``, ``lane_particles``: the lane
-    particles and their buffer index of field 0, sorted by it; block b's are rows
-    block_start[b]:block_start[b + 1]. Ropes asleep (``kernels_sleep``) keep x, v: only
-    the particles flagged in ``awake`` (N,) are copied out, and the blocks not flagged in
-    ``awake_blocks`` (B,) are not solved. ``every`` also marks the frame's first substep,
-    where the solve estimates the ropes' tension from x, v (``kernels_chain``)."""
-    _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 16, lane_base, lane_particles, block_start, x, v, moved, every,
-                awake_blocks, awake)
+    particles first copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,), or
+    ``every`` one) and afterwards copied back out. ``blocks``, ``lane_order``: the lane
+    layout's blocks and its particles in buffer order (``groups``). Ropes asleep
+    (``kernels_sleep``) keep x, v: only the particles flagged in ``awake`` (N,) are copied
+    out, and the blocks not flagged in ``awake_blocks`` (B,) are not solved. ``every`` also
+    marks the frame's first substep, where the solve estimates the ropes' tension from x, v
+    (``kernels_chain``)."""
+    _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, 16, lane_order, x, v, moved, every, awake_blocks, awake)
 
 
 @kernel
-def direct_substep_io_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                             block_length, block_leading, block_bending, gravity, h,
-                             newton_iterations, strain_limit, velocity_scale, lane_base,
-                             lane_particles, block_start, x, v, moved, every, awake_blocks, awake):
+def direct_substep_io_single(buffer, edge_buffer, blocks, gravity, h, newton_iterations,
+                             strain_limit, velocity_scale, lane_order, x, v, moved, every,
+                             awake_blocks, awake):
     """``direct_substep_io`` for blocks of one rope each (a lane count of 1)."""
-    _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 1, lane_base, lane_particles, block_start, x, v, moved, every,
-                awake_blocks, awake)
+    _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, 1, lane_order, x, v, moved, every, awake_blocks, awake)
 
 
 @inline_kernel
-def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                block_leading, block_bending, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, lanes, lane_base, lane_particles, block_start, x, v, moved,
-                every, awake_blocks, awake):
+def _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
+                velocity_scale, lanes, lane_order, x, v, moved, every, awake_blocks, awake):
     """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
     solve over the lanes, as ``kernels_direct._direct_blocks`` with 16: a runtime lane count made
     the frame 15 % slower). Inlined: compiled on its own, numba's LLVM step optimises and
     generates the whole solve below it once more for each level of calls (docs/benchmarks.md,
     first use)."""
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
+    lane_base, lane_particles, block_start = lane_order
     for b in range(block_length.shape[0]):
         first, last = block_start[b], block_start[b + 1]
         for k in range(first, last):
@@ -71,9 +65,8 @@ def _substep_io(buffer, edge_buffer, block_particle_offset, block_edge_offset, b
         direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      gravity[0], gravity[1], gravity[2], h, 1, every, None, newton_iterations,
-                      strain_limit,
-                      velocity_scale, lanes)
+                      (gravity[0], gravity[1], gravity[2]), h, 1, every, None,
+                      newton_iterations, strain_limit, velocity_scale, lanes)
         for k in range(first, last):
             i = lane_particles[k]
             if awake[i] == 0:

@@ -98,61 +98,61 @@ def sweep_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge_
 
 
 @inline_kernel
-def _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                     block_length, block_leading, block_bending, gravity, h, substeps,
-                     second_order, newton_iterations, strain_limit, velocity_scale, lane_base,
-                     lane_particles, block_start, x, v, b, lanes):
+def _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                     newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
+                     lanes):
     """Block ``b``: x, v copied in, ``kernels_direct.direct_block`` (a frame's start:
     ``fresh``), copied out. ``lanes`` is a literal at every call, as in ``kernels_direct``, so
     LLVM can fold it."""
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
+    lane_base, lane_particles, block_start = lane_order
     first, last = block_start[b], block_start[b + 1]
     _copy_in(buffer, lane_base, lane_particles, first, last, x, v, lanes)
     direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                   block_length[b], optional_item(block_leading, b),
-                  optional_item(block_bending, b), gravity[0],
-                  gravity[1], gravity[2], h, substeps, True, second_order, newton_iterations,
-                  strain_limit, velocity_scale, lanes)
+                  optional_item(block_bending, b), (gravity[0], gravity[1], gravity[2]), h,
+                  substeps, True, second_order, newton_iterations, strain_limit,
+                  velocity_scale, lanes)
     _copy_out(buffer, lane_base, lane_particles, first, last, x, v, lanes)
 
 
 @kernel
-def direct_frame(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                 block_leading, block_bending, gravity, h, substeps, second_order,
-                 newton_iterations, strain_limit, velocity_scale, lane_base, lane_particles,
-                 block_start, x, v):
+def direct_frame(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                 newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
     """The direct solve (``kernels_direct._direct_blocks``) between the copies of x, v, block
-    by block (16 lanes, one thread)."""
+    by block (16 lanes, one thread); ``blocks`` and ``lane_order`` as ``groups`` declares
+    them."""
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
     for b in range(block_length.shape[0]):
-        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                         block_length, block_leading, block_bending, gravity, h, substeps,
-                         second_order, newton_iterations, strain_limit, velocity_scale,
-                         lane_base, lane_particles, block_start, x, v, b, 16)
+        _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                         newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
+                         16)
 
 
 @kernel
-def direct_frame_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                        block_length, block_leading, block_bending, gravity, h, substeps,
-                        second_order, newton_iterations, strain_limit, velocity_scale,
-                        lane_base, lane_particles, block_start, x, v):
+def direct_frame_single(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                        newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
     """``direct_frame`` for blocks of one rope each (a lane count of 1)."""
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
     for b in range(block_length.shape[0]):
-        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                         block_length, block_leading, block_bending, gravity, h, substeps,
-                         second_order, newton_iterations, strain_limit, velocity_scale,
-                         lane_base, lane_particles, block_start, x, v, b, 1)
+        _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                         newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
+                         1)
 
 
 @parallel_kernel
-def direct_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                          block_length, block_leading, block_bending, gravity, h, substeps,
-                          second_order, newton_iterations, strain_limit, velocity_scale,
-                          lane_base, lane_particles, block_start, x, v):
+def direct_frame_parallel(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
     """``direct_frame`` with blocks spread over threads (blocks share no particle)."""
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
     for b in prange(block_length.shape[0]):
-        _direct_block_io(buffer, edge_buffer, block_particle_offset, block_edge_offset,
-                         block_length, block_leading, block_bending, gravity, h, substeps,
-                         second_order, newton_iterations, strain_limit, velocity_scale,
-                         lane_base, lane_particles, block_start, x, v, b, 16)
+        _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
+                         newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
+                         16)
 
 
 @kernel

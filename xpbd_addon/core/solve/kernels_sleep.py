@@ -148,6 +148,6 @@ def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
         direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                       block_length[b], optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      gravity[0], gravity[1], gravity[2], h, 1, fresh, None, newton_iterations,
+                      (gravity[0], gravity[1], gravity[2]), h, 1, fresh, None, newton_iterations,
                       strain_limit,
                       velocity_scale, 16)

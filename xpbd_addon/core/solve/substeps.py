@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import kernels_resolve, kernels_sleep
+from .frame import lane_blocks, lane_order
 from .kernels import lane_gather, lane_substeps, lane_substeps_parallel, sweep_substeps
 from .kernels_direct import direct_substeps_parallel, direct_substeps_single
 from .kernels_direct_io import direct_substep_io, direct_substep_io_single, gather_moved
@@ -47,7 +48,7 @@ class RopeSubsteps:
     __slots__ = ("model", "plan", "workspace", "x", "v", "gravity", "accelerations", "h",
                  "velocity_scale", "strain_limit", "multipliers", "mode", "resolves",
                  "before_contacts", "resolve_moves", "active_blocks", "active_ropes",
-                 "awake_blocks", "awake")
+                 "awake_blocks", "awake", "blocks", "lane_order")
 
     def __init__(self, model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                  v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
@@ -93,6 +94,9 @@ class RopeSubsteps:
         """(B,) flags of the blocks with a rope awake (``kernels_sleep``)"""
         self.awake = np.ones(len(x), dtype=np.uint8)
         """(N,) flags of the particles awake"""
+        self.blocks = lane_blocks(plan) if lanes is not None else ()
+        self.lane_order = lane_order(plan) if lanes is not None else ()
+        """The fused kernel's ``groups.blocks`` and ``groups.lane_order`` (made once)"""
         if lanes is not None and self.mode != "fused":
             lane_gather(workspace.lane_particles, lanes.order_base, lanes.order_particles, x,
                         v, lanes.layout.lanes)
@@ -114,9 +118,8 @@ class RopeSubsteps:
             if self.mode == "fused":
                 # the particles the last substep's contacts moved go in (all of them at first)
                 run_io = direct_substep_io_single if layout.lanes == 1 else direct_substep_io
-                run_io(*common, lanes.block_leading, lanes.block_bending, self.gravity,
-                       self.h, model.iterations, self.strain_limit, self.velocity_scale,
-                       lanes.order_base, lanes.order_particles, lanes.block_start, x, v, moved,
+                run_io(buffer, edges, self.blocks, self.gravity, self.h, model.iterations,
+                       self.strain_limit, self.velocity_scale, self.lane_order, x, v, moved,
                        first, self.awake_blocks, self.awake)
                 moved[:] = 0
             else:

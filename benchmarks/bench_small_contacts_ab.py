@@ -1,0 +1,79 @@
+"""One short rope on a collider, an earlier commit against the working tree in one process.
+
+    python -m benchmarks small_contacts_ab --ref=COMMIT
+
+A 12-point rope dropped on the collision benchmark's terrain (2k triangles), static and
+moving (the terrain's end positions lifted by 0.1 mm every other frame): a frame costs a few
+tenths of a millisecond, so what each kernel call costs from Python (its arguments' typing
+and unboxing, the groups of ``core.groups``) shows here, where ``collision_ab``'s big scenes
+hide it. The two packages run 120 frames in turns, 6 times; each frame's figure is its
+minimum over the turns (the noise only adds time), and the final positions must be the same
+bits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_collision as scene  # noqa: E402
+from benchmarks.bench_collision_ab import _option, _package_at  # noqa: E402
+
+FRAMES, TURNS, POINTS = 120, 6, 12
+
+
+def _runner(package: str, moving: bool):
+    core = importlib.import_module(f"{package}.core")
+    collision = importlib.import_module(f"{package}.core.collision")
+    vertices, triangles = scene.terrain(31)
+    mesh = collision.Collider(vertices, triangles)
+    x = np.zeros((POINTS, 3))
+    x[:, 0], x[:, 2] = np.linspace(-0.3, 0.3, POINTS), 0.3
+    edges = np.stack([np.arange(POINTS - 1), np.arange(1, POINTS)], axis=1)
+
+    def frames(count: int) -> tuple[np.ndarray, np.ndarray]:
+        model = core.Model(x, edges, np.full(POINTS, 100.0), 1e-7, radius=0.01, damping=0.2)
+        state = model.state()
+        times = []
+        for frame in range(count):
+            colliders = [mesh.moved(mesh.vertices, mesh.vertices + (0.0, 0.0, 1e-4 * (frame % 2)))
+                         if moving else mesh]
+            start = time.perf_counter()
+            core.step(model, state, 1.0 / 24.0, 10, colliders=colliders)
+            times.append(time.perf_counter() - start)
+        return np.array(times), state.x.copy()
+
+    return frames
+
+
+def main() -> None:
+    ref = _option("ref", "HEAD")
+    old = _package_at(ref, Path(tempfile.mkdtemp()))
+    print(f"1 x {POINTS} points on the terrain, {FRAMES} frames, per-frame minimum of {TURNS} "
+          f"turns (ms per frame: mean / second half)\n")
+    for moving in (False, True):
+        a, b = _runner(old, moving), _runner("xpbd_addon", moving)
+        a(5), b(5)  # (compiled, cached)
+        times_a, times_b = [], []
+        for _ in range(TURNS):
+            (ta, xa), (tb, xb) = a(FRAMES), b(FRAMES)
+            times_a.append(ta)
+            times_b.append(tb)
+            assert np.array_equal(xa, xb), "the two commits differ"
+        best_a, best_b = 1e3 * np.min(times_a, axis=0), 1e3 * np.min(times_b, axis=0)
+        half = FRAMES // 2
+        print(f"{'moving' if moving else 'static'}: {ref}: {best_a.mean():.4f} / "
+              f"{best_a[half:].mean():.4f}   working tree: {best_b.mean():.4f} / "
+              f"{best_b[half:].mean():.4f}   (same bits)")
+
+
+if __name__ == "__main__":
+    main()
