@@ -215,7 +215,31 @@ def item(declaration: Any, group: tuple, name: str) -> Any:
     return group[declaration.__code__.co_varnames.index(name)]
 
 
+# ------------------------------------------------------------------ rods (``core.rod``)
+
+
+def rod_ropes(particles: Array, starts: Array, rest: Array) -> tuple:
+    """A rod Model's ropes: particles (P,) int64 in walking order, rope r being
+    particles[starts[r]:starts[r + 1]] (starts (R + 1,) int64), rest (P,) [m] the rest length
+    of the segment from each position to the next."""
+    return (particles, starts, rest)
+
+
+def rod_twist(inertia: Array, twist_k: Array, bend_compliance: Array) -> tuple:
+    """Its twist: each segment's inertia (P,) [kg m^2] about its axis, each point's twist
+    stiffness twist_k (P,) [N m] (inf: no twist dynamics) and bending compliance (N,)
+    [1/(N m)]."""
+    return (inertia, twist_k, bend_compliance)
+
+
+def rod_frames(m1: Array, omega: Array, bend_rest: Array, twist_rest: Array) -> tuple:
+    """Its state (``rod.RodState``): each segment's normal m1 (N, 3) and twist rate omega
+    (N,) [rad/s], each point's rest bend (N, 3) and rest twist (N,) [rad]."""
+    return (m1, omega, bend_rest, twist_rest)
+
+
 DECLARED = (mesh, faces, normals, mesh_edges, grid, chords, nearest, lists, selection, substep,
             margins, edge_scratch, edge_rule, visited, query_boxes, pair_grid, extra_boxes,
-            extra_grid, rope_segments, pair_motion, lazy_prediction, blocks, lane_order)
+            extra_grid, rope_segments, pair_motion, lazy_prediction, blocks, lane_order,
+            rod_ropes, rod_twist, rod_frames)
 """Every group: a kernel parameter with one of these names is that group (the test)."""

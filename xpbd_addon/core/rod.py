@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from . import groups
+
 POISSON_FACTOR = 1.3
 """1 + nu: EI / GJ of a solid round rod of an isotropic material with Poisson's ratio 0.3"""
 
@@ -298,11 +300,8 @@ class RodFrame:
     def _follow(self, frames: RodState, x_start: np.ndarray, x: np.ndarray, h: float) -> None:
         from .solve import kernels_rod as k
 
-        layout = self.layout
-        k.follow(x_start, x, layout.particles, layout.starts, layout.rest, frames.normal,
-                 frames.twist_rate, self.held, self.turn, layout.inertia, layout.twist_k,
-                 self.state.twist_rest, layout.bend_compliance, self.state.bend_rest, h,
-                 self.decay, self.scratch)
+        k.follow(x_start, x, *_groups(self.layout, frames, self.state), self.held, self.turn,
+                 h, self.decay, self.scratch)
 
     def follow(self, x_start: np.ndarray, x: np.ndarray, h: float) -> None:
         """The frames after a substep of h [s] from ``x_start`` to ``x`` (N, 3) [m], then
@@ -344,6 +343,28 @@ def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: f
     return max(1, int(np.ceil(dt * omega / 2.5)))
 
 
+def joined_states(layout: RodLayout | None, parts: list[RodState | None],
+                  offsets: Any) -> RodState | None:
+    """The rod states ``parts`` of ropes side by side in a joint Model (rope k's particles
+    from ``offsets[k]`` to ``offsets[k + 1]``), copied; a rope without one starts from its
+    rest frames. None where the joint Model is no rod (``layout`` None) or no rope has one
+    yet (``step`` then starts them all from the rest shape)."""
+    if layout is None or all(part is None for part in parts):
+        return None
+    return RodState.joined([
+        part.copy() if part is not None else layout.rest_state.part(offsets[k], offsets[k + 1])
+        for k, part in enumerate(parts)])
+
+
+def _groups(layout: RodLayout, frames: RodState, rest_of: RodState) -> tuple:
+    """The kernels' argument groups (``core.groups``) of ``layout``: its ropes, its twist,
+    and the frames of ``frames`` with the rest shape of ``rest_of``."""
+    return (groups.rod_ropes(layout.particles, layout.starts, layout.rest),
+            groups.rod_twist(layout.inertia, layout.twist_k, layout.bend_compliance),
+            groups.rod_frames(frames.normal, frames.twist_rate, rest_of.bend_rest,
+                              rest_of.twist_rest))
+
+
 def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodState:
     """A rod state for a State that has none, at positions ``x`` (N, 3) [m]: the rest
     frames carried from the rest shape to ``x``, at rest."""
@@ -351,10 +372,8 @@ def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodStat
 
     state = layout.rest_state.copy()
     if not np.array_equal(rest_x, x):
-        k.follow(rest_x, x, layout.particles, layout.starts, layout.rest, state.normal,
-                 state.twist_rate, np.zeros(len(x), dtype=np.bool_), np.zeros(len(x)),
-                 layout.inertia, layout.twist_k, state.twist_rest, layout.bend_compliance,
-                 state.bend_rest, 1.0, 0.0, np.zeros((7, len(layout.particles))))
+        k.follow(rest_x, x, *_groups(layout, state, state), np.zeros(len(x), dtype=np.bool_),
+                 np.zeros(len(x)), 1.0, 0.0, np.zeros((7, len(layout.particles))))
     return state
 
 

@@ -8,7 +8,7 @@
   beyond Blender's coordinates), and, while nothing external can add energy (pins where
   they were at the start frame, no collider, no field), the rope's kinetic and gravitational
   energy (``energy``) may not rise above its start frame's total (those and the elastic
-  energy its constraints stored there, ``sim.check_energy_start``) by more than
+  energy its constraints stored there, ``energy_at_start``) by more than
   ``ENERGY_MARGIN`` times its weight times its length: with nothing moving it, a rope only
   converts and loses energy (no solver adds energy, docs/physics.md).
 """
@@ -82,7 +82,7 @@ def energy(model: Any, x: np.ndarray, v: np.ndarray, gravity: Any) -> float:
 
     The elastic energy stored now is left out on purpose: it is never negative, so kinetic +
     gravitational energy can only stay at or below the start frame's total (which counts
-    it, ``sim.check_energy_start``); and 0.5 C^2 / alpha of an unconverged solve (a sweep,
+    it, ``energy_at_start``); and 0.5 C^2 / alpha of an unconverged solve (a sweep,
     few iterations) is far larger than the stretch a user sees."""
     from ..write import io_kernels  # numba: loaded before any frame is simulated
 
@@ -133,3 +133,12 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
                             "its kinetic, gravitational and elastic energy at the start "
                             "frame, with nothing moving it): stopped, nothing was written. "
                             "More Substeps (or a stiffer, heavier rope) keeps it stable")
+
+
+def energy_at_start(model: Any, start: Any, gravity: Any) -> float:
+    """The energy [J] of a start frame (``sim.Frame``): kinetic, gravitational (``energy``)
+    and what its constraints store there (``core.energy.stored_energy``, a rod's with its
+    frames: a rope modelled curled stores bending energy, which it may turn into motion)."""
+    from ...core.energy import stored_energy
+
+    return energy(model, start.x, start.v, gravity) + stored_energy(model, start.x, start.rod)

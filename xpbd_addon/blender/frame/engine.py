@@ -45,7 +45,7 @@ from ..read import attachments as attach
 from ..read import collision_objects as colliders
 from ..read.geometry import RopeError
 from . import group, readouts, sim
-from .checks import check_energy, energy_margin
+from .checks import check_energy, energy_at_start, energy_margin
 from .handoff import Handoff
 from .handoff import step as handoff_step
 from .inputs import Inputs, read
@@ -164,7 +164,7 @@ class Run:
         for _ in range(self.preroll):
             frames = self.step(frames, inputs, snapshot, start=snapshot)
         for rope, frame in zip(self.ropes, frames, strict=True):
-            rope.track.start_energy = sim.check_energy_start(rope.track.model, frame, self.gravity)
+            rope.track.start_energy = energy_at_start(rope.track.model, frame, self.gravity)
         self.prerolled = (rolled_from, frames)
         return frames
 
@@ -199,7 +199,8 @@ class Run:
             self.margin = energy_margin(self.model, self.gravity)
         state = self._state_from(previous) if dt is None else core.State(
             np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]),
-            self._rod_from(previous), rest=self._rest_from(previous))
+            core_rod.joined_states(self.model.rod_layout, [f.rod for f in previous],
+                                   self.offsets), rest=self._rest_from(previous))
         dt = self.dt if dt is None else dt
         handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets,
                                previous)
@@ -283,21 +284,10 @@ class Run:
             self.state = core.State(x, v)
         else:
             self.state.x, self.state.v = x, v
-        self.state.rod = self._rod_from(previous)
+        self.state.rod = core_rod.joined_states(self.model.rod_layout,
+                                                [f.rod for f in previous], self.offsets)
         self.state.rest = self._rest_from(previous)
         return self.state
-
-    def _rod_from(self, previous: list[sim.Frame]) -> core_rod.RodState | None:
-        """The rod state of the members' ``previous`` frames side by side (copies); None
-        where the joint Model is no rod, or where no frame has one yet (the core starts it
-        from the rest shape); a member without one starts from its rest frames."""
-        layout = self.model.rod_layout
-        if layout is None or all(f.rod is None for f in previous):
-            return None
-        o = self.offsets
-        return core_rod.RodState.joined([
-            f.rod.copy() if f.rod is not None else layout.rest_state.part(o[k], o[k + 1])
-            for k, f in enumerate(previous)])
 
     @staticmethod
     def _rest_from(previous: list[sim.Frame]) -> Any:

@@ -31,7 +31,7 @@ from ..write import rope_data
 from ..write import tears as tear
 from ..write.kinds import Writer, writer_for
 from . import changes, stiffness
-from .checks import check_matrix, matrix_problem
+from .checks import check_matrix, energy_at_start, matrix_problem
 from .inputs import Inputs
 
 
@@ -348,7 +348,7 @@ class RopeSim:
                       inputs.channels,
                       turn=None if self.track.start_model.rod_layout is None else np.eye(3))
         self.track.start_targets = inputs.targets.copy()
-        self.track.start_energy = check_energy_start(self.track.model, start, self.gravity)
+        self.track.start_energy = energy_at_start(self.track.model, start, self.gravity)
         return start
 
     # --- writing ---------------------------------------------------------------------------
@@ -388,16 +388,6 @@ class RopeSim:
         if self.tear_force > 0.0:
             frames = tear.tear_frames(self.cache, len(self.layout.edges))
             self.writer.show_tears(obj, self.layout, frames, self.radii, frame)
-
-
-def check_energy_start(model: Any, start: Frame, gravity: Any) -> float:
-    """The energy [J] of a start frame: kinetic, gravitational (``checks.energy``) and what
-    its constraints store there (``core.energy.stored_energy``: a rope modelled curled
-    stores bending energy, which it may turn into motion)."""
-    from ...core.energy import stored_energy
-    from .checks import energy
-
-    return energy(model, start.x, start.v, gravity) + stored_energy(model, start.x, start.rod)
 
 
 # --- registry -------------------------------------------------------------------------------

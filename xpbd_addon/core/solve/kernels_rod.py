@@ -200,9 +200,8 @@ def held_frames(x, particles, first, last, anchor, m1, twist_rest):
 
 
 @kernel
-def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_end,
-                 inertia, twist_k, twist_rest, bend_compliance, bend_rest, h, decay, lower,
-                 diagonal, upper, rhs, tangents):
+def _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start, held_end, h,
+                 decay, scratch):
     """One implicit Euler substep of h [s] of the twist angles of one rope (segments at
     positions first .. last - 2): the increments delta_e of every segment's angle solve
 
@@ -210,8 +209,16 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
         E_t = sum_p k_p (phi_p + delta_p - delta_a - tau_p)^2 / 2,
 
     a tridiagonal system (Thomas' algorithm), the segments of held ends fixed. Each m1_e then
-    turns by delta_e and omega_e = decay delta_e / h [rad/s]. ``tangents`` (3, P): each
-    segment's unit tangent at ``x``."""
+    turns by delta_e and omega_e = decay delta_e / h [rad/s]. ``scratch`` (7, P): rows 0-3
+    the system's, rows 4-6 each segment's unit tangent at ``x``."""
+    particles, starts, rest = rod_ropes
+    inertia, twist_k, bend_compliance = rod_twist
+    m1, omega, bend_rest, twist_rest = rod_frames
+    lower = scratch[0, first:last]
+    diagonal = scratch[1, first:last]
+    upper = scratch[2, first:last]
+    rhs = scratch[3, first:last]
+    tangents = scratch[4:7, :]
     n = last - 1 - first
     for j in range(n):
         k = first + j
@@ -276,8 +283,7 @@ def _twist_solve(x, particles, first, last, rest, m1, omega, held_start, held_en
 
 
 @kernel
-def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, twist_k,
-           twist_rest, bend_compliance, bend_rest, h, decay, scratch):
+def follow(x_start, x, rod_ropes, rod_twist, rod_frames, held, turn, h, decay, scratch):
     """The frames after a substep that moved the particles from ``x_start`` to ``x`` (N, 3)
     [m]: each segment's m1 parallel-transported from its old tangent to its new one; the
     segment at a held rope end (``held`` (N,) bool at that end's particle: pinned, its roll
@@ -285,8 +291,11 @@ def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, 
     share of its object's turn; then one implicit substep of the twist dynamics
     (``_twist_solve``, the held segments fixed; none where ``twist_k`` is inf: the frames
     are only carried; ``inertia`` (P,) [kg m^2] per segment, ``twist_k`` (P,) [N m] per
-    point, ``omega`` (N,) [rad/s]). ``scratch`` (7, P): the tridiagonal system's rows and the
-    segments' tangents."""
+    point, ``omega`` (N,) [rad/s]; ``core.groups``). ``scratch`` (7, P): the tridiagonal
+    system's rows and the segments' tangents."""
+    particles, starts, rest = rod_ropes
+    inertia, twist_k, bend_compliance = rod_twist
+    m1, omega, bend_rest, twist_rest = rod_frames
     for r in range(starts.shape[0] - 1):
         first, last = starts[r], starts[r + 1]
         if last - first < 2:
@@ -311,10 +320,8 @@ def follow(x_start, x, particles, starts, rest, m1, omega, held, turn, inertia, 
             for k in range(first, last):  # no twist dynamics: the frames are only carried
                 omega[particles[k]] = 0.0
         else:
-            _twist_solve(x, particles, first, last, rest, m1, omega, held_start,
-                         held_end, inertia, twist_k, twist_rest, bend_compliance, bend_rest,
-                         h, decay, scratch[0, first:last], scratch[1, first:last],
-                         scratch[2, first:last], scratch[3, first:last], scratch[4:7, :])
+            _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start,
+                         held_end, h, decay, scratch)
 
 
 @kernel
