@@ -71,6 +71,14 @@ edges = np.array([(r * points + i, r * points + i + 1) for r in range(ropes)
 inv_mass = np.full(len(x), 20.0)
 inv_mass[::points] = 0.0
 warmup.warm(core.Model(x, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10)
+# a curved rope with bending: a rod (the modelled rest shape), one rope, with its bending
+angle = np.linspace(0.0, 3.0, 12)
+curl = np.stack([np.sin(angle), np.zeros(12), 1.0 - np.cos(angle)], axis=1)
+pairs = np.array([(i, i + 1) for i in range(11)])
+weights = np.full(12, 20.0)
+weights[0] = 0.0
+warmup.warm(core.Model(curl, pairs, weights, 1e-6, damping=0.1, radius=0.01,
+                       bending_compliance=0.1, rod=core.Rod()), 10)
 io_kernels.warm()
 io_kernels.warm_tessellation()
 """
