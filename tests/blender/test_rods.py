@@ -142,3 +142,32 @@ def test_a_rods_frames_in_any_order_equal_playback(scene):
     obj.xpbd.bend_stiffness = 0.05
     played = ropes.played_points(scene, [obj], 1, 30)
     ropes.assert_any_order_equals(scene, obj, played, 1, 30, seed=32)
+
+
+def test_rods_and_ropes_simulated_together_keep_their_own_rest_shapes(scene):
+    """Two curls colliding with each other (one run, one joint Model), one a rod and one a
+    rope (Rest Shape: Straight), and two rods batched together: each keeps its own
+    behaviour, the rods their curls, the rope uncoiling."""
+    objects = []
+    for k, (name, rest, collide) in enumerate((("rod_a", "MODELLED", True),
+                                               ("rope_b", "STRAIGHT", True),
+                                               ("rod_c", "MODELLED", False),
+                                               ("rod_d", "MODELLED", False))):
+        obj = _curve(scene, name, _arc(20, np.radians(200.0), 0.8))
+        obj.location = (0.0, 0.5 * k, 1.5)
+        obj.xpbd.bend_stiffness = 2.0
+        obj.xpbd.bend_rest = rest
+        obj.xpbd.use_self_collision = collide
+        obj.xpbd.radius = 0.01
+        objects.append(obj)
+    modelled = {o.name: _turns(ropes.world_points(o)).sum() for o in objects}
+    ropes.play(scene, 1, 48)
+    runs = {id(sim.REGISTRY[o.session_uid].track.run) for o in objects}
+    assert len(runs) == 2  # the colliding pair, and the batch
+    for obj in objects:
+        assert sim.status(obj) is None
+        kept = _turns(ropes.world_points(obj)).sum() / modelled[obj.name]
+        if obj.xpbd.bend_rest == "MODELLED":
+            assert kept > 0.95, obj.name
+        else:
+            assert kept < 0.05, obj.name
