@@ -113,7 +113,7 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
     if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
-                        "More Substeps (or a stiffer, heavier rope) keeps it stable")
+                        + _advice(model))
 
     edges = model.edge_index
     k = int(io_kernels.first_overstretched(x, edges, model.edge_rest_length, MAX_STRETCH,
@@ -124,15 +124,23 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
         times = length / max(float(model.edge_rest_length[k]), 1e-12)
         raise RopeError(f"{what} gained energy it cannot have (a segment stretched to "
                         f"{length:.3g} m, {times:.0f} times its rest length): stopped, "
-                        "nothing was written. More Substeps (or a stiffer, heavier rope) "
-                        "keeps it stable")
+                        "nothing was written. " + _advice(model))
     if start_energy is not None and v is not None:
         rise = energy(model, x, v, gravity) - start_energy
         if rise > (margin if margin is not None else energy_margin(model, gravity)):
             raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than "
                             "its kinetic, gravitational and elastic energy at the start "
                             "frame, with nothing moving it): stopped, nothing was written. "
-                            "More Substeps (or a stiffer, heavier rope) keeps it stable")
+                            + _advice(model))
+
+
+def _advice(model: Any) -> str:
+    """What keeps ``model`` stable, for the safety net's messages."""
+    advice = "More Substeps (or a stiffer, heavier rope) keeps it stable"
+    if getattr(model, "rod_layout", None) is not None:
+        advice += (" (it is a rod, Shape & Twist: its twist lags its bending by a substep; "
+                   "Rest Shape: Straight without Twist or Plasticity makes it a plain rope)")
+    return advice
 
 
 def energy_at_start(model: Any, start: Any, gravity: Any) -> float:
