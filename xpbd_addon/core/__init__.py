@@ -5,7 +5,8 @@
     state = model.state()
     step(model, state, dt, substeps, gravity=(0, 0, -9.81), pin_targets=None,
          colliders=(Collider(vertices, triangles, vertices_end=None), Plane(point, normal)),
-         accelerations=None, air=Air(density, normal_drag, tangential_drag), wind=None)
+         accelerations=None, air=Air(density, normal_drag, tangential_drag), wind=None,
+         pin_turns=None)             # a rod (Model(..., rod=Rod())): its ends' turns [rad]
     model = model.with_changes(removed_edges=[k])   # a cut: a new Model, the state goes on
 
 Map of the core (each part imports only from those above it):
@@ -24,15 +25,18 @@ Map of the core (each part imports only from those above it):
                      (ropes.py) and their kernels
     solve/           the rope solve kernels: predict (gravity + external accelerations),
                      project the constraints (sweep or direct Newton), update velocities
-    model.py         Model (static: what the rope is), State (x, v: where it is; rest:
-                     how long each rope has been still, which sleep)
+    rod.py           Rod: ropes that keep their modelled shape, twist and yield (material
+                     frames per segment, solve/kernels_rod.py); RodState (State.rod)
+    model.py         Model (static: what the rope is), State (x, v: where it is; rod: a
+                     rod's frames; rest: how long each rope has been still, which sleep)
     sleep.py         ropes at rest sleep through whole frames (State.rest), what wakes them
     workspace.py     Workspace (State.workspace): scratch and what step carries between
                      frames (lane buffers, the contacts' candidates), declared field by field
     air.py           Air: the drag of the air (and the wind) on segments as on cylinders
     solver.py        step / step_sequential: one frame of substeps, the stages in order
     tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
-    energy.py        stored_energy: what the constraints store (stretch, bending) [J]
+    energy.py        stored_energy: what the constraints store (stretch, bending, a rod's
+                     twist) [J]
     soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is
                      the rope's own solve with a heavier particle and a shifted prediction)
     warmup.py        warm: compile a model's kernels ahead (e.g. on a thread)
