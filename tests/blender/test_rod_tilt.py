@@ -151,3 +151,27 @@ def test_a_rest_shape_stored_without_tilt_takes_the_points_tilt(scene):
     _set_tilt(obj, np.zeros(20))
     scene.frame_set(0)
     assert np.array_equal(_tilt(obj), np.full(20, 0.5, dtype=np.float32))
+
+
+@pytest.mark.parametrize("kind", ["BEZIER", "NURBS"])
+def test_bezier_and_nurbs_rods_write_a_tilt_too(scene, kind):
+    """Bezier and NURBS rods (their tilt approximate: Blender interpolates it between the
+    control points) swinging with twist write a finite tilt at every control point, and the
+    frame before the start puts the modelled tilt back."""
+    obj = ropes.curve_rope(scene, kind, 12)
+    obj.xpbd.stiffness_mode = "MATERIAL"
+    obj.xpbd.use_bend_stiffness = True
+    obj.xpbd.use_twist = True
+    obj.xpbd.twist_stiffness = 0.4
+    points = obj.data.splines[0].bezier_points if kind == "BEZIER" else \
+        obj.data.splines[0].points
+    modelled = np.linspace(0.0, 1.0, 12, dtype=np.float32)
+    points.foreach_set("tilt", modelled)
+    tilt = np.empty(12, dtype=np.float32)
+    ropes.play(scene, 1, 12)
+    assert sim.status(obj) is None
+    points.foreach_get("tilt", tilt)
+    assert np.isfinite(tilt).all() and not np.array_equal(tilt, modelled)
+    scene.frame_set(0)
+    points.foreach_get("tilt", tilt)
+    assert np.array_equal(tilt, modelled)

@@ -10,9 +10,10 @@ about the tangent (right-handed).
 
 A rod's material normal at a point is the mean frame of its two segments
 (``kernels_rod._frame_between``), at an end its end segment's normal. The tilt written is the
-angle from Blender's normal to it about the tangent. Only Poly splines are exact: Bezier and
-NURBS splines get the same per-control-point values, and Blender interpolates them along
-the curve it draws between them.
+angle from Blender's normal to it about the tangent. Only open Poly splines are exact:
+Bezier and NURBS splines get the same per-control-point values, and Blender interpolates
+them along the curve it draws between them; a cyclic spline is taken as open (Blender
+closes the loop of its normals another way).
 
 Nothing here imports bpy: positions are arrays, splines ``(start, count, bezier)``.
 """
