@@ -187,3 +187,36 @@ def test_disabling_a_rod_puts_its_modelled_tilt_back(scene):
     assert np.abs(_tilt(obj) - modelled).max() > 1.0
     obj.xpbd.enabled = False
     assert np.array_equal(_tilt(obj).astype(np.float32), modelled)
+
+
+@pytest.mark.parametrize("first", [(0.3, 0.1, 0.05), (1e-5, 2e-5, 0.3)])
+def test_blenders_normal_is_the_one_the_tilt_is_measured_from(scene, first):
+    """The rule ``curve_tilt.blender_frames`` follows is the one Blender draws a legacy poly
+    curve with: a flat extrusion of a curve out of its plane with a tilt at each point lies
+    across its normal turned by the tilt, at every point (a first segment slanted and one
+    within 1e-4 of vertical)."""
+    co = np.array([(0, 0, 0), first, (0.5, 0.4, 0.1), (0.6, 0.7, 0.3), (0.5, 1.0, 0.35),
+                   (0.3, 1.2, 0.6)])
+    tilt = np.array([0.0, 0.3, -0.2, 1.0, 0.5, 2.0])
+    curve = bpy.data.curves.new("probe", "CURVE")
+    curve.dimensions = "3D"
+    curve.extrude = 0.1
+    spline = curve.splines.new("POLY")
+    spline.points.add(len(co) - 1)
+    spline.points.foreach_set("co", np.c_[co, np.ones(len(co))].astype(np.float32).ravel())
+    spline.points.foreach_set("tilt", tilt.astype(np.float32))
+    obj = ropes.link(scene, "probe", curve)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    verts = np.array([v.co[:] for v in mesh.vertices])
+    evaluated.to_mesh_clear()
+    tangent, normal = curve_tilt.blender_frames(co)
+    c, s = np.cos(tilt)[:, None], np.sin(tilt)[:, None]
+    tilted = c * normal + s * np.cross(tangent, normal)
+    for i, point in enumerate(co):
+        near = np.argsort(np.linalg.norm(verts - point, axis=1))[:2]
+        across = verts[near[1]] - verts[near[0]]
+        across /= np.linalg.norm(across)
+        assert abs(float(across @ tilted[i])) < 1e-4, i
+        assert abs(float(across @ np.cross(tangent[i], tilted[i]))) == pytest.approx(1.0,
+                                                                                    abs=1e-4)
