@@ -220,3 +220,18 @@ def test_blenders_normal_is_the_one_the_tilt_is_measured_from(scene, first):
         assert abs(float(across @ tilted[i])) < 1e-4, i
         assert abs(float(across @ np.cross(tangent[i], tilted[i]))) == pytest.approx(1.0,
                                                                                     abs=1e-4)
+
+
+def test_a_baked_rod_shows_its_modelled_tilt(scene):
+    """A bake keys a rod's points, not its tilt: after it, at every frame, the curve shows
+    its modelled tilt (not the tilt of the last frame simulated)."""
+    obj = _straight_rod(scene, True, 1e-7)
+    obj.xpbd.frame_end = 30
+    modelled = np.linspace(0.2, 0.6, 20, dtype=np.float32)
+    _set_tilt(obj, modelled)
+    scene.frame_set(1)
+    assert bpy.ops.xpbd.bake_all() == {"FINISHED"}
+    assert obj.xpbd.bake.baked
+    for frame in (1, 15, 30):
+        scene.frame_set(frame)
+        assert np.array_equal(_tilt(obj).astype(np.float32), modelled), frame
