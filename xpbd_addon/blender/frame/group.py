@@ -33,6 +33,7 @@ the bit).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -111,8 +112,9 @@ def batches(members: list[tuple[Any, Any]]) -> list[list[tuple[Any, Any]]]:
     buckets: dict[tuple, list[tuple[Any, Any]]] = {}
     for obj, rope in members:
         if batchable(obj, rope):
+            rod = rope.model.rod  # its roll (a curve's tilt, per point) is each rope's own
             key = (shared_settings(obj), rope.model.particle_bend_compliance is None,
-                   rope.model.rod)
+                   None if rod is None else dataclasses.replace(rod, roll=0.0))
             buckets.setdefault(key, []).append((obj, rope))
     return [sorted(b, key=lambda m: m[0].name) for b in buckets.values() if len(b) >= 2]
 

@@ -27,8 +27,9 @@ from ..errors import RetryError
 from ..read import attachments as attach
 from ..read import geometry, maps, pins, rest
 from ..read.geometry import Layout, RopeError
-from ..write import rope_data
+from ..write import curve_tilt, rope_data
 from ..write import tears as tear
+from ..write.curve import write_rod_tilt
 from ..write.kinds import Writer, writer_for
 from . import changes, stiffness
 from .checks import check_matrix, energy_at_start, matrix_problem
@@ -164,8 +165,7 @@ class RopeSim:
     __slots__ = ("key", "scene_name", "layout", "rest_local", "rest_xyz", "hooks", "pinned",
                  "pinned_ids", "changes", "settings", "substeps", "preroll", "tear_force",
                  "radii", "frame_start", "frame_end", "gravity", "dt", "air", "maps", "writer",
-                 "soft_map", "track",
-                 "__weakref__")
+                 "soft_map", "track", "rest_tilt", "__weakref__")
 
     def __setattr__(self, name: str, value: Any) -> None:
         # What describes a rope is fixed once it is made: a different rope is a new RopeSim
@@ -195,6 +195,8 @@ class RopeSim:
         """Stored rest shape, float32 (mesh [N, 3]; curve [N, CURVE_REST_STRIDE])"""
         self.rest_xyz = stored[:, 0:3].astype(np.float64)
         """Rest positions in object space [m], shape [N, 3]"""
+        self.rest_tilt = rest.modelled_tilt(obj.data, layout)
+        """A curve's modelled tilt [rad] [N] (a rod's roll, ``curve_tilt``), or None"""
         self.hooks = self.writer.hooks(obj, layout)
         self.maps = maps.read_maps(obj, len(self.rest_xyz))
         """The per-point maps' weights (read/maps.py), read when the rope is made"""
@@ -255,7 +257,8 @@ class RopeSim:
         world_rest = pins.transform(world, self.rest_xyz)
         edges = self.layout.edges
         arguments = stiffness.apply_maps(
-            stiffness.model_arguments(settings, world_rest, edges, pinned), self.maps,
+            stiffness.model_arguments(settings, world_rest, edges, pinned,
+                                      curve_tilt.roll_of(self, world)), self.maps,
             settings, edges, float(settings.radius))
         if torn is not None:  # the segments' own arrays without the torn ones
             kept = ~torn
@@ -375,6 +378,7 @@ class RopeSim:
             # did not catch ends here, with nothing written.
             raise RopeError(f"The geometry changed while simulating ({exc}); Reset to use "
                             "the current shape") from exc
+        write_rod_tilt(obj.data, self, world, frame)
 
     def write_rest(self, obj: Any) -> None:
         """Put the exact stored rest shape back into the object's data."""

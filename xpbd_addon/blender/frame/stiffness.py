@@ -35,7 +35,7 @@ def material(settings: Any) -> core_material.RopeMaterial:
 
 
 def model_arguments(settings: Any, positions: np.ndarray, edges: np.ndarray,
-                    pinned: np.ndarray) -> dict[str, Any]:
+                    pinned: np.ndarray, roll: Any = 0.0) -> dict[str, Any]:
     """The stiffness keyword arguments of ``core.Model``: ``inv_mass`` [1/kg] (N,),
     ``compliance`` [m/N], ``bending_compliance`` [1/(N m)] or None (the other keywords come
     from ``schema.model_keywords``). ``positions``: world rest positions [m] (N, 3), so that
@@ -54,25 +54,28 @@ def model_arguments(settings: Any, positions: np.ndarray, edges: np.ndarray,
         except ValueError as exc:
             raise RopeError(f"Bad material: {exc}") from exc
         return {"inv_mass": inv_mass, "compliance": compliance, "bending_compliance": bending,
-                **rest, **rod_argument(settings, positions, bending is not None)}
+                **rest, **rod_argument(settings, positions, bending is not None, roll)}
     inv_mass = np.where(pinned, 0.0, 1.0 / settings.vertex_mass)
     bending = float(settings.bending_compliance) if settings.use_bending else None
     return {"inv_mass": inv_mass, "compliance": float(settings.compliance),
             "bending_compliance": bending, **rest,
-            **rod_argument(settings, positions, bending is not None)}
+            **rod_argument(settings, positions, bending is not None, roll)}
 
 
-def rod_argument(settings: Any, positions: np.ndarray, bends: bool) -> dict[str, Any]:
+def rod_argument(settings: Any, positions: np.ndarray, bends: bool,
+                 roll: Any = 0.0) -> dict[str, Any]:
     """``{"rod": core.Rod}`` where the settings make the rope a rod (``schema_rod``): it
     bends and its modelled shape is its rest shape and is not straight, or it twists, or it
     yields; else ``{}``: a plain rope, stepped as before rods existed. ``positions``: world
-    rest positions [m] (N, 3)."""
+    rest positions [m] (N, 3); ``roll`` [rad]: the rod's modelled roll (a curve's tilt,
+    ``write.curve_tilt.rest_roll``), a scalar or (N,), or a callable giving it (made only
+    for a rod)."""
     modelled = bends and settings.bend_rest == "MODELLED" and not _straight(positions)
     plastic = bends and bool(settings.use_plasticity)
     if not (modelled or settings.use_twist or plastic):
         return {}
     return {"rod": core_rod.Rod(
-        bend_rest="modelled" if modelled else "straight",
+        roll=roll() if callable(roll) else roll, bend_rest="modelled" if modelled else "straight",
         twist_stiffness=float(settings.twist_stiffness) if settings.use_twist else None,
         plastic_yield=float(settings.plastic_yield) if plastic else np.inf,
         plastic_creep=float(settings.plastic_creep) if plastic else 0.0)}

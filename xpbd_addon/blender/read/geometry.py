@@ -168,6 +168,16 @@ def read_curve_points(curve: Any, layout: Layout) -> np.ndarray:
     return out
 
 
+def read_curve_tilt(curve: Any, layout: Layout) -> np.ndarray:
+    """Every control point's tilt [rad], float32 [N] (the turn of the curve's normal about
+    its tangent)."""
+    out = np.empty(layout.particle_count, dtype=np.float32)
+    for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
+        points = spline.bezier_points if bezier else spline.points
+        points.foreach_get("tilt", out[start:start + n])
+    return out
+
+
 def read_local(obj: Any, layout: Layout) -> np.ndarray:
     """The object's points as stored (mesh: [N, 3]; curve: [N, CURVE_REST_STRIDE]), float32."""
     if layout.kind == "MESH":

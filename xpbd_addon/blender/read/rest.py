@@ -43,10 +43,13 @@ import numpy as np
 
 from ...core.collision import MAX_COORDINATE
 from ..errors import ShapeError
-from .geometry import CURVE_REST_STRIDE, Layout
+from .geometry import CURVE_REST_STRIDE, Layout, read_curve_tilt
 
 REST_NAME = "xpbd_rest"
 SIGNATURE_NAME = "xpbd_rest_signature"
+TILT_NAME = "xpbd_rest_tilt"
+"""A curve's modelled tilt [rad] per control point, beside the rest shape (stores made
+before it have none: their tilt is left as it is)"""
 
 
 def holder(data: Any, create: bool = False) -> Any:
@@ -241,6 +244,41 @@ def store(obj: Any, layout: Layout, local: np.ndarray) -> None:
     if SIGNATURE_NAME in group:
         del group[SIGNATURE_NAME]
     group[SIGNATURE_NAME] = flat_signature(layout.signature)
+    store_tilt(data, layout)
+
+
+def store_tilt(data: Any, layout: Layout) -> None:
+    """Keep a curve's points' tilt [rad] beside its rest shape (``TILT_NAME``; replaced as
+    a whole, as ``store`` does); nothing for a mesh."""
+    group = holder(data, create=True)
+    if TILT_NAME in group:
+        del group[TILT_NAME]
+    if layout.kind == "CURVE":
+        group[TILT_NAME] = read_curve_tilt(data, layout).astype(np.float64)
+
+
+def modelled_tilt(data: Any, layout: Layout) -> np.ndarray | None:
+    """A curve's modelled tilt [rad] (N,) (``load_tilt``); where its rest shape was stored
+    without one, the points' tilt, stored now (versions before never wrote a tilt, so the
+    points still hold the modelled one). None for a mesh."""
+    if layout.kind != "CURVE":
+        return None
+    tilt = load_tilt(data, layout)
+    if tilt is None:
+        store_tilt(data, layout)
+        tilt = load_tilt(data, layout)
+    return tilt
+
+
+def load_tilt(data: Any, layout: Layout) -> np.ndarray | None:
+    """The modelled tilt [rad] (N,) stored with a curve's rest shape (``store``), or None:
+    none (a store made before tilt was kept), or one that does not fit or is not finite."""
+    value = _source(data).get(TILT_NAME)
+    if getattr(value, "typecode", None) not in ("d", "f") or \
+            len(value) != layout.particle_count:
+        return None
+    tilt = np.array(value.to_list(), dtype=np.float64)
+    return tilt if np.isfinite(tilt).all() else None
 
 
 def _clear_group(data: Any, *, legacy: bool) -> None:
@@ -249,7 +287,7 @@ def _clear_group(data: Any, *, legacy: bool) -> None:
     group = data if legacy else holder(data)
     if group is None:
         return
-    for name in (REST_NAME, SIGNATURE_NAME):
+    for name in (REST_NAME, SIGNATURE_NAME, TILT_NAME):
         if name in group:
             del group[name]
     attributes = getattr(data, "attributes", None)

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..read import pins
-from ..read.geometry import Layout, read_curve_points
-from . import tears
+from ..read import pins, rest
+from ..read.geometry import Layout, read_curve_points, read_curve_tilt
+from . import curve_tilt, tears
 
 
 def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.ndarray) -> None:
@@ -36,10 +36,32 @@ def write_curve_points(curve: Any, layout: Layout, local: np.ndarray, rest: np.n
     curve.update_tag()
 
 
-def write_curve_rest(curve: Any, layout: Layout, rest: np.ndarray) -> None:
-    """Put the stored rest shape back exactly, handles included."""
+def write_curve_tilt(curve: Any, layout: Layout, tilt: np.ndarray) -> None:
+    """Set every control point's tilt to ``tilt`` [rad] (N,) (a rod's, ``curve_tilt``)."""
+    values = np.ascontiguousarray(tilt, dtype=np.float32)
     for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
-        r = np.ascontiguousarray(rest[start:start + n], dtype=np.float32)
+        points = spline.bezier_points if bezier else spline.points
+        points.foreach_set("tilt", values[start:start + n])
+
+
+def write_rod_tilt(curve: Any, rope: Any, world: np.ndarray, frame: Any) -> None:
+    """A rod's tilt at ``frame`` (``curve_tilt.written``) into the curve of ``rope`` (a
+    ``sim.RopeSim`` whose points were just written with the object matrix ``world``); a
+    plain rope's tilt is never written."""
+    if rope.rest_tilt is not None and rope.track.start_model.rod_layout is not None:
+        write_curve_tilt(curve, rope.layout, curve_tilt.written(
+            rope.track, rope.rest_xyz, rope.rest_tilt, rope.layout.splines, world, frame))
+
+
+def write_curve_rest(curve: Any, layout: Layout, rest_local: np.ndarray) -> None:
+    """Put the stored rest shape back exactly, handles included, and the stored tilt where
+    one is stored and the points' differs (a rod wrote its own; a rope never does)."""
+    tilt = rest.load_tilt(curve, layout)
+    if tilt is not None and not np.array_equal(read_curve_tilt(curve, layout),
+                                               tilt.astype(np.float32)):
+        write_curve_tilt(curve, layout, tilt)
+    for spline, (start, n, bezier) in zip(curve.splines, layout.splines, strict=True):
+        r = np.ascontiguousarray(rest_local[start:start + n], dtype=np.float32)
         if bezier:
             points = spline.bezier_points
             points.foreach_set("co", np.ascontiguousarray(r[:, 0:3]).ravel())
