@@ -13,7 +13,7 @@ from xpbd_addon.blender.read import rest
 from xpbd_addon.blender.write import curve_tilt
 
 from . import ropes
-from .test_rods import _arc, _curve
+from .test_rods import _arc, _curve, _turned_by_parent, _twisting
 
 
 def _tilt(obj):
@@ -70,17 +70,7 @@ def _straight_rod(scene, turned, twist):
     scene.use_gravity = False
     obj = _curve(scene, "cable", np.c_[np.linspace(0.0, 1.0, 20), np.zeros(20), np.zeros(20)])
     obj.data.extrude = 0.05
-    obj.xpbd.bend_stiffness = 0.5
-    obj.xpbd.use_twist = True
-    obj.xpbd.twist_stiffness = twist
-    obj.xpbd.damping = 3.0
-    plug = bpy.data.objects.new("plug", None)
-    scene.collection.objects.link(plug)
-    obj.parent = plug
-    plug.rotation_mode = "XYZ"
-    plug.keyframe_insert("rotation_euler", frame=1)
-    plug.rotation_euler = (np.pi if turned else 0.0, 0.0, 0.0)
-    plug.keyframe_insert("rotation_euler", frame=25)
+    _turned_by_parent(scene, _twisting(obj, twist), "plug", turned)
     return obj
 
 

@@ -377,6 +377,19 @@ def fresh_state(layout: RodLayout, rest_x: np.ndarray, x: np.ndarray) -> RodStat
     return state
 
 
+def point_normals(x: np.ndarray, m1: np.ndarray, particles: np.ndarray,
+                  starts: np.ndarray) -> np.ndarray:
+    """(N, 3) the material normal at every particle of positions ``x`` [m] with segment
+    normals ``m1`` (``RodState.normal``; rope r's walk is particles[starts[r]:starts[r+1]]):
+    an inner point's is its frame's (the mean of its segments' normals carried to its
+    tangent), an end's its end segment's. Zero where no rope passes."""
+    from .solve import kernels_rod as k
+
+    out = np.zeros_like(x)
+    k.point_normals(x, particles, starts, m1, out)
+    return out
+
+
 def rod_energies(layout: RodLayout, state: RodState, x: np.ndarray) -> tuple[float, float]:
     """(E_b, E_t) [J] of a rod at positions ``x`` (N, 3) [m] (``kernels_rod.rod_energy``)."""
     from .solve import kernels_rod as k

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.rod import point_normals
+
 
 def _unit(v: np.ndarray) -> np.ndarray:
     n = np.linalg.norm(v, axis=-1, keepdims=True)
@@ -63,28 +65,6 @@ def blender_frames(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
              c * n[2] + k[0] * n[1] - k[1] * n[0] + k[2] * f]
         normals[i] = n
     return tangents, _unit(normals)
-
-
-def point_normals(x: np.ndarray, m1: np.ndarray, particles: np.ndarray,
-                  starts: np.ndarray) -> np.ndarray:
-    """(N, 3) the material normal at every particle of positions ``x`` [m] with segment
-    normals ``m1`` (``RodState.normal``; rope r's walk is particles[starts[r]:starts[r+1]]):
-    an inner point's is the mean of its segments' normals carried to its tangent, an end's
-    its end segment's. Zero where no rope passes."""
-    out = np.zeros_like(x)
-    for r in range(len(starts) - 1):
-        chain = particles[starts[r]:starts[r + 1]]
-        if len(chain) < 2:
-            continue
-        seg = m1[chain[:-1]]
-        out[chain[0]] = seg[0]
-        out[chain[-1]] = seg[-1]
-        if len(chain) > 2:
-            td = _unit(np.diff(x[chain], axis=0))
-            t = _unit(td[:-1] + td[1:])
-            mean = _transport(td[:-1], t, seg[:-1]) + _transport(td[1:], t, seg[1:])
-            out[chain[1:-1]] = _unit(mean - (mean * t).sum(axis=1, keepdims=True) * t)
-    return out
 
 
 def tilts(local: np.ndarray, world: np.ndarray, normals: np.ndarray,

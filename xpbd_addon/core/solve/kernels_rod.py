@@ -102,6 +102,13 @@ def _row(m1, p):
 
 
 @kernel
+def _twist(t_a, t_p, m1, a, p):
+    """phi [rad] at the point between segments a and p (tangents t_a, t_p): the angle from
+    m1_a carried to t_p to m1_p about t_p."""
+    return _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+
+
+@kernel
 def _point_frame(x, m1, a, p, b):
     """(t, m1, m2) of the point p between segments (a, p) and (p, b)."""
     return _frame_between(_tangent(x, a, p), _tangent(x, p, b), m1, a, p)
@@ -162,14 +169,18 @@ def bend_targets(x, particles, starts, m1, bend_rest, out):
 
 
 @kernel
-def twist_angles(x, particles, starts, m1, out):
-    """phi_p [rad] at every interior point, into ``out`` (N,)."""
+def point_normals(x, particles, starts, m1, out):
+    """The material normal at every particle into ``out`` (N, 3): at an interior point the
+    m1 of its frame (``_frame_between``), at a rope's end its end segment's m1."""
     for r in range(starts.shape[0] - 1):
-        for k in range(starts[r] + 1, starts[r + 1] - 1):
+        first, last = starts[r], starts[r + 1]
+        if last - first < 2:
+            continue
+        _set(out, particles[first], _row(m1, particles[first]))
+        _set(out, particles[last - 1], _row(m1, particles[last - 2]))
+        for k in range(first + 1, last - 1):
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
-            t_a = _tangent(x, a, p)
-            t_p = _tangent(x, p, b)
-            out[p] = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+            _set(out, p, _point_frame(x, m1, a, p, b)[1])
 
 
 @kernel
@@ -232,7 +243,7 @@ def _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start, h
         a, p, b = particles[k - 1], particles[k], particles[k + 1]
         t_a = (tangents[0, k - 1], tangents[1, k - 1], tangents[2, k - 1])
         t_p = (tangents[0, k], tangents[1, k], tangents[2, k])
-        phi = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+        phi = _twist(t_a, t_p, m1, a, p)
         stiffness = twist_k[k]
         residual = phi - twist_rest[p]
         diagonal[j] += stiffness
@@ -348,7 +359,7 @@ def yield_plastic(x, particles, starts, rest, m1, bend_rest, twist_rest, yield_a
                 bend_rest[p, 1] += f * e1
             t_a = _tangent(x, a, p)
             t_p = _tangent(x, p, b)
-            twist = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+            twist = _twist(t_a, t_p, m1, a, p)
             off = twist - twist_rest[p]
             if abs(off) > limit:
                 twist_rest[p] += creep[p] * (off - math.copysign(limit, off))
@@ -379,7 +390,7 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
             if not math.isinf(stiffness):
                 t_a = _tangent(x, a, p)
                 t_p = _tangent(x, p, b)
-                phi = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+                phi = _twist(t_a, t_p, m1, a, p)
                 off = phi - twist_rest[p]
                 twist += 0.5 * stiffness * off * off
     return bending, twist
@@ -401,7 +412,7 @@ def add_twist_accelerations(x, particles, starts, m1, twist_rest, twist_k, inv_m
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
             t_a = _tangent(x, a, p)
             t_p = _tangent(x, p, b)
-            phi = _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p))
+            phi = _twist(t_a, t_p, m1, a, p)
             torque = stiffness * (phi - twist_rest[p])
             ea = (x[p, 0] - x[a, 0], x[p, 1] - x[a, 1], x[p, 2] - x[a, 2])
             ep = (x[b, 0] - x[p, 0], x[b, 1] - x[p, 1], x[b, 2] - x[p, 2])
