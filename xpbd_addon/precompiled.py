@@ -25,11 +25,11 @@ import shutil
 import sys
 from pathlib import Path
 
+from .core.kernel_cache import KERNEL_STAMP as STAMP  # the stamp of the kernel sources
+
 FOLDER = "kernel_cache"
 """The folder of the precompiled kernels in the package, beside this file."""
 
-STAMP = "xpbd-kernels.sha256"
-"""The core's stamp of the kernel sources in a cache folder (``solver._drop_stale_cache``)."""
 
 
 def _platform() -> str | None:

@@ -5,6 +5,11 @@ from __future__ import annotations
 from numba import njit, types
 from numba.extending import overload
 
+from . import kernel_cache
+
+# Before any kernel module defines (and so may load from the cache) a kernel.
+kernel_cache.check()
+
 
 def kernel(function):
     """``njit`` as every kernel here is compiled: cached on disk, numpy error model (no

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
-from pathlib import Path
-from types import ModuleType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -50,89 +47,16 @@ _kernels: StepKernels | None = None
 def kernels() -> StepKernels:
     """The kernels ``step`` calls, imported on first use (importing them loads numba; they
     compile or load from the cache when first called), so that importing the core, or
-    registering the add-on, stays cheap. Flushes stale cached kernels first."""
+    registering the add-on, stays cheap (``kernel_cache`` drops stale cached kernels when
+    ``jit`` is imported)."""
     global _kernels
     if _kernels is None:
-        from .contacts import kernels_broadphase as broad
-        from .contacts import kernels_collider as collider
-        from .contacts import kernels_contact as contact
-        from .contacts import kernels_edge_search as edge_search
-        from .contacts import kernels_edges as edges
-        from .contacts import kernels_geometry as geometry
-        from .contacts import kernels_pairs as pairs
-        from .contacts import kernels_region as region
-        from .contacts import kernels_resting as resting
-        from .contacts import kernels_segments as segments
-        from .contacts import kernels_wake as wake
-        from .solve import kernels as sweep
-        from .solve import kernels_air as air
-        from .solve import kernels_bending as bending
-        from .solve import kernels_chain as chain
-        from .solve import kernels_direct as direct
-        from .solve import kernels_direct_io as direct_io
         from .solve import kernels_frame as frame
-        from .solve import kernels_resolve as resolve
-        from .solve import kernels_rod as rod
-        from .solve import kernels_sleep as sleep
-
-        # all kernel modules at once: they share one stamp (importing compiles nothing)
-        _drop_stale_cache((sweep, air, direct, bending, geometry, collider, resting, contact,
-                           broad, resolve, segments, pairs, direct_io, sleep, chain, frame,
-                           edges, edge_search, region, wake, rod))
         from .solve.frame import solve_frame
 
         _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
                                solve_frame)
     return _kernels
-
-
-def _drop_stale_cache(modules: tuple[ModuleType, ...]) -> None:
-    """Forget cached machine code compiled from other versions of the kernel sources.
-
-    numba keys its on-disk cache on each kernel's own file only, but the kernels inline the
-    layout constants of ``topology`` and helpers of the other kernel module: a change there
-    would silently run stale code. A stamp with the hash of all of them sits beside the cache;
-    when it differs, every kernel's cache index is flushed once. numba internals are used
-    defensively: at worst this does nothing and numba behaves as usual.
-    """
-    here = Path(__file__).parent
-    digest = hashlib.sha256(b"".join(
-        (here / name).read_bytes() for name in _KERNEL_SOURCES
-    )).hexdigest()
-    try:
-        from numba.core.registry import CPUDispatcher
-
-        found = (getattr(obj, "_cache", None) for module in modules
-                 for obj in vars(module).values() if isinstance(obj, CPUDispatcher))
-        caches: list[Any] = [cache for cache in found if cache is not None]
-        folders = {Path(cache._cache_path) for cache in caches}
-        stale = any((folder / _STAMP).read_text() != digest if (folder / _STAMP).exists()
-                    else True for folder in folders)
-        if stale:
-            for cache in caches:
-                cache.flush()
-            for folder in folders:
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / _STAMP).write_text(digest)
-    except (AttributeError, ImportError, OSError):
-        pass
-
-
-_STAMP = "xpbd-kernels.sha256"
-_KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kernels.py",
-                   "solve/kernels_air.py", "solve/kernels_direct.py", "solve/kernels_bending.py",
-                   "contacts/kernels_geometry.py", "contacts/kernels_collider.py",
-                   "contacts/kernels_resting.py", "contacts/kernels_contact.py",
-                   "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
-                   "contacts/kernels_pairs.py", "contacts/kernels_segments.py",
-                   "solve/kernels_direct_io.py", "solve/kernels_sleep.py",
-                   "solve/kernels_chain.py", "solve/kernels_frame.py",
-                   "contacts/kernels_edges.py", "contacts/kernels_edge_search.py",
-                   "contacts/kernels_region.py", "contacts/kernels_wake.py",
-                   "solve/kernels_rod.py")
-"""The kernel sources (paths from this folder) whose hash stamps numba's cache folders: every
-file with a kernel (a kernel inlines what it calls from other files, so a change in any of
-them makes every cached kernel stale; tests/core/test_kernel_cache.py checks the list)."""
 
 
 def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
