@@ -18,7 +18,9 @@ The result is what game engines import: glTF/FBX export it as a skinned, animate
 - Rolls: the rest frames are carried along each chain by the smallest rotation from one
   bone's direction to the next (starting from the parent bone's frame), and over time from
   one frame to the next, so bones neither twist along a chain nor flip where a rope swings
-  past its rest direction (``core.bone_frames``).
+  past its rest direction (``core.bone_frames``). A rod's bones instead take the rod's
+  material frame at their head (X along its normal): they carry its modelled roll and its
+  twist.
 - Into a character's armature (``bake.bone_armature``): the rope's bones are added to it, the
   keys go into the Action it plays (a new one if it has none), so an exporter writes one
   skeleton and one clip; the chain's rest hangs from the parent bone's rest as it hung from
@@ -202,6 +204,9 @@ class _Plan:
         """The frame each chain's first bone is turned from [C, 3, 3]"""
         self.p, self.d = p, d
         """Joint positions [m] and unit bone directions, world, [F, B, 3]"""
+        self.normals = (np.stack(record.normals)[:, head_ids] if record.normals else None)
+        """A rod's material normal at every bone's head, world, [F, B, 3], or None (a plain
+        rope): a rod's bones take their roll from it"""
         scale = float(np.linalg.norm(self.rig_world[0][:3, 0]))
         length = np.linalg.norm(world[0, to_ids] - world[0, from_ids], axis=1) / scale
         self.length = np.maximum(length, MIN_BONE_LENGTH)
@@ -247,7 +252,10 @@ def _orient(plans: list[_Plan]) -> None:
         first = bf.chain_rest_frames(d[0], starts, roots)
         rotation = bf.transport(first, d)
         for plan, a, b in zip(group, sizes[:-1], sizes[1:], strict=True):
-            plan.orient(rotation[:, a:b])
+            # A rod's bones roll with its material frame (X along its normal), so its twist
+            # and its modelled roll are baked; a rope has none and its bones are transported.
+            plan.orient(rotation[:, a:b] if plan.normals is None
+                        else bf.frames_from_axes(plan.normals, plan.d))
 
 
 def write_all(records: list, segments: int, scene: Any) -> None:

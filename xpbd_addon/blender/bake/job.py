@@ -47,7 +47,7 @@ import numpy as np
 from ..frame import sim
 from ..read import pins, rest
 from ..read.geometry import RopeError
-from ..write import rope_data
+from ..write import curve_tilt, rope_data
 from . import action_compat
 from . import keys as bake_keys
 from . import loop as bake_loop
@@ -248,6 +248,10 @@ class BakeJob:
                                 else record.always_pinned & pinned)
         if self.target in ("BONES", "CACHE") or record.extra:
             record.world.append(state.x.copy())
+        if self.target == "BONES":
+            normals = curve_tilt.rod_normals(rope.track, state)
+            if normals is not None:
+                record.normals.append(normals)
 
     def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
         """Bones into a character's armature: its matrix and its parent bone's pose."""

@@ -102,7 +102,7 @@ def seam(loop: np.ndarray, frames: np.ndarray, frame_time: float) -> Seam:
 
 def close(record: Any, frame_time: float) -> Seam:
     """Turn a loop bake's recording (``bake.Recording`` with ``extra`` frames past its range)
-    into the loop: its per-frame lists (object-space and world positions, and the
+    into the loop: its per-frame lists (object-space and world positions, a rod's normals, the
     character's matrices) cut to the range, the first ``loop_frames`` faded. Returns the
     seam, measured in world space, and how far the pins are from repeating."""
     period = record.last - record.first + 1
@@ -117,6 +117,10 @@ def close(record: Any, frame_time: float) -> Seam:
     local = fade(np.stack(record.local), period, count).astype(np.float32)
     record.local = list(local)
     record.world = list(loop)
+    if record.normals:  # a rod's roll, faded as the positions are (then unit again)
+        normals = fade(np.stack(record.normals), period, count)
+        record.normals = list(normals / np.maximum(
+            np.linalg.norm(normals, axis=-1, keepdims=True), 1e-12))
     record.rig_world = record.rig_world[:period]
     record.parent_pose = record.parent_pose[:period]
     return measured

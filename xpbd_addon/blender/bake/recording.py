@@ -28,6 +28,9 @@ class Recording:
     """Per frame: object-space positions [m] as playback writes them, float32 [N, 3]"""
     world: list = field(default_factory=list)
     """Per frame: world positions [m] of all particles, float64 [N, 3] (bones, cache)"""
+    normals: list = field(default_factory=list)
+    """Per frame, for a rod baked to bones: its material normal at every particle, world,
+    float64 [N, 3] (the bones' roll); empty for a plain rope"""
     rig_world: list = field(default_factory=list)
     """Per frame: world matrix of ``bake.bone_armature`` [4, 4] (bones into an armature)"""
     parent_pose: list = field(default_factory=list)

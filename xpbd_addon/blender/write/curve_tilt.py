@@ -151,6 +151,18 @@ def written(track: Any, rest_local: np.ndarray, rest_tilt: np.ndarray, splines: 
     return now + (rest_tilt - at_rest)
 
 
+def rod_normals(track: Any, frame: Any) -> np.ndarray | None:
+    """(N, 3) a rod's material normal at every particle at ``frame`` (``sim.Frame``: world
+    positions [m], ``rod`` its frames, None at the start frame: the rest frames), world;
+    None for a plain rope. What bones baked from a rod take their roll from."""
+    layout = track.start_model.rod_layout
+    if layout is None:
+        return None
+    frames = frame.rod if frame.rod is not None else layout.rest_state
+    return point_normals(np.asarray(frame.x, dtype=np.float64), frames.normal,
+                         layout.particles, layout.starts)
+
+
 def roll_of(rope: Any, world: np.ndarray) -> Any:
     """``stiffness.model_arguments``' ``roll`` of ``rope`` (a ``sim.RopeSim``) placed by
     ``world`` (4, 4): 0 without a stored tilt (a mesh, an old store), else a callable giving
