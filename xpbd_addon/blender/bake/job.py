@@ -248,10 +248,22 @@ class BakeJob:
                                 else record.always_pinned & pinned)
         if self.target in ("BONES", "CACHE") or record.extra:
             record.world.append(state.x.copy())
+        if self.target == "KEYS" and self.keys_tilt(record):
+            record.tilt.append(curve_tilt.written(rope.track, rope.rest_xyz, rope.rest_tilt,
+                                                  rope.layout.splines, world, state,
+                                                  local=local))
         if self.target == "BONES":
             normals = curve_tilt.rod_normals(rope.track, state)
             if normals is not None:
                 record.normals.append(normals)
+
+    @staticmethod
+    def keys_tilt(record: Recording) -> bool:
+        """The bake keys the curve's tilt: a curve rod (it writes its tilt live) baked to
+        keyframes (shape keys and caches carry no tilt)."""
+        rope = record.rope
+        return (record.obj.type == "CURVE" and record.obj.xpbd.bake.curve_format == "KEYFRAMES"
+                and rope.rest_tilt is not None and rope.track.start_model.rod_layout is not None)
 
     def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
         """Bones into a character's armature: its matrix and its parent bone's pose."""

@@ -17,7 +17,8 @@ SHAPE_KEY_PREFIX = "xpbd "
 
 
 def write_curve_keys(record: Recording) -> None:
-    """Key every free control point's co (and Bezier handles) on every recorded frame."""
+    """Key every free control point's co (and Bezier handles) on every recorded frame, and a
+    rod's tilt at every control point (``Recording.tilt``)."""
     obj, rope = record.obj, record.rope
     frames = record.frames()
     local = np.stack(record.local)  # [F, N, 3]
@@ -40,6 +41,14 @@ def write_curve_keys(record: Recording) -> None:
                 for c in range(3):
                     values = local[:, p, c] if offset is None else local[:, p, c] + offset[p, c]
                     action_compat.write_keys(factory.new(path, c), frames, values)
+    if record.tilt:
+        # unwrapped in time: the keys turn the short way between frames
+        tilt = np.unwrap(np.stack(record.tilt), axis=0)  # [F, N]
+        for s, (start, n, bezier) in enumerate(rope.layout.splines):
+            points = "bezier_points" if bezier else "points"
+            for j in range(n):
+                action_compat.write_keys(factory.new(f"splines[{s}].{points}[{j}].tilt", 0),
+                                         frames, tilt[:, start + j])
 
 
 def write_shape_keys(record: Recording) -> None:

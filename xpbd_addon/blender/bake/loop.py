@@ -121,6 +121,8 @@ def close(record: Any, frame_time: float) -> Seam:
         normals = fade(np.stack(record.normals), period, count)
         record.normals = list(normals / np.maximum(
             np.linalg.norm(normals, axis=-1, keepdims=True), 1e-12))
+    if record.tilt:  # a curve rod's keyed tilt, unwrapped in time, then faded
+        record.tilt = list(fade(np.unwrap(np.stack(record.tilt), axis=0), period, count))
     record.rig_world = record.rig_world[:period]
     record.parent_pose = record.parent_pose[:period]
     return measured

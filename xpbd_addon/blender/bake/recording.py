@@ -31,6 +31,9 @@ class Recording:
     normals: list = field(default_factory=list)
     """Per frame, for a rod baked to bones: its material normal at every particle, world,
     float64 [N, 3] (the bones' roll); empty for a plain rope"""
+    tilt: list = field(default_factory=list)
+    """Per frame, for a curve rod baked to keyframes: every control point's tilt [rad] (N,)
+    as the live simulation writes it; empty otherwise"""
     rig_world: list = field(default_factory=list)
     """Per frame: world matrix of ``bake.bone_armature`` [4, 4] (bones into an armature)"""
     parent_pose: list = field(default_factory=list)

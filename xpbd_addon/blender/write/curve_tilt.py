@@ -131,13 +131,14 @@ def rest_roll(local: np.ndarray, world: np.ndarray, tilt: np.ndarray,
 
 
 def written(track: Any, rest_local: np.ndarray, rest_tilt: np.ndarray, splines: Any,
-            world: np.ndarray, frame: Any) -> np.ndarray:
+            world: np.ndarray, frame: Any, *, local: np.ndarray | None = None) -> np.ndarray:
     """(N,) [rad] the tilt a rod's curve shows at ``frame`` (``sim.Frame``: world positions
     [m], ``rod`` its frames, None at the start frame) written with the object matrix
     ``world`` (4, 4) from ``track.write_buffer``: the angle to the rod's material normals
     (``tilts``) plus what the modelled ``rest_tilt`` [rad] differs from the rod's rest
     frames' own (a segment holds one roll: the part of a tilt that varies along the rope
-    faster than that), so the rest shape shows its modelled tilt exactly."""
+    faster than that), so the rest shape shows its modelled tilt exactly. ``local``: the
+    points written (object space [m], (N, 3)), if not ``track.write_buffer``'s (a bake's)."""
     if frame.rod is None:
         return np.asarray(rest_tilt, dtype=np.float64)
     layout = track.start_model.rod_layout
@@ -145,7 +146,8 @@ def written(track: Any, rest_local: np.ndarray, rest_tilt: np.ndarray, splines: 
     rest_x = rest_local @ base[:3, :3].T + base[:3, 3]
     at_rest = tilts(rest_local, base, point_normals(rest_x, layout.rest_state.normal,
                                                     layout.particles, layout.starts), splines)
-    local = np.asarray(track.write_buffer[:, 0:3], dtype=np.float64)
+    local = np.asarray(track.write_buffer[:, 0:3] if local is None else local,
+                       dtype=np.float64)
     now = tilts(local, world, point_normals(frame.x, frame.rod.normal, layout.particles,
                                             layout.starts), splines)
     return now + (rest_tilt - at_rest)
