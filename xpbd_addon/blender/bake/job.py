@@ -248,8 +248,9 @@ class BakeJob:
                                 else record.always_pinned & pinned)
         if self.target in ("BONES", "CACHE") or record.extra:
             record.world.append(state.x.copy())
-        if self.target == "KEYS" and self.keys_tilt(record):
-            record.tilt.append(curve_tilt.written(rope.track, rope.rest_xyz, rope.rest_tilt,
+        modelled_tilt = rope.rest_tilt
+        if self.target == "KEYS" and modelled_tilt is not None and self.keys_tilt(record):
+            record.tilt.append(curve_tilt.written(rope.track, rope.rest_xyz, modelled_tilt,
                                                   rope.layout.splines, world, state,
                                                   local=local))
         if self.target == "BONES":
