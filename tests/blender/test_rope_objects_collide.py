@@ -316,6 +316,17 @@ def test_ropes_added_from_the_menu_collide_with_bending_on_one_of_them(scene):
     assert b[:, 2].max() > 0.5
 
 
+def _stays_on(scene, falling, height):
+    """Play 5 s: the falling rope's middle is above ``height`` [m] at 1.5 s and still at 5 s
+    (resting on the taut rope, not sliding off it slowly: a change that only slowed the
+    slide held it to 1.5 s and lost it by 3 s)."""
+    scene.frame_end = 120
+    for frame in range(1, 121):
+        scene.frame_set(frame)
+        if frame in (36, 120):
+            assert ropes.world_points(falling)[N // 2, 2] > height, frame
+
+
 @pytest.mark.xfail(reason="core: rope-rope friction does not hold a rope draped over a taut rope: "
                           "it slides off along its length (off by frame 36, the same with mu = "
                           "1): the rope's re-solve pulls the fold along the contact and the pass "
@@ -324,8 +335,7 @@ def test_ropes_added_from_the_menu_collide_with_bending_on_one_of_them(scene):
 def test_a_rope_draped_over_a_taut_rope_stays_on_it(scene):
     taut, falling = _taut(scene), _falling(scene)
     _grip(taut, falling)
-    ropes.play(scene, 1, 36)
-    assert ropes.world_points(falling)[N // 2, 2] > 0.4
+    _stays_on(scene, falling, 0.4)
 
 
 @pytest.mark.xfail(reason="core: a free rope four times heavier per point than a rope pinned at "
@@ -338,5 +348,4 @@ def test_a_heavy_rope_dropped_onto_a_light_taut_rope_rests_on_it(scene):
     taut, falling = _taut(scene), _falling(scene)
     _grip(taut, falling)
     taut.xpbd.vertex_mass = 0.0125  # a quarter of the falling rope's 0.05 kg per point
-    ropes.play(scene, 1, 36)
-    assert ropes.world_points(falling)[N // 2, 2] > 0.3
+    _stays_on(scene, falling, 0.3)
