@@ -6,10 +6,11 @@ seeds SEED, SEED + 1, ..., each of at most ACTIONS actions and BUDGET_S seconds;
 A mesh, a poly, a Bezier and a NURBS rope; the Bezier one hangs from an empty with rotation
 keys, the poly one moves with location keys, and the mesh has a linked duplicate (Alt-D,
 not simulated itself). Actions: edit geometry (move a point, add points or a vertex),
-change a setting, jump to a frame or a subframe (``frame_set(f, subframe=s)``, as motion
-blur does), move a rope's Simulation Start, save and reopen, toggle Enabled, Reset (also
-through the linked duplicate, with Use Current Shape as Rest), Edit Mode on the duplicate
-while the frame changes, an attachment to an empty scaled to zero or back, extreme values
+change a setting (rods among them: Twist, Plasticity, bending in Material mode), jump to a
+frame or a subframe (``frame_set(f, subframe=s)``, as motion blur does), move a rope's
+Simulation Start, save and reopen, toggle Enabled, Reset (also through the linked duplicate,
+with Use Current Shape as Rest), Edit Mode on the duplicate while the frame changes, an
+attachment to an empty scaled to zero or back, extreme values
 set from a script (inf, NaN, 1e30, damping 2e5 with Self Collision), Bake, Free Bake.
 After each one:
 - no mesh or curve holds a NaN or infinite value;
@@ -191,7 +192,11 @@ class Fuzz:
         name, value = self.rng.choice([
             ("substeps", self.rng.randint(1, 12)), ("damping", self.rng.uniform(0.0, 2.0)),
             ("compliance", self.rng.choice([0.0, 1e-6, 1e-3])),
-            ("use_ground", self.rng.random() < 0.5)])
+            ("use_ground", self.rng.random() < 0.5),
+            # a rod (any rope with twist or plasticity; a curved one with bending)
+            ("use_twist", self.rng.random() < 0.5), ("use_plasticity", self.rng.random() < 0.5),
+            ("stiffness_mode", self.rng.choice(["MATERIAL", "POINT"])),
+            ("use_bend_stiffness", self.rng.random() < 0.5)])
         setattr(obj.xpbd, name, value)
         return f"{obj.name}.{name} = {value}"
 

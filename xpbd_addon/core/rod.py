@@ -29,6 +29,13 @@ MIN_TWIST_RADIUS = 1e-3
 """[m] The least radius a segment's rotational inertia is computed with (a rope of radius 0
 still turns with a finite twist rate)."""
 
+SHORT_SEGMENT = 1e-4
+"""A rod refuses a segment shorter than this fraction of its rope's longest (two points
+modelled on one spot): its frame and twist are undefined there"""
+
+MIN_AUTO_SUBSTEP = 1e-4
+"""[s] The shortest substep ``least_substeps`` asks for (10,000 substeps a second)"""
+
 
 def _per_particle(value: Any, name: str, count: int, *, allow_inf: bool = False) -> np.ndarray:
     array = np.asarray(value, dtype=np.float64)
@@ -186,6 +193,12 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
         if n == 0:
             continue
         lengths = edge_rest[edges]
+        short = np.flatnonzero(lengths <= SHORT_SEGMENT * lengths.max())
+        if len(short):
+            raise ValueError(
+                f"rod: the segment from particle {int(ropes[r][short[0]])} to "
+                f"{int(ropes[r][short[0] + 1])} has (almost) no length: a rod's frame and twist "
+                "are undefined there (move one of the two points, or make it a plain rope)")
         rest[first:first + n] = lengths
         chain = ropes[r]
         a, b = chain[:-1], chain[1:]
@@ -197,7 +210,9 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
         inertia[first:first + n] = 0.5 * segment_mass * r_seg * r_seg
         if n > 1:
             mean = 0.5 * (lengths[:-1] + lengths[1:])
-            plastic_angle[first + 1:first + n] = plastic_yield[chain[1:-1]] * mean
+            yield_curvature = plastic_yield[chain[1:-1]]
+            plastic_angle[first + 1:first + n] = np.where(np.isinf(yield_curvature), np.inf,
+                                                          yield_curvature * mean)
             gj = given[chain[1:-1]]
             per_length = np.where(np.isinf(gj), np.inf,
                                   gj / np.where(mean > 0.0, mean, np.inf))
@@ -322,7 +337,9 @@ def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: f
     positions ``x`` [m] (N, 3): h omega <= 2.5, omega^2 the largest k_p |grad phi_p|_w^2 of
     any point, |kb|^2 (w_a / (4 l_a^2) + w_p (1/(2 l_a) - 1/(2 l_p))^2 + w_b / (4 l_p^2)).
     Measured on a coil (5 cm radius, 15 degrees a point, EI 0.1 N m^2): unstable at 20
-    substeps, stable at 40, where this asks for 44. 1 where nothing twists."""
+    substeps, stable at 40, where this asks for 44. 1 where nothing twists; at most
+    dt / ``MIN_AUTO_SUBSTEP`` (beyond, an unstable pull is stopped by the caller's checks
+    rather than a frame taking forever)."""
     finite = np.isfinite(layout.twist_k)
     finite[layout.starts[:-1]] = False  # a rope's first position is no point between two
     finite[np.maximum(layout.starts[1:] - 1, 0)] = False
@@ -340,7 +357,10 @@ def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: f
     gp = np.divide(0.5, lp, out=np.zeros_like(lp), where=lp > 0.0)
     weight = inv_mass[a] * ga * ga + inv_mass[p] * (ga - gp) ** 2 + inv_mass[b] * gp * gp
     omega = float(np.sqrt((layout.twist_k[k] * kb2 * weight).max()))
-    return max(1, int(np.ceil(dt * omega / 2.5)))
+    wanted = dt * omega / 2.5
+    if not wanted < dt / MIN_AUTO_SUBSTEP:  # (NaN too)
+        return max(1, int(np.ceil(dt / MIN_AUTO_SUBSTEP)))
+    return max(1, int(np.ceil(wanted)))
 
 
 def joined_states(layout: RodLayout | None, parts: list[RodState | None],
