@@ -31,7 +31,6 @@ FOLDER = "kernel_cache"
 """The folder of the precompiled kernels in the package, beside this file."""
 
 
-
 def _platform() -> str | None:
     if sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64"):
         return "linux-x64"
