@@ -12,6 +12,7 @@
 Map of the core (each part imports only from those above it):
 
     validation.py    checks of the public inputs (ValueError naming the argument)
+    kernel_cache.py  numba's cached kernels dropped when any kernel source changed (per Python)
     jit.py           how every kernel is compiled (numba: cached, GIL released)
     groups.py        the kernels' argument groups (plain tuples), each declared once
     layout/          how a particle graph is laid out for the kernels
