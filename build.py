@@ -8,6 +8,7 @@
     python3 build.py lint          ruff + mypy
     python3 build.py package       build + validate the extension zips into dist/
     python3 build.py matrix        run the tests on Blender 4.2, 4.5, 5.0, 5.3 (tools/matrix.py)
+    python3 build.py manifest      record the kernels the first-use compile helper compiles
 
 Only the Python standard library is used here, so it runs on a fresh machine with python3.
 `.venv` needs Python 3.11 (bpy 5.0.1, Blender as a Python module, exists for 3.11 only): the
@@ -196,6 +197,7 @@ COMMANDS = {
     "lint": _lint,
     "package": lambda rest: _run([str(ensure_venv()), "-m", "tools.packaging", *rest]),
     "matrix": _matrix,
+    "manifest": lambda rest: _run([str(ensure_venv()), "-m", "tools.kernel_manifest", *rest]),
 }
 
 

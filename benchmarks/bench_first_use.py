@@ -3,6 +3,10 @@ the default rope's first frame, and which kernels compile for it, each with its 
 
     python -m benchmarks first_use [--repeat=3] [--ref=COMMIT]
 
+Measured with the compile helper process (``core.compile_helper``: a second process compiles
+the kernels other than the direct solve's, as the preparation thread starts it) and in one
+process, as before it.
+
 Each run is a new Python process with an empty ``NUMBA_CACHE_DIR`` (and ``NUMBA_CPU_NAME``
 unset: the host CPU, as on a platform without precompiled kernels). It imports the core,
 builds the rope that Add > Curve > XPBD Rope makes (``preparation.default_request``: 20
@@ -92,6 +96,12 @@ def module(*names):
 prepare = module(".core.warmup", ".core.prepare")
 preparation = importlib.import_module(package + ".preparation")
 imported = time.perf_counter() - start
+try:  # as the preparation thread starts it, where the package has one
+    helper_module = importlib.import_module(package + ".core.compile_helper")
+except ModuleNotFoundError:
+    helper_module = None
+use_helper = sys.argv[5] == "1" and helper_module is not None and helper_module.wanted()
+helper = helper_module.start() if use_helper else None
 request = preparation.default_request()
 prepare.warm(request.model, request.substeps, ground=True)
 solver_ready = time.perf_counter() - start
@@ -102,8 +112,12 @@ state = request.model.state()
 core.step(request.model, state, FRAME_S, request.substeps, colliders=[ground])
 total = time.perf_counter() - start
 cpu = time.process_time() - cpu_start
+if helper is not None:
+    helper.wait()
+helper_s = time.perf_counter() - start if helper is not None else None
 print("RESULT " + json.dumps({"import_s": imported, "solver_s": solver_ready,
                               "total_s": total, "cpu_s": cpu, "compiles": compiles,
+                              "helper_s": helper_s,
                               "x": state.x.tolist(), "v": state.v.tolist()}))
 """
 
@@ -120,12 +134,13 @@ def exclusive(compiles: list) -> list[tuple[str, str, float, float]]:
     return out
 
 
-def run_once(tree: Path, package: str, cache: Path) -> dict:
-    """One new process preparing the default rope, numba's cache in ``cache``."""
+def run_once(tree: Path, package: str, cache: Path, helper: bool = True) -> dict:
+    """One new process preparing the default rope, numba's cache in ``cache``; ``helper``:
+    with the compile helper process where the package has one (``core.compile_helper``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
     env["NUMBA_CACHE_DIR"] = str(cache)
     done = subprocess.run([sys.executable, "-c", _CHILD, str(tree), package, repr(FRAME_S),
-                           repr(GROUND_Z)], env=env,
+                           repr(GROUND_Z), "1" if helper else "0"], env=env,
                           capture_output=True, text=True, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode or not lines:
@@ -133,11 +148,11 @@ def run_once(tree: Path, package: str, cache: Path) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def measure(tree: Path, package: str) -> tuple[dict, dict]:
+def measure(tree: Path, package: str, helper: bool) -> tuple[dict, dict]:
     """(cold, warm): an empty cache, then the same cache in a second process."""
     with tempfile.TemporaryDirectory(prefix="xpbd-first-use-") as cache:
-        cold = run_once(tree, package, Path(cache))
-        warm = run_once(tree, package, Path(cache))
+        cold = run_once(tree, package, Path(cache), helper)
+        warm = run_once(tree, package, Path(cache), helper)
     return cold, warm
 
 
@@ -166,13 +181,14 @@ def main(argv: list[str]) -> int:
         elif arg.startswith("--ref="):
             ref = arg.split("=", 1)[1]
     with tempfile.TemporaryDirectory() as directory:
-        trees = {"working tree": (ROOT, "xpbd_addon")}
+        trees = {"working tree": (ROOT, "xpbd_addon", True),
+                 "working tree, one process": (ROOT, "xpbd_addon", False)}
         if ref:
-            trees = {ref: (Path(directory), _package_at(ref, Path(directory))), **trees}
+            trees = {ref: (Path(directory), _package_at(ref, Path(directory)), True), **trees}
         results: dict[str, list[tuple[dict, dict]]] = {name: [] for name in trees}
         for _ in range(repeat):
-            for name, (tree, package) in trees.items():
-                results[name].append(measure(tree, package))
+            for name, (tree, package, helper) in trees.items():
+                results[name].append(measure(tree, package, helper))
     for name, runs in results.items():
         totals = [cold["total_s"] for cold, _ in runs]
         warms = [warm["total_s"] for _, warm in runs]
@@ -184,6 +200,10 @@ def main(argv: list[str]) -> int:
               f"{statistics.median(c['import_s'] for c, _ in runs):.2f} s; "
               f"{len(runs[0][0]['compiles'])} compiles; cache filled: "
               f"{statistics.median(warms):.2f} s")
+        helpers = [cold["helper_s"] for cold, _ in runs if cold.get("helper_s")]
+        if helpers:
+            print(f"  compile helper process done at {statistics.median(helpers):.2f} s "
+                  f"(median, from the start)")
         best = min(runs, key=lambda r: r[0]["total_s"])[0]
         print(table(best))
     print("JSON " + json.dumps({name: [c for c, _ in runs] for name, runs in results.items()}))

@@ -143,6 +143,7 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
         "numba_file": getattr(sys.modules.get("numba"), "__file__", None),
         "precompiled": preparation.precompiled_status(),
         "compiled": _compiled_kernels(),
+        "helper_mark": _helper_mark() if preparation.precompiled_status() else None,
     }
     later = []
     for frame in range(scene.frame_start + 2, scene.frame_start + 12):
@@ -183,6 +184,17 @@ def _session_first_frame(points: int) -> dict:
     return result
 
 
+def _helper_mark(wait_s: float = 120.0) -> str | None:
+    """The compile helper's mark (``core.compile_helper``: the kernel sources' hash it
+    compiled), waited for up to ``wait_s``; None if it never came."""
+    helper = importlib.import_module(MODULE + ".core.compile_helper")
+    mark = helper.done_mark()
+    deadline = time.perf_counter() + wait_s
+    while mark is not None and not mark.is_file() and time.perf_counter() < deadline:
+        time.sleep(0.1)
+    return mark.read_text() if mark is not None and mark.is_file() else None
+
+
 def _compiled_kernels() -> list[str]:
     """The add-on's kernels that numba compiled in this process (a miss of its cache), as
     ``module.function``: none where the precompiled kernels cover the scene."""
@@ -209,13 +221,14 @@ def _package() -> Path:
     return packaging.build(["linux-x64"])[0]
 
 
-def _run(user: Path, mode: str, argument: str = "") -> dict:
+def _run(user: Path, mode: str, argument: str = "", env_extra: dict | None = None) -> dict:
     # Blender ignores PYTHON* variables unless started with --python-use-system-env; the
     # bpy module does not, and PYTHONDONTWRITEBYTECODE would make every process recompile
     # numba's sources, a cost Blender users never see. So the children get none of them.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("NUMBA_", "BLENDER_", "PYTHON"))}
     env["BLENDER_USER_RESOURCES"] = str(user)
+    env.update(env_extra or {})
     done = subprocess.run([sys.executable, __file__, "--child", mode, argument], env=env,
                           capture_output=True, text=True, timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]

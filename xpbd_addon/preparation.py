@@ -215,9 +215,18 @@ def _run() -> None:
     try:
         _use_precompiled()
         reason = dependencies.load_numba()
-        if reason is None:
+        helped = reason is None and _start_helper()
+        if reason is None and not helped:
             _warm_io()
+        # with a compile helper the write-back's kernels are among its own: loaded once the
+        # queued ropes are, by when the helper has compiled them
+        io_left = helped
         while True:
+            with _worker.lock:
+                waiting = bool(_worker.queue)
+            if io_left and not waiting:
+                _warm_io()
+                io_left = False
             with _worker.lock:
                 if not _worker.queue:
                     # Idle again, in the same hold of the lock that found the queue empty,
@@ -245,6 +254,26 @@ def _run() -> None:
             _worker.thread = None
             _worker.lock.notify_all()
         raise
+
+
+def _start_helper() -> bool:
+    """Start the compile helper process where it shortens a first use (no precompiled
+    kernels here, nothing compiled yet: ``core.compile_helper``); True if it runs."""
+    with _worker.lock:
+        if _worker.precompiled is None:  # the package's compiled kernels are used
+            return False
+    from .core import compile_helper
+
+    try:
+        helper = compile_helper.start() if compile_helper.wanted() else None
+    except Exception:  # noqa: BLE001 - then this thread compiles everything, as without it
+        traceback.print_exc()
+        return False
+    if helper is None:
+        return False
+    # reaped when it ends (a finished child left unwaited stays in the process table)
+    threading.Thread(target=helper.wait, name="xpbd-compile-helper", daemon=True).start()
+    return True
 
 
 def _use_precompiled() -> None:

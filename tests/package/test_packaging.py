@@ -104,6 +104,7 @@ def _check_every_platform(zips: list[Path]) -> None:
             names = archive.namelist()
             manifest = tomllib.loads(archive.read("blender_manifest.toml").decode())
         assert "__init__.py" in names and "core/__init__.py" in names
+        assert "core/kernel_manifest.json" in names  # the first-use compile helper's list
         assert not [n for n in names if "tests/" in n or "__pycache__" in n or n.endswith(".pyc")]
         wheels = [n for n in names if n.endswith(".whl")]
         assert {packaging.blender_platform_of_wheel(w) for w in wheels} == {platform}

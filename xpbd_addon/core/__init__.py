@@ -13,6 +13,8 @@ Map of the core (each part imports only from those above it):
 
     validation.py    checks of the public inputs (ValueError naming the argument)
     kernel_cache.py  numba's cached kernels dropped when any kernel source changed (per Python)
+    compile_helper.py  first use: a second process compiles the kernels other than the solve's
+                     (those named in kernel_manifest.json) into numba's cache
     jit.py           how every kernel is compiled (numba: cached, GIL released)
     groups.py        the kernels' argument groups (plain tuples), each declared once
     layout/          how a particle graph is laid out for the kernels

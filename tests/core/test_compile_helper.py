@@ -1,0 +1,107 @@
+"""First use on two cores (issue 33): a helper process compiles the kernels other than the
+direct solve's into numba's cache while the preparation compiles the solve, so that the first
+frame comes sooner where the package ships no compiled kernels (Windows, macOS, Linux ARM).
+
+What a user relies on: the helper's kernels are the ones the first frame then loads (named
+by a manifest that matches the sources), the frame is the same frame, and a helper that has
+done its work is not started again. Its time is the benchmark's (``python -m benchmarks
+first_use``, docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba.core import types
+
+from benchmarks import bench_first_use
+from tools import kernel_manifest
+from xpbd_addon.core import compile_helper
+from xpbd_addon.core.kernel_cache import PYTHON_TAG, digest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_argument_types_survive_the_manifest() -> None:
+    entries = compile_helper.load()
+    assert entries, "no manifest"
+    for entry in entries:
+        for value in entry["args"]:
+            numba_type = compile_helper.decode(value)
+            assert compile_helper.encode(numba_type) == value
+    assert compile_helper.decode({"literal": True}) == types.literal(True)
+    with pytest.raises(ValueError, match="numba_type"):
+        compile_helper.encode(types.unicode_type)
+
+
+@pytest.mark.slow  # a cold compile in a new process
+def test_the_manifest_is_what_the_sources_compile() -> None:
+    recorded = kernel_manifest.text(kernel_manifest.recorded())
+    assert recorded == compile_helper.MANIFEST.read_text(), (
+        "the kernel manifest is not current: run python3 build.py manifest")
+
+
+@pytest.fixture(scope="module")
+def helped() -> dict:
+    """An empty cache filled by the helper alone, then the default rope prepared and its
+    first frame stepped in a new process with that cache (``bench_first_use.run_once``)."""
+    with tempfile.TemporaryDirectory(prefix="xpbd-helper-") as cache:
+        before = os.environ.get("NUMBA_CACHE_DIR")
+        os.environ["NUMBA_CACHE_DIR"] = cache  # the helper's (this process has its own)
+        try:
+            helper = compile_helper.start()
+            assert helper is not None
+            code = helper.wait(timeout=900)
+        finally:
+            if before is None:
+                del os.environ["NUMBA_CACHE_DIR"]
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = before
+        marks = [p.read_text() for p in Path(cache).rglob(
+            compile_helper.DONE_MARK.format(python_tag=PYTHON_TAG))]
+        result = bench_first_use.run_once(ROOT, "xpbd_addon", Path(cache), helper=False)
+    result.update(code=code, marks=marks)
+    return result
+
+
+@pytest.mark.slow
+def test_the_first_frame_loads_what_the_helper_compiled(helped: dict) -> None:
+    assert helped["code"] == 0
+    # what the preparation compiled itself: the direct solve's kernels only
+    compiled = {name.removeprefix("xpbd_addon.") for name, *_ in helped["compiles"]}
+    helpers = {e["kernel"] for e in compile_helper.load()
+               if not e["inner"] and e["kernel"] not in compile_helper.HERE_KERNELS}
+    assert helpers and not compiled & helpers, sorted(compiled & helpers)
+    assert {"core.solve.kernels_direct_io.direct_substep_io_single"} <= compiled
+
+
+@pytest.mark.slow
+def test_a_helper_that_is_done_leaves_its_mark(helped: dict) -> None:
+    """The mark holds the sources' hash: the next session starts no helper, and a change of
+    the kernels (another hash) starts one again (``compile_helper.wanted``)."""
+    assert helped["marks"] == [digest()]
+
+
+@pytest.mark.slow
+def test_the_helped_first_frame_is_the_ropes_first_frame(helped: dict) -> None:
+    from xpbd_addon import preparation
+    from xpbd_addon.core import step
+    from xpbd_addon.core.collision import Plane
+
+    request = preparation.default_request()
+    state = request.model.state()
+    step(request.model, state, bench_first_use.FRAME_S, request.substeps,
+         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))])
+    np.testing.assert_array_equal(np.array(helped["x"]), state.x)
+    np.testing.assert_array_equal(np.array(helped["v"]), state.v)
+
+
+def test_no_helper_without_a_python_to_run_it(monkeypatch) -> None:
+    """Inside a Blender whose ``sys.executable`` is Blender itself, nothing is started."""
+    monkeypatch.setattr(sys, "executable", "/opt/blender/blender")
+    assert not compile_helper.wanted()

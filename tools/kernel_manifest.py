@@ -1,0 +1,83 @@
+"""Writes ``xpbd_addon/core/kernel_manifest.json``: the kernels the default rope's preparation
+compiles, with their argument types, for the first-use compile helper
+(``xpbd_addon/core/compile_helper.py``).
+
+    python3 build.py manifest          write it
+    python3 build.py manifest --check  exit 1 if it is not what the sources give
+
+A new process with an empty kernel cache runs the preparations a first session makes (the
+default rope at launch; the same rope over a ground, as the first-use benchmark does; the
+write-back's kernels) and records what it compiles (``compile_helper.record``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = ROOT / "xpbd_addon" / "core" / "kernel_manifest.json"
+
+ABOUT = ("The kernels the default rope's preparation compiles, in the order it compiles them, "
+         "with their argument types (core/compile_helper.py). Written by "
+         "`python3 build.py manifest`; do not edit.")
+
+_CHILD = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from xpbd_addon import preparation
+from xpbd_addon.core import compile_helper, warmup
+from xpbd_addon.blender.write import io_kernels
+
+
+def steps():
+    request = preparation.default_request()
+    warmup.warm(request.model, request.substeps, air=request.air)  # at launch
+    warmup.warm(request.model, request.substeps, ground=True, air=request.air)
+    warmup.warm(request.model, request.substeps, ground=True)
+    io_kernels.warm()
+
+
+print("MANIFEST " + json.dumps(compile_helper.record(steps)))
+"""
+
+
+def recorded(python: str = sys.executable) -> list[dict]:
+    """The manifest's entries as the sources give them (a new process, empty cache)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
+    with tempfile.TemporaryDirectory(prefix="xpbd-manifest-") as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        done = subprocess.run([python, "-c", _CHILD, str(ROOT)], env=env,
+                              capture_output=True, text=True, timeout=900)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("MANIFEST ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"recording failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1][len("MANIFEST "):])
+
+
+def text(entries: list[dict]) -> str:
+    """The file's text: one kernel a line, so that a change reads as a diff."""
+    rows = ",\n".join("    " + json.dumps(entry) for entry in entries)
+    return f'{{"about": {json.dumps(ABOUT)},\n "kernels": [\n{rows}\n]}}\n'
+
+
+def main(argv: list[str]) -> int:
+    new = text(recorded())
+    if "--check" in argv:
+        current = MANIFEST.read_text() if MANIFEST.is_file() else ""
+        if current != new:
+            print(f"{MANIFEST.relative_to(ROOT)} is not current: run python3 build.py manifest")
+            return 1
+        print("kernel manifest current")
+        return 0
+    MANIFEST.write_text(new)
+    print(f"wrote {MANIFEST.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

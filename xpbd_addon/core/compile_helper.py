@@ -1,0 +1,205 @@
+"""First use on two cores: a second process compiles half of the default rope's kernels.
+
+Where the package carries no compiled kernels for this platform, the first rope waits for
+numba to compile them, and numba compiles one kernel at a time per process. So while this
+process compiles the stable direct solve (the largest part), a helper process compiles the
+rest (the frame's pins and checks, the contacts with a ground, sleeping, the write-back's
+checks) into the same on-disk cache, from which this process then loads them in
+milliseconds. docs/benchmarks.md (first use) has the figures.
+
+What the helper compiles is named in ``kernel_manifest.json``: each kernel that the default
+rope's preparation compiles, with the argument types numba compiled it for (those it calls
+from Python are the helper's; the kernels they call come with them)
+(``record`` writes it: ``python3 build.py manifest``; ``tests/core/test_compile_helper.py``
+checks that it is current). A kernel the helper compiled for other types, or not in time, is
+compiled here as without the helper: at worst the helper's time is lost, never a result.
+
+- The helper is a plain Python process (``sys.executable``: Blender's own Python, or the
+  bpy module's) with this process's module path. It imports the kernels under the package's
+  own name without running the add-on's ``__init__`` (which needs bpy), so numba files them
+  under the same names.
+- Two processes writing one numba cache is safe: numba writes each file whole and replaces
+  it; at worst one's index entry is lost and that kernel compiles again later.
+- ``wanted``: only where this helps (two cores or more, the manifest's kernels not already
+  compiled for these sources: the helper leaves a mark when it is done).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+CORE = Path(__file__).parent
+
+MANIFEST = CORE / "kernel_manifest.json"
+"""The kernels of the default rope's preparation with their argument types (``record``)"""
+
+HERE_KERNELS = ("core.solve.kernels_frame.direct_frame_single",
+                "core.solve.kernels_direct_io.direct_substep_io_single",
+                "core.solve.kernels_resolve.direct_resolve_single")
+"""Kernels left to this process's preparation: the direct solve's entries (a whole frame, a
+substep, the re-solve after contacts), which share the chain solve's kernels (compiled once,
+here, while the helper compiles the rest); the helper takes every other kernel of the
+manifest"""
+
+DONE_MARK = "xpbd-helper.{python_tag}.done"
+"""The helper's mark in the solver's cache folder: the hash of the kernel sources it
+compiled (``kernel_cache.digest``). With it current, no helper is started."""
+
+_CHILD = r"""
+import importlib, sys, types
+package, folder = sys.argv[1], sys.argv[2]
+parts = package.split(".")
+for i in range(1, len(parts) + 1):  # the package and its parents, without their __init__
+    module = types.ModuleType(".".join(parts[:i]))
+    module.__path__ = [folder] if i == len(parts) else []
+    sys.modules.setdefault(module.__name__, module)
+importlib.import_module(package + ".core.compile_helper").run_helper()
+"""
+
+
+# --- argument types as JSON ---------------------------------------------------------------
+
+def encode(numba_type: Any) -> Any:
+    """A numba argument type as JSON (the kinds the kernels take; ValueError otherwise)."""
+    from numba.core import types
+
+    if isinstance(numba_type, types.Array):
+        return {"array": encode(numba_type.dtype), "ndim": numba_type.ndim,
+                "layout": numba_type.layout, "readonly": not numba_type.mutable}
+    if isinstance(numba_type, types.UniTuple):
+        return {"unituple": encode(numba_type.dtype), "count": numba_type.count}
+    if isinstance(numba_type, types.Tuple):
+        return {"tuple": [encode(item) for item in numba_type.types]}
+    if isinstance(numba_type, types.Literal):
+        return {"literal": numba_type.literal_value}
+    if isinstance(numba_type, types.NoneType):
+        return "none"
+    if isinstance(numba_type, (types.Integer, types.Float, types.Boolean)):
+        return str(numba_type)
+    raise ValueError(f"numba_type: {numba_type!r} has no JSON form here")
+
+
+def decode(value: Any) -> Any:
+    """The numba type ``encode`` made ``value`` from."""
+    from numba.core import types
+
+    if isinstance(value, str):
+        return {"none": types.none, "bool": types.boolean}.get(value) or getattr(types, value)
+    if "array" in value:
+        return types.Array(decode(value["array"]), value["ndim"], value["layout"],
+                           readonly=value["readonly"])
+    if "unituple" in value:
+        return types.UniTuple(decode(value["unituple"]), value["count"])
+    if "tuple" in value:
+        return types.Tuple([decode(item) for item in value["tuple"]])
+    return types.literal(value["literal"])
+
+
+# --- the manifest ---------------------------------------------------------------------------
+
+def record(steps: Any) -> list[dict]:
+    """Run ``steps()`` (a preparation, in a process whose kernel cache is empty) and return
+    the kernels it compiled, in the order their compiles ended, each with its argument types
+    and whether it was compiled for a kernel calling it (``inner``) rather than for a call
+    from Python: the manifest's entries."""
+    from numba.core import event
+
+    package = __name__.rpartition(".core.")[0]
+    entries: list[dict] = []
+    depth = [0]
+
+    class Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            depth[0] += 1
+
+        def on_end(self, ev: Any) -> None:
+            depth[0] -= 1
+            function = ev.data["dispatcher"].py_func
+            if function.__module__.startswith(package + "."):
+                entries.append({"kernel": function.__module__[len(package) + 1:]
+                                + "." + function.__qualname__,
+                                "args": [encode(t) for t in ev.data["args"]],
+                                "inner": depth[0] > 0})
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        steps()
+    finally:
+        event.unregister("numba:compile", listener)
+    return entries
+
+
+def load() -> list[dict]:
+    """The manifest's entries ([] if it cannot be read)."""
+    try:
+        return json.loads(MANIFEST.read_text())["kernels"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _compile(entries: list[dict]) -> None:
+    """Compile (or load) each entry's kernel for its argument types; one that fails is left
+    to its first real call."""
+    package = __name__.rpartition(".core.")[0]
+    for entry in entries:
+        module_name, _, name = entry["kernel"].rpartition(".")
+        try:
+            kernel = getattr(importlib.import_module(f"{package}.{module_name}"), name)
+            kernel.compile(tuple(decode(arg) for arg in entry["args"]))
+        except Exception:  # noqa: BLE001 - a stale entry only costs the time it saves
+            continue
+
+
+def run_helper() -> None:
+    """The helper process: every other kernel of the manifest, in its order; then the mark."""
+    _compile([e for e in load() if not e["inner"] and e["kernel"] not in HERE_KERNELS])
+    mark = done_mark()
+    if mark is not None:
+        from .kernel_cache import digest
+
+        mark.write_text(digest())
+
+
+# --- starting it ----------------------------------------------------------------------------
+
+def done_mark() -> Path | None:
+    """Where the helper leaves its mark (``DONE_MARK``), None if numba cannot tell."""
+    from .kernel_cache import PYTHON_TAG, cache_folder
+
+    folder = cache_folder(CORE / "solve")
+    return None if folder is None else folder / DONE_MARK.format(python_tag=PYTHON_TAG)
+
+
+def wanted() -> bool:
+    """True where a helper would shorten the first use: two cores or more, a Python to run
+    it, and the manifest's kernels not yet compiled for the current kernel sources."""
+    from .kernel_cache import digest
+
+    if (os.cpu_count() or 1) < 2 or not Path(sys.executable).name.lower().startswith("python"):
+        return False
+    try:
+        mark = done_mark()
+        return mark is None or not mark.is_file() or mark.read_text() != digest()
+    except OSError:
+        return True
+
+
+def start() -> subprocess.Popen | None:
+    """Start the helper process (None where it cannot start); the caller then runs its
+    preparation, and ``poll``s or ``wait``s the process later."""
+    package = __name__.rpartition(".core.")[0]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", _CHILD, package, str(CORE.parent)], env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+    except OSError:
+        return None
