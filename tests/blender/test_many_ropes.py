@@ -131,8 +131,8 @@ def test_ropes_joining_and_leaving_a_batch_mid_shot_keep_their_frames_exact(scen
 def test_each_rope_of_a_batch_has_its_own_energy_check(scene):
     """The safety net's energy test (a rope that nothing moves cannot gain energy) is made
     per rope in a batch: a sum over the batch would let one rope's loss hide another's
-    gain. One rope's start energy is lowered by 1 kJ as if it had gained that much: it
-    stops with the safety net's message, the others go on."""
+    gain. One rope's energy budget at frame 5 is lowered by 1 kJ as if it had gained that
+    much: it stops with the safety net's message, the others go on."""
     objects = []
     for k in range(3):
         obj = ropes.curve_rope(scene, "POLY", n=12, name=f"rope{k}")
@@ -140,7 +140,7 @@ def test_each_rope_of_a_batch_has_its_own_energy_check(scene):
         objects.append(obj)
     ropes.play(scene, 1, 5)
     assert len(_runs(scene)) == 1 and _runs(scene)[0].batch
-    sim.REGISTRY[objects[1].session_uid].track.start_energy -= 1000.0
+    sim.REGISTRY[objects[1].session_uid].track.cache[5].budget -= 1000.0
     before = {o.name: ropes.world_points(o).copy() for o in objects}
     ropes.play(scene, 6, 8)
     assert "gained energy" in (sim.status(objects[1]) or ""), sim.status(objects[1])

@@ -5,12 +5,16 @@
 - ``check_energy``: the safety net for an unstable solve (a rope gaining energy it cannot
   have): positions beyond anything possible are refused with a message rather than written.
   Two tests: a geometric one always (a segment stretched ``MAX_STRETCH`` times, a point
-  beyond Blender's coordinates), and, while nothing external can add energy (pins where
-  they were at the start frame, no collider, no field), the rope's kinetic and gravitational
-  energy (``energy``) may not rise above its start frame's total (those and the elastic
-  energy its constraints stored there, ``energy_at_start``) by more than
-  ``ENERGY_MARGIN`` times its weight times its length: with nothing moving it, a rope only
-  converts and loses energy (no solver adds energy, docs/physics.md).
+  beyond Blender's coordinates), and an energy test: the rope's kinetic and gravitational
+  energy (``energy``) may not rise above its budget (``sim.Frame.budget``) by more than
+  ``ENERGY_MARGIN`` times its weight times its length. The budget is the start frame's total
+  (those and the elastic energy its constraints stored there, ``energy_at_start``) plus the
+  work that forces and fields did since (``work``, exact: their accelerations are constant
+  over a frame). A rope only converts, loses and takes in that energy (no solver adds
+  energy, docs/physics.md). Once anything whose work is not counted has acted (a pin or an
+  attachment moved, a collider, a soft pin, wind, a changed setting), there is no budget
+  and no energy test until the next start frame: a rope is never compared with an energy it
+  no longer has to keep (a pin moved away and back used to stop ropes that way).
 """
 
 from __future__ import annotations
@@ -105,9 +109,9 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
     could reach without gaining energy: a segment stretched past ``MAX_STRETCH`` times its
     rest length (+ ``MAX_SLACK``), or a point beyond the coordinates Blender can hold. An
     unstable solve (a very long rope with too few substeps) then stops with a message
-    instead of writing absurd positions. ``start_energy`` [J]: the rope's ``energy`` at its
-    start frame when nothing external has moved it since (else None: no energy test);
-    ``margin``: ``energy_margin(model, gravity)`` if the caller keeps it (else computed)."""
+    instead of writing absurd positions. ``start_energy`` [J]: the most ``energy`` the rope
+    may have (its budget, ``sim.Frame.budget``; None: no energy test); ``margin``:
+    ``energy_margin(model, gravity)`` if the caller keeps it (else computed)."""
     from ..write import io_kernels
 
     if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
@@ -130,7 +134,8 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
         if rise > (margin if margin is not None else energy_margin(model, gravity)):
             raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than "
                             "its kinetic, gravitational and elastic energy at the start "
-                            "frame, with nothing moving it): stopped, nothing was written. "
+                            "frame and the work of forces and fields since, with nothing "
+                            "else moving it): stopped, nothing was written. "
                             + _advice(model))
 
 
@@ -141,6 +146,49 @@ def _advice(model: Any) -> str:
         advice += (" (it is a rod, Shape & Twist: its twist lags its bending by a substep; "
                    "Rest Shape: Straight without Twist or Plasticity makes it a plain rope)")
     return advice
+
+
+def work(model: Any, before: np.ndarray, after: np.ndarray,
+         accelerations: np.ndarray | None) -> float:
+    """The work [J] of ``accelerations`` [m/s^2] (world, [N, 3]; None: none) on the free
+    particles of ``model`` moving from ``before`` to ``after`` [m] over a frame: sum of
+    m a . (after - before). Exact for a frame's forces and fields, which are evaluated once
+    per frame and constant over it (``handoff.Handoff.accelerations``)."""
+    if accelerations is None:
+        return 0.0
+    inv_mass = model.particle_inv_mass
+    free = inv_mass > 0.0
+    pushed = ((after - before)[free] * accelerations[free]).sum(axis=1)
+    return float((pushed / inv_mass[free]).sum())
+
+
+def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], handoff: Any,
+                   contacts: bool, x: list[np.ndarray]) -> list[float | None]:
+    """Each member's energy budget [J] after a frame (``sim.Frame.budget``): its ``previous``
+    frame's plus the work of the frame's forces and fields (``work``) while everything else
+    that acted is counted: its pins and rod ends where they were (``inputs``: the frame's
+    ``frame.inputs.Inputs``), its Model the start's, nothing held by an attachment, no soft
+    pin, collider (``contacts``) or wind (the air's drag without wind only takes energy
+    away). Else None. ``handoff``: the frame's ``handoff.Handoff``, its accelerations in
+    the rows of the members side by side; ``x``: each member's new positions [m]."""
+    out: list[float | None] = []
+    row = 0
+    accelerations = handoff.accelerations
+    for rope, i, held, before, after in zip(ropes, inputs, handoff.held, previous, x,
+                                            strict=True):
+        rows = slice(row, row + len(after))
+        row += len(after)
+        counted = (before.budget is not None and handoff.soft_pins is None and not held
+                   and handoff.wind is None and not contacts
+                   and (i.turn is None or (before.turn is not None
+                                           and np.array_equal(i.turn, before.turn)))
+                   and rope.track.model is rope.track.start_model
+                   and np.array_equal(i.pinned_ids, before.pinned_ids)
+                   and np.array_equal(i.targets, before.targets))
+        out.append(before.budget + work(rope.track.model, before.x, after,
+                                        None if accelerations is None else accelerations[rows])
+                   if counted else None)
+    return out
 
 
 def energy_at_start(model: Any, start: Any, gravity: Any) -> float:

@@ -45,7 +45,7 @@ from ..read import attachments as attach
 from ..read import collision_objects as colliders
 from ..read.geometry import RopeError
 from . import group, readouts, sim
-from .checks import check_energy, energy_at_start, energy_margin
+from .checks import check_energy, energy_at_start, energy_budgets, energy_margin
 from .handoff import Handoff
 from .handoff import step as handoff_step
 from .inputs import Inputs, read
@@ -163,8 +163,8 @@ class Run:
             return self.prerolled[1]
         for _ in range(self.preroll):
             frames = self.step(frames, inputs, snapshot, start=snapshot)
-        for rope, frame in zip(self.ropes, frames, strict=True):
-            rope.track.start_energy = energy_at_start(rope.track.model, frame, self.gravity)
+        for rope, frame in zip(self.ropes, frames, strict=True):  # the start: a new budget
+            frame.budget = energy_at_start(rope.track.model, frame, self.gravity)
         self.prerolled = (rolled_from, frames)
         return frames
 
@@ -207,36 +207,28 @@ class Run:
         holds = list(handoff.holds)
         for rope, notes in zip(self.ropes, handoff.notes, strict=True):
             rope.track.field_notes = notes
-        # The safety net's energy test holds while nothing external moved the rope: its pins
-        # where they were at the start, its Model the start's, nothing held, no force, no
-        # field (the air's drag without wind only takes energy away: it may stay).
-        still = [handoff.soft_pins is None and rope.track.start_energy is not None
-                 and not held and i.accelerations is None and i.fields is None
-                 and (i.turn is None or np.array_equal(i.turn, np.eye(3)))
-                 and rope.track.start_targets is not None
-                 and rope.track.model is rope.track.start_model
-                 and np.array_equal(i.targets, rope.track.start_targets)
-                 for rope, i, held in zip(self.ropes, inputs, handoff.held, strict=True)]
         contacts = colliders.for_step(start, snapshot, *part)
-        start_energy = (sum(rope.track.start_energy or 0.0 for rope in self.ropes)
-                        if all(still) and not self.batch else None)
         stepped = handoff_step(self.model, state, dt, self.substeps, handoff,
-                               gravity=self.gravity, contacts=contacts, what=self.what,
-                               start_energy=start_energy, margin=self.margin)
+                               gravity=self.gravity, contacts=contacts, what=self.what)
+        o = self.offsets
         if len(previous) == 1:
             x, v, rests = [state.x], [state.v], [state.rest]
         else:
-            o = self.offsets
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
-        if self.batch and not contacts:
-            # each rope of a batch against its own start energy (a sum would let one
-            # rope's loss hide another's gain)
-            for k, (rope, is_still) in enumerate(zip(self.ropes, still, strict=True)):
-                if is_still:
-                    check_energy(rope.track.model, x[k], self.what, v=v[k], gravity=self.gravity,
-                                 start_energy=rope.track.start_energy, margin=self._margin_of(k))
+        budgets = energy_budgets(self.ropes, inputs, previous, handoff, bool(contacts), x)
+        joint = [b for b in budgets if b is not None]
+        if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
+            check_energy(self.model, state.x, self.what, v=state.v, gravity=self.gravity,
+                         start_energy=sum(joint), margin=self.margin)
+        for k, budget in enumerate(budgets if self.batch else ()):
+            # each rope of a batch against its own budget (a sum would let one rope's loss
+            # hide another's gain)
+            if budget is not None:
+                check_energy(self.ropes[k].track.model, x[k], self.what, v=v[k],
+                             gravity=self.gravity, start_energy=budget,
+                             margin=self._margin_of(k))
         torn = [f.torn for f in previous]
         tensions = self._tensions(stepped, state, list(torn), dt)  # None: the sweep keeps none
         if any(_loaded(rope) for rope in self.ropes):
@@ -253,12 +245,11 @@ class Run:
                         torn[k] = over if so_far is None else so_far | over
                 holds[k] = attach.break_holds(rope.changes.attachments, holds[k], x[k],
                                               rope.layout.edges, tensions[k])
-        o = self.offsets
         rods = [None if state.rod is None else state.rod.part(o[k], o[k + 1])
                 for k in range(len(previous))]
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
                           None if tensions is None else tensions[k], rod=rods[k],
-                          turn=i.turn, rest=rests[k])
+                          turn=i.turn, rest=rests[k], budget=budgets[k])
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _margin_of(self, k: int) -> float:

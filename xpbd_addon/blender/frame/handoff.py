@@ -151,14 +151,13 @@ def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
 
 
 def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff: Handoff,
-         *, gravity: Any, contacts: list[Any], what: str, start_energy: float | None = None,
-         margin: float | None = None) -> core.Model:
+         *, gravity: Any, contacts: list[Any], what: str) -> core.Model:
     """One frame of ``dt`` [s] in ``substeps`` on ``state`` in place, with everything of
     ``handoff`` and the ``contacts``; the core's refusals and any NaN it produced become a
-    RopeError (``what`` names the simulation): nothing gets written then. ``start_energy``
-    [J]: the safety net's energy test, while nothing external moves the rope (``margin``:
-    ``checks.energy_margin`` of ``model`` if known). Returns the Model the state was stepped
-    with (``core.edge_tension`` reads the state with it)."""
+    RopeError (``what`` names the simulation): nothing gets written then, as for positions
+    beyond anything possible (``checks.check_energy``'s geometric test; its energy test is
+    the caller's, ``engine.Run.step``). Returns the Model the state was stepped with
+    (``core.edge_tension`` reads the state with it)."""
     stepped = model
     try:
         if handoff.soft_pins is None:
@@ -179,6 +178,5 @@ def step(model: core.Model, state: core.State, dt: float, substeps: int, handoff
 
     if not io_kernels.all_finite(state.x.reshape(-1), state.v.reshape(-1)):
         raise RopeError(f"{what} produced NaN; nothing was written")
-    check_energy(model, state.x, what, v=state.v, gravity=gravity,
-                 start_energy=start_energy if not contacts else None, margin=margin)
+    check_energy(model, state.x, what)
     return stepped

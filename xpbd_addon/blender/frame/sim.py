@@ -70,6 +70,10 @@ class Frame:
     rest: Any = None
     """``core.sleep.Rest`` of this frame's particles (how long each rope has been at rest,
     which sleep): the next frame starts from it as from x and v; None: all awake"""
+    budget: float | None = None
+    """The safety net's energy budget [J] (``checks``): the start frame's energy, elastic
+    included, plus the work of the forces since. None once something whose work is not
+    counted acted (``engine.Run.step``): no energy test until the next start frame"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
@@ -127,7 +131,7 @@ class Track:
     model: Any
     """The Model of the newest frame made (``RopeSim.model_for``)"""
     start_model: Any
-    """The Model of the last start frame: the safety net's energy test holds only while the
+    """The Model of the last start frame: the safety net's energy budget holds only while the
     Model (settings, pins) is the start frame's"""
     model_world: np.ndarray
     """The object matrix the start Model's world rest shape was built with (see
@@ -140,10 +144,6 @@ class Track:
     keyframed setting or an attachment gives a frame another Model (``model_for``)"""
     cache: dict[int, Frame] = field(default_factory=dict)
     """The frames made, by frame number"""
-    start_targets: np.ndarray | None = None
-    """Pin targets [m] of the last start frame (``reset_frame``), shape [pinned_count, 3]"""
-    start_energy: float | None = None
-    """Energy [J] of the last start frame (``checks.energy``), for the safety net"""
     run: Any = None
     """The ``engine.Run`` that fills ``cache`` (this rope alone, or with the ropes it
     collides with)"""
@@ -350,8 +350,7 @@ class RopeSim:
         start = Frame(x, np.zeros_like(x), inputs.targets, inputs.pinned_ids, holds,
                       inputs.channels,
                       turn=None if self.track.start_model.rod_layout is None else np.eye(3))
-        self.track.start_targets = inputs.targets.copy()
-        self.track.start_energy = energy_at_start(self.track.model, start, self.gravity)
+        start.budget = energy_at_start(self.track.model, start, self.gravity)
         return start
 
     # --- writing ---------------------------------------------------------------------------
