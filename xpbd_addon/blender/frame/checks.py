@@ -10,9 +10,10 @@
   ``ENERGY_MARGIN`` times its weight times its length. The budget is the start frame's total
   (those and the elastic energy its constraints stored there, ``energy_at_start``) plus the
   work that forces and fields did since (``work``, exact: their accelerations are constant
-  over a frame). A rope only converts, loses and takes in that energy (no solver adds
-  energy, docs/physics.md). Once anything whose work is not counted has acted (a pin or an
-  attachment moved, a collider, a soft pin, wind, a changed setting), there is no budget
+  over a frame) and soft pins' springs (``spring_jump``: their targets jump between frames).
+  A rope only converts, loses and takes in that energy (no solver adds energy,
+  docs/physics.md). Once anything whose work is not counted has acted (a pin or an
+  attachment moved, a collider, wind, a changed setting), there is no budget
   and no energy test until the next start frame: a rope is never compared with an energy it
   no longer has to keep (a pin moved away and back used to stop ropes that way).
 """
@@ -163,32 +164,77 @@ def work(model: Any, before: np.ndarray, after: np.ndarray,
 
 
 def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], handoff: Any,
-                   contacts: bool, x: list[np.ndarray]) -> list[float | None]:
-    """Each member's energy budget [J] after a frame (``sim.Frame.budget``): its ``previous``
-    frame's plus the work of the frame's forces and fields (``work``) while everything else
-    that acted is counted: its pins and rod ends where they were (``inputs``: the frame's
-    ``frame.inputs.Inputs``), its Model the start's, nothing held by an attachment, no soft
-    pin, collider (``contacts``) or wind (the air's drag without wind only takes energy
-    away). Else None. ``handoff``: the frame's ``handoff.Handoff``, its accelerations in
-    the rows of the members side by side; ``x``: each member's new positions [m]."""
-    out: list[float | None] = []
+                   contacts: bool, x: list[np.ndarray]) -> tuple[list[float | None], list[Any]]:
+    """Each member's energy budget [J] after a frame (``sim.Frame.budget``) and its soft
+    pins (``sim.Frame.springs``). The budget is its ``previous`` frame's plus the work of
+    the frame's forces and fields (``work``) and of its soft pins' targets (``spring_jump``)
+    while everything else that acted is counted: its pins and rod ends where they were
+    (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the start's, nothing held
+    by an attachment, soft pins' targets still over the frame (and no force with them), no
+    collider (``contacts``) or wind (the air's drag without wind only takes energy away).
+    Else None. ``handoff``: the frame's ``handoff.Handoff``, its rows the members' side by
+    side; ``x``: each member's new positions [m]."""
+    budgets: list[float | None] = []
+    springs: list[Any] = []
     row = 0
     accelerations = handoff.accelerations
     for rope, i, held, before, after in zip(ropes, inputs, handoff.held, previous, x,
                                             strict=True):
         rows = slice(row, row + len(after))
+        mine = _member_springs(handoff.soft_pins, row, len(after))
         row += len(after)
-        counted = (before.budget is not None and handoff.soft_pins is None and not held
+        springs.append(mine)
+        counted = (before.budget is not None and not held
+                   and (mine is None or (accelerations is None
+                                         and np.array_equal(mine.start, mine.targets)))
                    and handoff.wind is None and not contacts
                    and (i.turn is None or (before.turn is not None
                                            and np.array_equal(i.turn, before.turn)))
                    and rope.track.model is rope.track.start_model
                    and np.array_equal(i.pinned_ids, before.pinned_ids)
                    and np.array_equal(i.targets, before.targets))
-        out.append(before.budget + work(rope.track.model, before.x, after,
-                                        None if accelerations is None else accelerations[rows])
-                   if counted else None)
-    return out
+        model = rope.track.model
+        budgets.append(before.budget + spring_jump(model, before.x, before.springs, mine)
+                       + work(model, before.x, after,
+                              None if accelerations is None else accelerations[rows])
+                       if counted else None)
+    return budgets, springs
+
+
+def _member_springs(soft_pins: Any, first: int, count: int) -> Any:
+    """The soft pins of the member whose particles are ``first`` .. ``first + count - 1`` of
+    the joint ``soft_pins`` (``core.SoftPins``, with ``start``), numbered as the member's own;
+    None if it has none."""
+    if soft_pins is None:
+        return None
+    particles = np.asarray(soft_pins.particles)
+    mine = (particles >= first) & (particles < first + count)
+    if not mine.any():
+        return None
+    alpha = np.broadcast_to(np.asarray(soft_pins.compliance, dtype=np.float64),
+                            particles.shape)
+    return type(soft_pins)(particles[mine] - first, np.asarray(soft_pins.targets)[mine],
+                           alpha[mine], np.asarray(soft_pins.start)[mine])
+
+
+def spring_energy(model: Any, x: np.ndarray, targets: np.ndarray, springs: Any) -> float:
+    """The energy [J] that the soft pins ``springs`` (``core.SoftPins``) store with their
+    free particles at ``x`` and their targets at ``targets`` [m]: sum of |p - x|^2 / (2 alpha)."""
+    if springs is None:
+        return 0.0
+    particles = np.asarray(springs.particles)
+    free = model.particle_inv_mass[particles] > 0.0
+    gap = (np.asarray(targets) - x[particles])[free]
+    return float(((gap * gap).sum(axis=1) / (2.0 * np.asarray(springs.compliance)[free])).sum())
+
+
+def spring_jump(model: Any, x: np.ndarray, before: Any, now: Any) -> float:
+    """The energy [J] the soft pins gained between two frames at the positions ``x`` [m] the
+    frames meet at: held by ``now``'s targets at its start instead of ``before``'s at its end
+    (a Pin Map's targets follow their object from frame to frame). The first frame with soft
+    pins counts all they store (``before`` None), the start frame's springs among them."""
+    return (spring_energy(model, x, now.start, now) if now is not None else 0.0) - (
+        spring_energy(model, x, before.targets, before) if before is not None else 0.0)
 
 
 def energy_at_start(model: Any, start: Any, gravity: Any) -> float:

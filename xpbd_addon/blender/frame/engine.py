@@ -217,7 +217,8 @@ class Run:
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
-        budgets = energy_budgets(self.ropes, inputs, previous, handoff, bool(contacts), x)
+        budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff,
+                                          bool(contacts), x)
         joint = [b for b in budgets if b is not None]
         if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
             check_energy(self.model, state.x, self.what, v=state.v, gravity=self.gravity,
@@ -249,7 +250,8 @@ class Run:
                 for k in range(len(previous))]
         return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
                           None if tensions is None else tensions[k], rod=rods[k],
-                          turn=i.turn, rest=rests[k], budget=budgets[k])
+                          turn=i.turn, rest=rests[k], budget=budgets[k],
+                          springs=springs[k])
                 for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
 
     def _margin_of(self, k: int) -> float:

@@ -71,9 +71,12 @@ class Frame:
     """``core.sleep.Rest`` of this frame's particles (how long each rope has been at rest,
     which sleep): the next frame starts from it as from x and v; None: all awake"""
     budget: float | None = None
-    """The safety net's energy budget [J] (``checks``): the start frame's energy, elastic
-    included, plus the work of the forces since. None once something whose work is not
-    counted acted (``engine.Run.step``): no energy test until the next start frame"""
+    """The safety net's energy budget [J] (``checks.energy_budgets``): the start frame's
+    energy, elastic included, plus the work of forces and soft pins since; None once
+    something whose work is not counted acted: no energy test until the next start frame"""
+    springs: Any = None
+    """This rope's soft pins of this frame (``core.SoftPins``, its own particle numbers),
+    whose targets the next frame's budget follows; None: none"""
 
 
 def scene_gravity(scene: Any) -> tuple[float, float, float]:
