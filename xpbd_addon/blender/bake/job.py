@@ -249,22 +249,26 @@ class BakeJob:
         if self.target in ("BONES", "CACHE") or record.extra:
             record.world.append(state.x.copy())
         modelled_tilt = rope.rest_tilt
-        if self.target == "KEYS" and modelled_tilt is not None and self.keys_tilt(record):
-            record.tilt.append(curve_tilt.written(rope.track, rope.rest_xyz, modelled_tilt,
-                                                  rope.layout.splines, world, state,
-                                                  local=local))
+        if modelled_tilt is not None and self.records_tilt(record):
+            splines = rope.layout.splines
+            record.tilt.append(
+                curve_tilt.written(rope.track, rope.rest_xyz, modelled_tilt, splines, world,
+                                   state, local=local) if self.target == "KEYS" else
+                curve_tilt.world_tilt(rope.track, rope.rest_xyz, modelled_tilt, splines, state))
         if self.target == "BONES":
             normals = curve_tilt.rod_normals(rope.track, state)
             if normals is not None:
                 record.normals.append(normals)
 
-    @staticmethod
-    def keys_tilt(record: Recording) -> bool:
-        """The bake keys the curve's tilt: a curve rod (it writes its tilt live) baked to
-        keyframes (shape keys and caches carry no tilt)."""
+    def records_tilt(self, record: Recording) -> bool:
+        """The bake records the curve's tilt: a curve rod (it writes its tilt live) baked to
+        keyframes (keyed in object space) or to a cache (its Curves' tilt, world space;
+        shape keys carry no tilt)."""
         rope = record.rope
-        return (record.obj.type == "CURVE" and record.obj.xpbd.bake.curve_format == "KEYFRAMES"
-                and rope.rest_tilt is not None and rope.track.start_model.rod_layout is not None)
+        return (record.obj.type == "CURVE" and rope.rest_tilt is not None
+                and rope.track.start_model.rod_layout is not None
+                and (self.target == "CACHE" or self.target == "KEYS"
+                     and record.obj.xpbd.bake.curve_format == "KEYFRAMES"))
 
     def _keep_targets(self, records: list[Recording], depsgraph: Any) -> None:
         """Bones into a character's armature: its matrix and its parent bone's pose."""

@@ -12,13 +12,16 @@ object is hidden while baked, as with Bake to Bones):
   simulated points, with the curve's radius (bevel depth times each point's radius [m]):
   it renders as a round strand, and the file holds the points only (Alembic curves, USD
   BasisCurves), a ninth of a tube's, so that a thousand ropes over a thousand frames write
-  in seconds. Its materials are the curve's.
+  in seconds. Its materials are the curve's. A curve rod's twist goes along as the Curves'
+  ``tilt`` (world space, ``curve_tilt.world_tilt``), which USD writes (``primvars:tilt``)
+  and Alembic does not.
 
 Every rope of a bake goes into one file: ``bake.cache_path`` of the first baked rope (default
 ``//xpbd_cache/<rope>.abc`` next to the .blend). The file is written by Blender's own Alembic or
 USD exporter from the recorded frames: while it steps through the frames, a temporary frame
 handler puts each frame's recorded positions into the cache objects (one bulk write per object
-and frame, no shape keys or keyframes). Custom properties and attributes are not exported.
+and frame, no shape keys or keyframes). Custom properties and other attributes are not
+exported.
 """
 
 from __future__ import annotations
@@ -123,12 +126,12 @@ class _Cache:
 
     def make_object(self, positions: np.ndarray, frame: int) -> None:
         """The cache object, its mesh or curves at ``positions`` [V, 3] [m] (world), torn as
-        at ``frame``."""
+        at ``frame`` (its first recorded frame)."""
         import bpy
 
         obj = self.record.obj
         self.object = bpy.data.objects.new(self.name, self._data(self._cut(frame)))
-        self.set_positions(positions)
+        self.set_positions(positions, 0)
         collection = obj.users_collection[0] if obj.users_collection else None
         if collection is None:
             context: Any = bpy.context
@@ -164,6 +167,8 @@ class _Cache:
             if any(cyclic):
                 data.attributes.new("cyclic", "BOOLEAN", "CURVE").data.foreach_set(
                     "value", np.array(cyclic, dtype=bool))
+            if self.record.tilt:  # a rod's twist (USD writes it as primvars:tilt)
+                data.attributes.get("tilt") or data.attributes.new("tilt", "FLOAT", "POINT")
             for material in obj.data.materials:
                 data.materials.append(material)
         elif self.chains is None:
@@ -202,12 +207,17 @@ class _Cache:
         (bpy.data.hair_curves if self.curves else bpy.data.meshes).remove(old)
         data.name = self.name
 
-    def set_positions(self, positions: np.ndarray) -> None:
-        """The cache object's points (rope order, then tube rings) at ``positions`` [m]."""
+    def set_positions(self, positions: np.ndarray, k: int) -> None:
+        """The cache object's points (rope order, then tube rings) at ``positions`` [m], and
+        a curve rod's tilt [rad] of the ``k``-th recorded frame."""
         data = self.object.data
         if self.order is not None:
             positions = positions[self.order]
         data.attributes["position"].data.foreach_set("vector", positions.ravel())
+        if self.curves and self.record.tilt:
+            tilt = np.asarray(self.record.tilt[k], dtype=np.float32)
+            data.attributes["tilt"].data.foreach_set(
+                "value", tilt if self.order is None else tilt[self.order])
         if self.curves:
             data.update_tag()
         else:
@@ -275,7 +285,7 @@ class _Batch:
         k = min(max(frame, self.first), self.last) - self.first
         for cache, positions in zip(self.caches, self.positions(k), strict=True):
             cache.tear(self.first + k)
-            cache.set_positions(positions)
+            cache.set_positions(positions, k)
 
 
 def write_all(records: list, scene: Any) -> str:

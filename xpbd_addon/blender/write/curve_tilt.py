@@ -153,6 +153,24 @@ def written(track: Any, rest_local: np.ndarray, rest_tilt: np.ndarray, splines: 
     return now + (rest_tilt - at_rest)
 
 
+def world_tilt(track: Any, rest_local: np.ndarray, rest_tilt: np.ndarray, splines: Any,
+               frame: Any) -> np.ndarray | None:
+    """(N,) [rad] the tilt a world-space copy of a rod's curve (a cache's Curves, at the
+    origin) needs at ``frame`` (``sim.Frame``) to show the rod's material normals: as
+    ``written``, with Blender's normals of the splines through the world positions; None for
+    a plain rope."""
+    normals = rod_normals(track, frame)
+    if normals is None:
+        return None
+    layout = track.start_model.rod_layout
+    base = np.asarray(track.model_world, dtype=np.float64)
+    rest_x = rest_local @ base[:3, :3].T + base[:3, 3]
+    at_rest = tilts(rest_local, base, point_normals(rest_x, layout.rest_state.normal,
+                                                    layout.particles, layout.starts), splines)
+    now = tilts(np.asarray(frame.x, dtype=np.float64), np.eye(4), normals, splines)
+    return now + (rest_tilt - at_rest)
+
+
 def rod_normals(track: Any, frame: Any) -> np.ndarray | None:
     """(N, 3) a rod's material normal at every particle at ``frame`` (``sim.Frame``: world
     positions [m], ``rod`` its frames, None at the start frame: the rest frames), world;
