@@ -45,7 +45,7 @@ GROUND_Z = -0.05
 """Height of the first frame's ground plane [m] (the default rope lies along x at z = 0)"""
 
 _CHILD = r"""
-import json, sys, time
+import inspect, json, sys, time
 FRAME_S, GROUND_Z = float(sys.argv[3]), float(sys.argv[4])
 start = time.perf_counter()
 cpu_start = time.process_time()
@@ -102,22 +102,37 @@ except ModuleNotFoundError:
     helper_module = None
 use_helper = sys.argv[5] == "1" and helper_module is not None and helper_module.wanted()
 helper = helper_module.start() if use_helper else None
+if helper is not None and hasattr(helper_module, "compile_solve"):
+    helper_module.compile_solve(True)
 request = preparation.default_request()
-prepare.warm(request.model, request.substeps, ground=True)
+# as the preparation thread: a first frame's kernels, then the rope may play (where the
+# package has the two parts) while the rest compiles
+parts = "part" in inspect.signature(prepare.warm).parameters
+if parts:
+    prepare.warm(request.model, request.substeps, ground=True, part="first")
+else:
+    prepare.warm(request.model, request.substeps, ground=True)
 solver_ready = time.perf_counter() - start
 module(".blender.write.io_kernels", ".blender.io_kernels").warm()
 # the first frame itself: the rope from rest, its ground 5 cm below it
 ground = importlib.import_module(package + ".core.collision").Plane((0.0, 0.0, GROUND_Z))
 state = request.model.state()
+before_frame = len(compiles)
 core.step(request.model, state, FRAME_S, request.substeps, colliders=[ground])
+in_frame = [name for name, *_ in compiles[before_frame:]]
+by_first_frame = len(compiles)
 total = time.perf_counter() - start
 cpu = time.process_time() - cpu_start
+if parts:
+    prepare.warm(request.model, request.substeps, ground=True, part="rest")
+everything_s = time.perf_counter() - start
 if helper is not None:
     helper.wait()
 helper_s = time.perf_counter() - start if helper is not None else None
 print("RESULT " + json.dumps({"import_s": imported, "solver_s": solver_ready,
                               "total_s": total, "cpu_s": cpu, "compiles": compiles,
-                              "helper_s": helper_s,
+                              "helper_s": helper_s, "in_frame": in_frame,
+                              "everything_s": everything_s, "by_first_frame": by_first_frame,
                               "x": state.x.tolist(), "v": state.v.tolist()}))
 """
 
@@ -200,6 +215,9 @@ def main(argv: list[str]) -> int:
               f"{statistics.median(c['import_s'] for c, _ in runs):.2f} s; "
               f"{len(runs[0][0]['compiles'])} compiles; cache filled: "
               f"{statistics.median(warms):.2f} s")
+        print(f"  every kernel of the preparation compiled at "
+              f"{statistics.median(c.get('everything_s', c['total_s']) for c, _ in runs):.2f} s; "
+              f"compiled by the first frame itself: {runs[0][0].get('in_frame')}")
         helpers = [cold["helper_s"] for cold, _ in runs if cold.get("helper_s")]
         if helpers:
             print(f"  compile helper process done at {statistics.median(helpers):.2f} s "

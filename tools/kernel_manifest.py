@@ -34,12 +34,12 @@ from xpbd_addon.core import compile_helper, warmup
 from xpbd_addon.blender.write import io_kernels
 
 
-def steps():
+def steps():  # the write-back's first: the helper compiles what a first frame needs first
+    io_kernels.warm()
     request = preparation.default_request()
     warmup.warm(request.model, request.substeps, air=request.air)  # at launch
     warmup.warm(request.model, request.substeps, ground=True, air=request.air)
     warmup.warm(request.model, request.substeps, ground=True)
-    io_kernels.warm()
 
 
 print("MANIFEST " + json.dumps(compile_helper.record(steps)))

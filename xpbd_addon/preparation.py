@@ -97,6 +97,9 @@ class _Worker:
         """Requests not yet warmed"""
         self.thread: threading.Thread | None = None
         """The running preparation thread, or None when idle"""
+        self.finishing = False
+        """The thread compiles the kernels ready ropes need only later (not busy: they
+        play meanwhile)"""
         self.prepared: weakref.WeakSet[Any] = weakref.WeakSet()
         """Models whose kernels are compiled (or whose warm-up failed: ``step`` reports it)"""
         self.io_ready = False
@@ -123,7 +126,7 @@ def _package() -> str:
 
 
 def _busy_locked() -> bool:
-    return _worker.thread is not None or bool(_worker.queue)
+    return _worker.thread is not None and not _worker.finishing or bool(_worker.queue)
 
 
 def busy() -> bool:
@@ -210,7 +213,9 @@ def _kernel_count() -> int:
 
 
 def _run() -> None:
-    """The thread: load numba, then warm every queued model. Never touches bpy."""
+    """The thread: load numba, then warm every queued model: the kernels of its first
+    frames (then it is ready), and once every queued model is, the rest of their kernels
+    while they play (``core.warmup.warm``'s parts). Never touches bpy."""
     item: Request | None = None
     try:
         _use_precompiled()
@@ -221,6 +226,7 @@ def _run() -> None:
         # with a compile helper the write-back's kernels are among its own: loaded once the
         # queued ropes are, by when the helper has compiled them
         io_left = helped
+        later: list[Request] = []  # ready to play; the rest of their kernels still to come
         while True:
             with _worker.lock:
                 waiting = bool(_worker.queue)
@@ -228,17 +234,28 @@ def _run() -> None:
                 _warm_io()
                 io_left = False
             with _worker.lock:
-                if not _worker.queue:
-                    # Idle again, in the same hold of the lock that found the queue empty,
-                    # so that a request arriving now starts a new thread.
+                item = _worker.queue.pop(0) if _worker.queue else None
+                if item is None:
                     _worker.io_ready = True  # a failed numba load is reported by the handler
-                    _worker.expected = EXPECTED_FIRST_COMPILE
-                    _worker.thread = None
+                    _worker.finishing = bool(later)
+                    if not later:
+                        # Idle again, in the same hold of the lock that found the queue
+                        # empty, so that a request arriving now starts a new thread.
+                        _worker.expected = EXPECTED_FIRST_COMPILE
+                        _worker.thread = None
                     _worker.lock.notify_all()
-                    break
-                item = _worker.queue.pop(0)
+                    if not later:
+                        break
+            if item is None:  # every queued rope is ready: the rest while they play
+                for done in later:
+                    _warm(done, "rest")
+                later.clear()
+                continue  # (a request queued meanwhile is taken, else the thread ends)
             if reason is None:
-                _warm(item)
+                if helped and not later:  # the solve first: the helper has the rest
+                    _compile_solve(item)
+                _warm(item, "first")
+                later.append(item)
             with _worker.lock:
                 _worker.prepared.add(item.model)
                 _worker.lock.notify_all()
@@ -251,6 +268,7 @@ def _run() -> None:
                     pass
             _worker.queue.clear()
             _worker.io_ready = True
+            _worker.finishing = False
             _worker.thread = None
             _worker.lock.notify_all()
         raise
@@ -292,13 +310,24 @@ def _use_precompiled() -> None:
         _worker.precompiled = reason
 
 
-def _warm(item: Request) -> None:
+def _compile_solve(item: Request) -> None:
+    from .core import compile_helper
+
+    try:
+        compile_helper.compile_solve(item.ground or item.meshes
+                                     or bool(getattr(item.model, "self_collision", False)))
+    except Exception:  # noqa: BLE001 - the warm-up compiles it then
+        traceback.print_exc()
+
+
+def _warm(item: Request, part: str) -> None:
+    """``core.warmup.warm``'s ``part`` ("first", "rest") for ``item``."""
     from .core import warmup
 
     try:
         warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground,
-                    air=item.air)
-        if item.meshes:
+                    air=item.air, part=part)
+        if item.meshes and part == "first":
             from .blender.write import io_kernels
 
             io_kernels.warm_tessellation()

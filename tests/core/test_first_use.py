@@ -73,3 +73,24 @@ def test_only_what_the_default_rope_uses_is_compiled(cold: dict) -> None:
     assert not [k for k in kernels if k.endswith(("_parallel", ".direct_substep_io",
                                                   ".direct_resolve", ".quad_tessellation"))]
     assert not [k for k in kernels if ".kernels_collider.face_normal" in k], kernels
+
+
+def test_the_first_frame_waits_only_for_its_own_kernels(cold: dict) -> None:
+    """The preparation compiles a first frame's kernels (``warmup.warm(part="first")``),
+    then lets the rope play while the rest compiles (``part="rest"``): the first frame
+    compiles nothing itself, and the re-solve after a hard landing, which the first frame
+    does not run, comes after it."""
+    assert cold["in_frame"] == []
+    names = [name for name, *_ in cold["compiles"]]
+    later = names[cold["by_first_frame"]:]
+    assert any(name.endswith("kernels_resolve.direct_resolve_single") for name in later)
+    assert not any("kernels_resolve.direct_resolve" in name
+                   for name in names[:cold["by_first_frame"]])
+
+
+def test_a_part_of_the_warm_up_is_named() -> None:
+    from xpbd_addon.core import warmup
+
+    request = preparation.default_request()
+    with pytest.raises(ValueError, match="part"):
+        warmup.warm(request.model, request.substeps, part="most")

@@ -157,6 +157,15 @@ def _compile(entries: list[dict]) -> None:
             continue
 
 
+def compile_solve(contacts: bool) -> None:
+    """This process's first share while a helper runs: the default rope's direct solve, a
+    substep per call (``contacts``: a frame with colliders) or a whole frame per call, by
+    its manifest types, before the preparation's steps reach the checks before the solve
+    (which the helper compiles first, meanwhile)."""
+    name = HERE_KERNELS[1] if contacts else HERE_KERNELS[0]
+    _compile([e for e in load() if e["kernel"] == name])
+
+
 def run_helper() -> None:
     """The helper process: every other kernel of the manifest, in its order; then the mark."""
     _compile([e for e in load() if not e["inner"] and e["kernel"] not in HERE_KERNELS])

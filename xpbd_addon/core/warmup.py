@@ -21,6 +21,7 @@ for big scenes, bending, contacts) are the ones compiled, whatever the kernel mo
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -32,14 +33,28 @@ from .solver import step
 WARM_DT = 1.0 / 24.0
 """Frame length of the warm-up step [s]: any positive value compiles the same kernels."""
 
+FIRST_GAP = -1.5
+"""Where the colliders of ``warm``'s first frame are [rope radii]: below its lowest point,
+within reach but apart (as the ground under a new rope): its contact kernels are compiled
+without the re-solve a touch would run (the part "rest" compiles that)."""
+
 CONTACT_FRAMES = 8
 """Frames the warm-up steps a model with contacts (one without contacts: one frame)."""
 
 
+PARTS = ("all", "first", "rest")
+"""``warm``'s parts: everything; a first frame's kernels; the rest"""
+
+
 def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False,
-         air: bool = False) -> None:
+         air: bool = False, part: str = "all") -> None:
     """Compile (or load from the cache) the kernels that ``step(model, state, dt, substeps,
     colliders=...)`` runs, by stepping a state of ``model`` from its rest positions.
+
+    ``part``: "first", the kernels of a first frame (one frame from rest beside the
+    colliders), so that a caller can let the first frame run while "rest" compiles the
+    others (the re-solve after a hard landing, a moving collider, falling asleep); "all"
+    (default) both.
 
     ``meshes`` / ``ground``: the real steps will have triangle-mesh colliders / a ground
     plane; a small triangle and a tilted plane touching the state's lowest free particle are
@@ -51,30 +66,57 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     for input it refuses. ``air``: the real steps drag the rope through air (``step(...,
     air=...)``: the drag kernel and the frame run a substep per call), so they run too.
     """
+    if part not in PARTS:
+        raise ValueError(f"part: expected one of {PARTS}, got {part!r}")
+    if part != "rest":  # a first frame: at rest, the colliders within reach, not touching
+        step(model, model.state(), WARM_DT, substeps,
+             colliders=_colliders(model, model.state(), meshes, ground, FIRST_GAP),
+             air=_air(air))
+    if part != "first":
+        _rest(model, substeps, meshes=meshes, ground=ground, air=air)
+
+
+def _air(air: bool) -> Any:
     from .air import Air
 
-    state = model.state()
+    return Air() if air else None
+
+
+def _colliders(model: Model, state: Any, meshes: bool, ground: bool,
+               gap: float = -0.5) -> list[Collider | Plane]:
+    """A small triangle (``meshes``) and a tilted plane (``ground``) ``gap`` times the
+    rope's radius below ``state``'s lowest free particle (or its lowest particle): -0.5,
+    touching it, so that contacts are found and their kernels run, not only the broad
+    phase."""
     colliders: list[Collider | Plane] = []
     if meshes or ground:
-        # Touching the lowest free particle (or the lowest particle), so that contacts are
-        # found and their kernels run, not only the broad phase.
         free = np.flatnonzero(model.particle_inv_mass > 0.0)
         rows = free if len(free) else np.arange(model.particle_count)
         if len(rows):
             low = state.x[rows[np.argmin(state.x[rows, 2])]]
             reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
-            z = low[2] - 0.5 * reach
+            z = low[2] + gap * reach
             if meshes:
                 size = 10.0 * reach
                 vertices = np.array([[low[0] - size, low[1] - size, z],
                                      [low[0] + size, low[1] - size, z],
                                      [low[0], low[1] + size, z]])
                 colliders.append(Collider(vertices, np.array([[0, 1, 2]])))
-            if ground:  # tilted, so that it catches one end first (see below)
+            if ground:  # tilted, so that it catches one end first (see ``_rest``)
                 colliders.append(Plane((low[0], low[1], z), (0.3, 0.0, 1.0)))
-            # Thrown at them: contacts that change segment lengths run the rope's re-solve
-            # (``solve.substeps.RESOLVE_STRAIN``), whose kernels a gentle touch would leave out.
-            state.v[rows] = (0.0, 0.0, -3.0)
+    return colliders
+
+
+def _rest(model: Model, substeps: int, *, meshes: bool, ground: bool, air: bool) -> None:
+    """``warm``'s part "rest": frames thrown at the colliders, a moving triangle, the ropes
+    counted at rest."""
+    state = model.state()
+    colliders = _colliders(model, state, meshes, ground)
+    if colliders:
+        # Thrown at them: contacts that change segment lengths run the rope's re-solve
+        # (``solve.substeps.RESOLVE_STRAIN``), whose kernels a gentle touch would leave out.
+        free = np.flatnonzero(model.particle_inv_mass > 0.0)
+        state.v[free if len(free) else np.arange(model.particle_count)] = (0.0, 0.0, -3.0)
     # With contacts, some kernels run only from the second frame on (particles resting on a
     # face, candidates kept from the last frame): a few frames reach them.
     for frame in range(CONTACT_FRAMES if colliders or model.self_collision else 1):
@@ -82,16 +124,14 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
             # the second half with the triangle moving (a moving collider's kernels)
             triangle = colliders[0]
             colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
-        step(model, state, WARM_DT, substeps, colliders=colliders,
-             air=Air() if air else None)
+        step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
     if state.rest is not None:
         # one more frame with every rope counted at rest for long enough: the kernels of
         # falling asleep and of the wake tests (``core.sleep``), which playback reaches only
         # once ropes rest (a first compile then would stall it)
         state.rest = Rest(np.full(model.particle_count, SLEEP_TIME), state.rest.speed,
                           state.rest.asleep, state.rest.key)
-        step(model, state, WARM_DT, substeps, colliders=colliders,
-             air=Air() if air else None)
+        step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
 
 
 def compiled_kernel_count(prefix: str | None = None) -> int:
