@@ -187,7 +187,10 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
     from .blender.frame import sim
     from .blender.read import collision_objects as colliders
 
-    if preparation.ready_models([entry.model for _obj, entry in entries]):
+    # Renders and scripts wait for every kernel (no compile beside their frames); in a
+    # window a rope plays once its first frame's are compiled
+    whole = render or bpy.app.background and preparation.WAIT_IN_BACKGROUND
+    if preparation.ready_models([entry.model for _obj, entry in entries], whole=whole):
         return True  # every frame after the first: no scan of the scene's colliders
     meshes = None
     requests = []
@@ -201,7 +204,7 @@ def _solver_ready(scene: Any, entries: list[tuple[Any, Any]], render: bool) -> b
                                             air=entry.air is not None))
     wait = (None if render or (bpy.app.background and preparation.WAIT_IN_BACKGROUND)
             else preparation.WAIT_S)
-    if not preparation.wait(requests, wait):
+    if not preparation.wait(requests, wait, whole=whole):
         preparation.defer(scene.name)
         return False
     reason = dependencies.load_numba()  # imported by the preparation: instant here

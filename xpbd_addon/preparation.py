@@ -135,11 +135,17 @@ def busy() -> bool:
         return _busy_locked()
 
 
-def ready_models(models: list[Any]) -> bool:
-    """``ready`` for these models (``core.Model``), without building requests."""
+def _ready_locked(models: list[Any], whole: bool) -> bool:
+    return (not _busy_locked() and _worker.io_ready and not (whole and _worker.finishing)
+            and all(model in _worker.prepared for model in models))
+
+
+def ready_models(models: list[Any], *, whole: bool = False) -> bool:
+    """Whether these models' (``core.Model``) first frames can run: their kernels are
+    compiled. ``whole``: all their kernels, not only a first frame's (the preparation
+    compiles the rest while they play)."""
     with _worker.lock:
-        return (not _busy_locked() and _worker.io_ready
-                and all(model in _worker.prepared for model in models))
+        return _ready_locked(models, whole)
 
 
 def request(requests: list[Request]) -> None:
@@ -161,15 +167,14 @@ def request(requests: list[Request]) -> None:
     _start_timer()
 
 
-def wait(requests: list[Request], timeout: float | None) -> bool:
+def wait(requests: list[Request], timeout: float | None, *, whole: bool = False) -> bool:
     """``request`` these, then wait up to ``timeout`` [s] (None: without limit) until they
-    are ready; True if they are."""
+    are ready (``ready_models``, ``whole`` as there); True if they are."""
     request(requests)
     deadline = None if timeout is None else time.perf_counter() + timeout
     with _worker.lock:
-        while not (not _busy_locked() and _worker.io_ready
-                   and all(r.model in _worker.prepared for r in requests)):
-            if not _busy_locked() and _worker.io_ready:
+        while not _ready_locked([r.model for r in requests], whole):
+            if not _busy_locked() and _worker.io_ready and not (whole and _worker.finishing):
                 return True  # the thread ended without them (it failed): the step compiles
             left = None if deadline is None else deadline - time.perf_counter()
             if left is not None and left <= 0.0:
@@ -325,7 +330,8 @@ def _warm(item: Request, part: str) -> None:
     from .core import warmup
 
     try:
-        warmup.warm(item.model, item.substeps, meshes=item.meshes, ground=item.ground,
+        model = item.model if part == "first" else item.model.with_changes()
+        warmup.warm(model, item.substeps, meshes=item.meshes, ground=item.ground,
                     air=item.air, part=part)
         if item.meshes and part == "first":
             from .blender.write import io_kernels
