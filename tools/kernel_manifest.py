@@ -6,8 +6,9 @@ compiles, with their argument types, for the first-use compile helper
     python3 build.py manifest --check  exit 1 if it is not what the sources give
 
 A new process with an empty kernel cache runs the preparations a first session makes (the
-default rope at launch; the same rope over a ground, as the first-use benchmark does; the
-write-back's kernels) and records what it compiles (``compile_helper.record``).
+write-back's kernels; the default rope at launch; the same rope over a ground, as the
+first-use benchmark does; over a mesh collider, a prop) and records what it compiles
+(``compile_helper.record``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def steps():  # the write-back's first: the helper compiles what a first frame n
     warmup.warm(request.model, request.substeps, air=request.air)  # at launch
     warmup.warm(request.model, request.substeps, ground=True, air=request.air)
     warmup.warm(request.model, request.substeps, ground=True)
+    # a first rope over a prop: mesh colliders (Collision Objects is on by default)
+    warmup.warm(request.model, request.substeps, meshes=True)
+    io_kernels.warm_tessellation()
 
 
 print("MANIFEST " + json.dumps(compile_helper.record(steps)))

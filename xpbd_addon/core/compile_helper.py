@@ -3,9 +3,10 @@
 Where the package carries no compiled kernels for this platform, the first rope waits for
 numba to compile them, and numba compiles one kernel at a time per process. So while this
 process compiles the stable direct solve (the largest part), a helper process compiles the
-rest (the frame's pins and checks, the contacts with a ground, sleeping, the write-back's
-checks) into the same on-disk cache, from which this process then loads them in
-milliseconds. docs/benchmarks.md (first use) has the figures.
+rest (the write-back's checks, the frame's pins and checks, the contacts with a ground,
+sleeping) into the same on-disk cache, from which this process then loads them in
+milliseconds; then the kernels of mesh colliders, which a first rope over a prop needs
+later in the session. docs/benchmarks.md (first use) has the figures.
 
 What the helper compiles is named in ``kernel_manifest.json``: each kernel that the default
 rope's preparation compiles, with the argument types numba compiled it for (those it calls
