@@ -59,6 +59,8 @@ def helped() -> dict:
             assert helper is not None
             code = helper.wait(timeout=900)
         finally:
+            # this process's numba keeps its own cache folder, where start() claimed
+            compile_helper._release()
             if before is None:
                 del os.environ["NUMBA_CACHE_DIR"]
             else:
@@ -161,3 +163,20 @@ def test_no_helper_without_a_python_to_run_it(monkeypatch) -> None:
     """Inside a Blender whose ``sys.executable`` is Blender itself, nothing is started."""
     monkeypatch.setattr(sys, "executable", "/opt/blender/blender")
     assert not compile_helper.wanted()
+
+
+def test_one_helper_at_a_time(tmp_path, monkeypatch) -> None:
+    """However many Blender processes start at once (the test suite starts dozens), one
+    helper runs per cache folder: a second start finds the claim and starts none; a claim
+    left by a helper that died is taken over after ``CLAIM_S``."""
+    monkeypatch.setattr(compile_helper, "_beside_the_cache", lambda name: tmp_path / name)
+    assert compile_helper._claim()
+    assert not compile_helper._claim()
+    assert compile_helper.start() is None  # claimed: nothing started
+    claim = tmp_path / compile_helper.RUNNING_MARK
+    old = claim.stat().st_mtime - compile_helper.CLAIM_S - 1.0
+    os.utime(claim, (old, old))
+    assert compile_helper._claim()  # a dead helper's claim
+    compile_helper._release()
+    assert not claim.exists()
+    assert compile_helper._claim()

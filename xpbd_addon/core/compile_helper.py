@@ -22,7 +22,9 @@ compiled here as without the helper: at worst the helper's time is lost, never a
 - Two processes writing one numba cache is safe: numba writes each file whole and replaces
   it; at worst one's index entry is lost and that kernel compiles again later.
 - ``wanted``: only where this helps (two cores or more, the manifest's kernels not already
-  compiled for these sources: the helper leaves a mark when it is done).
+  compiled for these sources: the helper leaves a mark when it is done); ``start``: one
+  helper at a time per cache folder, however many Blender processes start meanwhile (a
+  claim file made with O_EXCL; the test suite starts dozens).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,14 @@ manifest"""
 DONE_MARK = "xpbd-helper.{python_tag}.done"
 """The helper's mark in the solver's cache folder: the hash of the kernel sources it
 compiled (``kernel_cache.digest``). With it current, no helper is started."""
+
+RUNNING_MARK = "xpbd-helper.{python_tag}.running"
+"""The claim of the helper running for a cache folder: one at a time, however many Blender
+processes start meanwhile (``start``)"""
+
+CLAIM_S = 300.0
+"""Age [s] after which a claim is taken as left by a helper that died (one takes about
+20 s on the 2-core test machine)"""
 
 _CHILD = r"""
 import importlib, sys, types
@@ -168,23 +179,60 @@ def compile_solve(contacts: bool) -> None:
 
 
 def run_helper() -> None:
-    """The helper process: every other kernel of the manifest, in its order; then the mark."""
-    _compile([e for e in load() if not e["inner"] and e["kernel"] not in HERE_KERNELS])
-    mark = done_mark()
-    if mark is not None:
-        from .kernel_cache import digest
+    """The helper process: every other kernel of the manifest, in its order; then the mark,
+    and its claim given up (``start``)."""
+    try:
+        _compile([e for e in load() if not e["inner"] and e["kernel"] not in HERE_KERNELS])
+        mark = done_mark()
+        if mark is not None:
+            from .kernel_cache import digest
 
-        mark.write_text(digest())
+            mark.write_text(digest())
+    finally:
+        _release()
 
 
 # --- starting it ----------------------------------------------------------------------------
 
 def done_mark() -> Path | None:
     """Where the helper leaves its mark (``DONE_MARK``), None if numba cannot tell."""
+    return _beside_the_cache(DONE_MARK)
+
+
+def _beside_the_cache(name: str) -> Path | None:
     from .kernel_cache import PYTHON_TAG, cache_folder
 
     folder = cache_folder(CORE / "solve")
-    return None if folder is None else folder / DONE_MARK.format(python_tag=PYTHON_TAG)
+    return None if folder is None else folder / name.format(python_tag=PYTHON_TAG)
+
+
+def _claim() -> bool:
+    """Take the one helper's place for this cache folder (``RUNNING_MARK``, made whole or
+    not at all); False while another process's helper runs. A claim older than
+    ``CLAIM_S`` is taken as left by a helper that died, and taken over."""
+    claim = _beside_the_cache(RUNNING_MARK)
+    if claim is None:
+        return False
+    try:
+        claim.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if time.time() - claim.stat().st_mtime > CLAIM_S:
+                claim.unlink()
+        except FileNotFoundError:
+            pass
+        os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except OSError:  # another helper runs (or the folder cannot be written)
+        return False
+
+
+def _release() -> None:
+    claim = _beside_the_cache(RUNNING_MARK)
+    try:
+        if claim is not None:
+            claim.unlink()
+    except OSError:
+        pass
 
 
 def wanted() -> bool:
@@ -202,8 +250,11 @@ def wanted() -> bool:
 
 
 def start() -> subprocess.Popen | None:
-    """Start the helper process (None where it cannot start); the caller then runs its
+    """Start the helper process (None where it cannot start, or where another process's
+    helper runs for the same cache: one at a time, ``_claim``); the caller then runs its
     preparation, and ``poll``s or ``wait``s the process later."""
+    if not _claim():
+        return None
     package = __name__.rpartition(".core.")[0]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     try:
@@ -212,4 +263,5 @@ def start() -> subprocess.Popen | None:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
     except OSError:
+        _release()
         return None
