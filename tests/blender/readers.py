@@ -248,3 +248,20 @@ def blender_import(path: Path, chains: dict[str, list[str]], frames: list[int]) 
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(row for row in done.stdout.splitlines() if row.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
+
+
+def usd_cache(obj, path: Path, reader: str) -> dict:
+    """Bake every rope to a USD cache at ``path`` (``xpbd.bake_all``, target Cache, ``obj``
+    active: its ``cache_path`` names the file) and read the file with usd-core alone: the
+    script ``reader`` (``python -c reader path``) prints JSON, returned parsed."""
+    import sys
+
+    import bpy
+
+    obj.xpbd.bake.cache_path = str(path)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
+    done = subprocess.run([sys.executable, "-c", reader, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)

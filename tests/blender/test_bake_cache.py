@@ -18,7 +18,7 @@ import pytest
 from xpbd_addon.blender.bake import skin
 from xpbd_addon.blender.read import rest
 
-from . import ropes
+from . import readers, ropes
 
 FIRST, LAST = 1, 30
 
@@ -177,14 +177,7 @@ print(json.dumps(out))
 def test_a_usd_cache_holds_the_live_points_for_an_independent_reader(scene, tmp_path):
     curve, mesh = _scene_with_ropes(scene, tmp_path)
     played = _live(scene, (curve, mesh))
-    path = tmp_path / "ropes.usdc"
-    curve.xpbd.bake.cache_path = str(path)
-    bpy.context.view_layer.objects.active = curve
-    assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
-    done = subprocess.run([sys.executable, "-c", USD_READ, str(path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    prims = json.loads(done.stdout)
+    prims = readers.usd_cache(curve, tmp_path / "ropes.usdc", USD_READ)
     assert len(prims) == 2
     assert prims[curve.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]["curves"] == [20]
     widths = prims[curve.xpbd.bake.skin.modifiers["XPBD Cache"].object_path]["widths"]

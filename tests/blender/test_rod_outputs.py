@@ -11,7 +11,7 @@ import pytest
 from xpbd_addon.blender.frame import sim
 from xpbd_addon.blender.write import curve_tilt
 
-from . import ropes
+from . import readers, ropes
 from .test_chain_links import _instances, _select
 from .test_rods import _curve, _turned_by_parent, _twisting
 
@@ -123,10 +123,6 @@ def test_a_rod_cached_to_usd_carries_its_twist_as_the_curves_tilt(scene, tmp_pat
     point and frame, which turns half a turn at the cable's end as the plug turns. A plain
     rope baked with it has no tilt. (Alembic caches carry none: Blender's Alembic exporter
     writes no curve attributes.)"""
-    import json
-    import subprocess
-    import sys
-
     cable = _cable(scene, True)
     plain = _cable(scene, False)
     plain.location = (0.0, 0.5, 0.0)
@@ -137,16 +133,8 @@ def test_a_rod_cached_to_usd_carries_its_twist_as_the_curves_tilt(scene, tmp_pat
         track = sim.REGISTRY[cable.session_uid].track
         live[frame] = curve_tilt.rod_normals(track, track.cache[frame])
     scene.frame_set(1)
-    path = tmp_path / "cable.usda"
-    cable.xpbd.bake.cache_path = str(path)
-    bpy.context.view_layer.objects.active = cable
-    assert bpy.ops.xpbd.bake_all(target="CACHE") == {"FINISHED"}
-    done = subprocess.run([sys.executable, "-c", USD_CURVES, str(path)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
-    prims = json.loads(done.stdout)
-    rod = next(p for name, p in prims.items() if name.startswith(cable.name.split(".")[0])
-               and p["tilt"] is not None)
+    prims = readers.usd_cache(cable, tmp_path / "cable.usda", USD_CURVES)
+    rod = next(p for p in prims.values() if p["tilt"] is not None)
     assert sum(p["tilt"] is None for p in prims.values()) == 1  # the plain rope's
     assert rod["tilt_samples"] > 20  # written per frame, as it changes
     for frame in (1, 10, 20, 30):

@@ -69,9 +69,9 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     if part not in PARTS:
         raise ValueError(f"part: expected one of {PARTS}, got {part!r}")
     if part != "rest":  # a first frame: at rest, the colliders within reach, not touching
-        step(model, model.state(), WARM_DT, substeps,
-             colliders=_colliders(model, model.state(), meshes, ground, FIRST_GAP),
-             air=_air(air))
+        state = model.state()
+        step(model, state, WARM_DT, substeps,
+             colliders=_colliders(model, state, meshes, ground, FIRST_GAP), air=_air(air))
     if part != "first":
         _rest(model, substeps, meshes=meshes, ground=ground, air=air)
 

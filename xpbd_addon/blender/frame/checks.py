@@ -131,13 +131,22 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
                         f"{length:.3g} m, {times:.0f} times its rest length): stopped, "
                         "nothing was written. " + _advice(model))
     if start_energy is not None and v is not None:
-        rise = energy(model, x, v, gravity) - start_energy
-        if rise > (margin if margin is not None else energy_margin(model, gravity)):
-            raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than "
-                            "its kinetic, gravitational and elastic energy at the start "
-                            "frame and the work of forces and fields since, with nothing "
-                            "else moving it): stopped, nothing was written. "
-                            + _advice(model))
+        check_budget(model, x, v, what, gravity=gravity, budget=start_energy, margin=margin)
+
+
+def check_budget(model: Any, x: np.ndarray, v: np.ndarray, what: str, *, gravity: Any,
+                 budget: float, margin: float | None = None) -> None:
+    """``check_energy``'s energy test alone (its geometric one done already): RopeError if
+    the kinetic and gravitational ``energy`` at ``x`` [m], ``v`` [m/s] rises above
+    ``budget`` [J] (``sim.Frame.budget``) by more than ``margin`` (default
+    ``energy_margin``)."""
+    rise = energy(model, x, v, gravity) - budget
+    if rise > (margin if margin is not None else energy_margin(model, gravity)):
+        raise RopeError(f"{what} gained energy it cannot have ({rise:.3g} J more than "
+                        "its kinetic, gravitational and elastic energy at the start "
+                        "frame and the work of forces and fields since, with nothing "
+                        "else moving it): stopped, nothing was written. "
+                        + _advice(model))
 
 
 def _advice(model: Any) -> str:

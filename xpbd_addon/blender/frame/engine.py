@@ -45,7 +45,7 @@ from ..read import attachments as attach
 from ..read import collision_objects as colliders
 from ..read.geometry import RopeError
 from . import group, readouts, sim
-from .checks import check_energy, energy_at_start, energy_budgets, energy_margin
+from .checks import check_budget, energy_at_start, energy_budgets, energy_margin
 from .handoff import Handoff
 from .handoff import step as handoff_step
 from .inputs import Inputs, read
@@ -220,16 +220,16 @@ class Run:
         budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff,
                                           bool(contacts), x)
         joint = [b for b in budgets if b is not None]
+        # (the geometric check ran in handoff_step)
         if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
-            check_energy(self.model, state.x, self.what, v=state.v, gravity=self.gravity,
-                         start_energy=sum(joint), margin=self.margin)
+            check_budget(self.model, state.x, state.v, self.what, gravity=self.gravity,
+                         budget=sum(joint), margin=self.margin)
         for k, budget in enumerate(budgets if self.batch else ()):
             # each rope of a batch against its own budget (a sum would let one rope's loss
             # hide another's gain)
             if budget is not None:
-                check_energy(self.ropes[k].track.model, x[k], self.what, v=v[k],
-                             gravity=self.gravity, start_energy=budget,
-                             margin=self._margin_of(k))
+                check_budget(self.ropes[k].track.model, x[k], v[k], self.what,
+                             gravity=self.gravity, budget=budget, margin=self._margin_of(k))
         torn = [f.torn for f in previous]
         tensions = self._tensions(stepped, state, list(torn), dt)  # None: the sweep keeps none
         if any(_loaded(rope) for rope in self.ropes):
