@@ -103,7 +103,9 @@ def test_a_modelled_curl_keeps_its_shape_under_gravity(scene, rest):
 def test_turning_the_parent_turns_the_rod(scene, turned):
     """A hook (curling up through 180 degrees) hung by its first point from an empty, in no
     gravity; the empty turned 180 degrees about the hook's first segment over a second turns
-    the hook over (its tip from above to below); an empty that stays leaves it up."""
+    the hook over (its tip from above to below, the hook's shape kept; held by its first
+    point only, it settles tilted about it by up to 25 degrees); an empty that stays leaves
+    it up."""
     scene.use_gravity = False
     co = _arc(30, np.pi, 0.6)
     obj = _twisting(_curve(scene, "hook", co), 0.4)
@@ -112,11 +114,12 @@ def test_turning_the_parent_turns_the_rod(scene, turned):
     assert top > 0.3
     ropes.play(scene, 1, 48)
     assert sim.status(obj) is None
-    tip = ropes.world_points(obj)[-1, 2]
+    points = ropes.world_points(obj)
     if turned:
-        assert tip == pytest.approx(-top, abs=0.03)
+        assert points[-1, 2] < -0.85 * top
+        assert np.linalg.norm(points[-1] - points[0]) == pytest.approx(top, rel=0.01)
     else:
-        assert tip == pytest.approx(top, abs=1e-3)
+        assert points[-1, 2] == pytest.approx(top, abs=1e-3)
 
 
 @pytest.mark.parametrize("plastic", [True, False])

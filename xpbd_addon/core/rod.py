@@ -303,14 +303,16 @@ class RodFrame:
         for c in range(3):
             lane_particles[base + (topology.PARTICLE_BEND_TARGET + c) * lanes] = chosen[:, c]
 
-    def add_twist_pull(self, x: np.ndarray, inv_mass: np.ndarray, out: np.ndarray) -> None:
-        """Add the twist's pull on the centreline at positions ``x`` [m] to the
-        accelerations ``out`` (N, 3) [m/s^2] (``kernels_rod.add_twist_accelerations``)."""
-        from .solve import kernels_rod as k
+    def add_frame_pull(self, x: np.ndarray, inv_mass: np.ndarray, out: np.ndarray) -> None:
+        """Add the rod's pull on the centreline through its frames (the twist's, and the
+        bending target's turn) at positions ``x`` [m] to the accelerations ``out`` (N, 3)
+        [m/s^2] (``kernels_rod_pull.add_frame_accelerations``)."""
+        from .solve import kernels_rod_pull as k
 
-        layout = self.layout
-        k.add_twist_accelerations(x, layout.particles, layout.starts, self.state.normal,
-                                  self.state.twist_rest, layout.twist_k, inv_mass, out)
+        layout, state = self.layout, self.state
+        k.add_frame_accelerations(x, layout.particles, layout.starts, layout.rest,
+                                  state.normal, state.bend_rest, state.twist_rest,
+                                  layout.bend_compliance, layout.twist_k, inv_mass, out)
 
     def _follow(self, frames: RodState, x_start: np.ndarray, x: np.ndarray, h: float) -> None:
         from .solve import kernels_rod as k
@@ -333,7 +335,7 @@ class RodFrame:
 
 def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: float) -> int:
     """The fewest substeps of a frame of ``dt`` [s] at which the twist's pull on the
-    centreline (taken explicitly, ``kernels_rod.add_twist_accelerations``) is stable at
+    centreline (taken explicitly, ``kernels_rod_pull.add_frame_accelerations``) is stable at
     positions ``x`` [m] (N, 3): h omega <= 2.5, omega^2 the largest k_p |grad phi_p|_w^2 of
     any point, |kb|^2 (w_a / (4 l_a^2) + w_p (1/(2 l_a) - 1/(2 l_p))^2 + w_b / (4 l_p^2)).
     Measured on a coil (5 cm radius, 15 degrees a point, EI 0.1 N m^2): unstable at 20

@@ -315,7 +315,7 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
         if rod is not None:
             x_start = state.x.copy()
             assert state.workspace is not None and plan.lanes is not None
-            rod.add_twist_pull(state.x, model.particle_inv_mass, total)
+            rod.add_frame_pull(state.x, model.particle_inv_mass, total)
             rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,

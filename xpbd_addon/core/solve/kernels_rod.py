@@ -394,39 +394,3 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
                 off = phi - twist_rest[p]
                 twist += 0.5 * stiffness * off * off
     return bending, twist
-
-
-@kernel
-def add_twist_accelerations(x, particles, starts, m1, twist_rest, twist_k, inv_mass, out):
-    """Add the twist's pull on the centreline, -w_i k_p (phi_p - tau_p) grad_i phi_p
-    [m/s^2], to ``out`` (N, 3): a segment's frame is carried with it, so bending the rope
-    out of its plane changes the twist (the holonomy of parallel transport), and the twist
-    pushes back. With kb = 2 e_a x e_p / (|e_a| |e_p| + e_a . e_p), grad phi_p is
-    -kb / (2 |e_a|) at the point before, kb / (2 |e_a|) - kb / (2 |e_p|) at p and
-    kb / (2 |e_p|) after (Bergou et al. 2008, the twist's gradient)."""
-    for r in range(starts.shape[0] - 1):
-        for k in range(starts[r] + 1, starts[r + 1] - 1):
-            stiffness = twist_k[k]
-            if math.isinf(stiffness):
-                continue
-            a, p, b = particles[k - 1], particles[k], particles[k + 1]
-            t_a = _tangent(x, a, p)
-            t_p = _tangent(x, p, b)
-            phi = _twist(t_a, t_p, m1, a, p)
-            torque = stiffness * (phi - twist_rest[p])
-            ea = (x[p, 0] - x[a, 0], x[p, 1] - x[a, 1], x[p, 2] - x[a, 2])
-            ep = (x[b, 0] - x[p, 0], x[b, 1] - x[p, 1], x[b, 2] - x[p, 2])
-            la = math.sqrt(ea[0] * ea[0] + ea[1] * ea[1] + ea[2] * ea[2])
-            lp = math.sqrt(ep[0] * ep[0] + ep[1] * ep[1] + ep[2] * ep[2])
-            den = la * lp + ea[0] * ep[0] + ea[1] * ep[1] + ea[2] * ep[2]
-            if la == 0.0 or lp == 0.0 or den <= 1e-12 * la * lp:
-                continue
-            kb = (2.0 * (ea[1] * ep[2] - ea[2] * ep[1]) / den,
-                  2.0 * (ea[2] * ep[0] - ea[0] * ep[2]) / den,
-                  2.0 * (ea[0] * ep[1] - ea[1] * ep[0]) / den)
-            for c in range(3):
-                before = kb[c] / (2.0 * la)
-                after = kb[c] / (2.0 * lp)
-                out[a, c] += inv_mass[a] * torque * before
-                out[p, c] -= inv_mass[p] * torque * (before - after)
-                out[b, c] -= inv_mass[b] * torque * after
