@@ -54,7 +54,23 @@ def test_the_default_rope_dropped_on_a_thin_pole_hangs_over_it(pole, substeps):
     cuts into the pole by more than 15 % of its radius (it rests 7 % in, ``EDGE_SLOP``),
     hangs over it after
     3 s with both ends below, does not gain energy, and still hangs there after 5 s."""
-    model = default_rope()
+    _dropped_on_a_pole(20, pole, substeps)
+
+
+@pytest.mark.parametrize("substeps", [
+    pytest.param(10, marks=pytest.mark.xfail(
+        strict=True, reason="core: a rope of 101 points (2 cm segments) slides off a 1 cm pole "
+        "at 10 substeps: the segments wrapping the pole end each substep stretched by up to "
+        "17 % by the edge contacts (the solve pulls them 2-3 mm into the pole each substep), and "
+        "the next solve turns that into motion; it holds at 20 (docs/collisions.md, Limits)")),
+    20])
+def test_a_rope_of_101_points_dropped_on_a_thin_pole_hangs_over_it(substeps):
+    """The same with the rope subdivided to 101 points (0.05 kg each) on the 1 cm pole."""
+    _dropped_on_a_pole(101, 0.01, substeps)
+
+
+def _dropped_on_a_pole(points, pole, substeps):
+    model = default_rope(points)
     state = model.state()
     collider = Collider(*cylinder(pole, 1.0, SIDES))
     # the mesh is inscribed in the pole: its flat sides are that much nearer the axis
