@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from xpbd_addon.blender.frame import sim
-from xpbd_addon.blender.frame.checks import energy
+from xpbd_addon.blender.frame.checks import energy, energy_anchor
 
 from . import ropes
 
@@ -53,9 +53,16 @@ def test_a_rope_swung_away_and_back_is_not_stopped(scene, swing):
     frame = track.cache[6]
     gravity = np.array(scene.gravity)
     assert energy(track.model, frame.x, frame.v, gravity) > track.cache[1].budget + 1.0
-    # no budget from the first frame the pin moved: no energy test until the next start
-    assert track.cache[1].budget is not None
-    assert all(track.cache[f].budget is None for f in range(2, 73))
+    # while the pins move the budget starts again from each frame's own energy; from the
+    # frame the object is still, the test is back on, counted from there
+    for f in range(2, 6):
+        assert track.cache[f].budget == pytest.approx(
+            energy_anchor(track.model, track.cache[f], gravity))
+    budgets = np.array([track.cache[f].budget for f in range(5, 73)])
+    energies = np.array([energy(track.model, track.cache[f].x, track.cache[f].v, gravity)
+                         for f in range(5, 73)])
+    assert np.all(budgets == budgets[0])
+    assert np.all(energies <= budgets + 1e-6)
 
 
 def _pushed_rope(scene):
@@ -135,3 +142,54 @@ def test_on_a_soft_pin_the_energy_test_counts_the_springs(scene, moving):
     if moving:  # the jumps of the targets did work
         assert budgets.max() - budgets[0] > 5.0
         assert energies.max() > energies[0] + 5.0
+
+
+def _box_under(scene, rope, z=-0.4):
+    """A 1 m box with Collision physics under the middle of ``rope``, its top ``z`` [m]
+    below the rope: the rope falls onto it and drapes over it."""
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, z - 0.5))
+    box = bpy.context.object
+    box.modifiers.new("Collision", "COLLISION")
+    bpy.context.view_layer.objects.active = rope
+    return box
+
+
+def test_over_a_still_collider_the_energy_test_stays_on(scene):
+    """The default rope dropped onto a box that stays where it is: a still collider does no
+    work, so the budget is the start's all along, the rope keeps within it, and a gain is
+    stopped (as if the rope had gained 1 kJ by frame 30)."""
+    scene.frame_set(1)
+    rope = _default_rope()
+    _box_under(scene, rope)
+    for frame in range(1, 31):
+        scene.frame_set(frame)
+        assert sim.status(rope) is None, (frame, sim.status(rope))
+    track = sim.REGISTRY[rope.session_uid].track
+    budgets, energies = _budgets_and_energies(scene, rope, 30)
+    assert np.all(budgets == budgets[0])
+    assert np.all(energies <= budgets + 1e-6)
+    assert ropes.world_points(rope)[:, 2].max() > -0.45  # it lies on the box
+    track.cache[30].budget -= 1000.0
+    scene.frame_set(31)
+    status = sim.status(rope) or ""
+    assert "gained energy" in status, status
+
+
+def test_after_a_collider_stops_the_energy_test_is_back_on(scene):
+    """A box keyed to rise into the hanging rope over frames 1-8 and then stay: while it
+    moves the budget starts again each frame from the rope's energy; once it is still, the
+    budget is that of the last moving frame, and holds."""
+    scene.frame_set(1)
+    rope = _default_rope()
+    box = _box_under(scene, rope, z=-0.8)
+    box.keyframe_insert("location", index=2, frame=1)
+    box.location.z += 0.6
+    box.keyframe_insert("location", index=2, frame=8)
+    bpy.context.view_layer.objects.active = rope
+    for frame in range(1, 49):
+        scene.frame_set(frame)
+        assert sim.status(rope) is None, (frame, sim.status(rope))
+    budgets, energies = _budgets_and_energies(scene, rope, 48)
+    assert np.all(energies <= budgets + 1e-6)
+    assert np.all(budgets[8:] == budgets[8])  # frames 9-48: still, counted from frame 8's
+    assert not np.all(budgets[1:8] == budgets[0])  # frames 2-8: moving, started again

@@ -12,10 +12,13 @@
   work that forces and fields did since (``work``, exact: their accelerations are constant
   over a frame) and soft pins' springs (``spring_jump``: their targets jump between frames).
   A rope only converts, loses and takes in that energy (no solver adds energy,
-  docs/physics.md). Once anything whose work is not counted has acted (a pin or an
-  attachment moved, a collider, wind, a changed setting), there is no budget
-  and no energy test until the next start frame: a rope is never compared with an energy it
-  no longer has to keep (a pin moved away and back used to stop ropes that way).
+  docs/physics.md). Colliders that stay where they are do no work (contacts with them only
+  push and rub), so they leave the test on. In a frame where anything whose work is not
+  counted acts (a pin or an attachment moves, a collider moves, wind, a changed setting),
+  the test stands aside, and the budget starts again from the rope's energy at that frame's
+  end (``energy_anchor``): a rope is never compared with an energy it no longer has to keep
+  (a pin moved away and back used to stop ropes that way), and once the pin or the collider
+  is still again the test is back on.
 """
 
 from __future__ import annotations
@@ -173,16 +176,19 @@ def work(model: Any, before: np.ndarray, after: np.ndarray,
 
 
 def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], handoff: Any,
-                   contacts: bool, x: list[np.ndarray]) -> tuple[list[float | None], list[Any]]:
+                   moving_colliders: bool, x: list[np.ndarray]
+                   ) -> tuple[list[float | None], list[Any]]:
     """Each member's energy budget [J] after a frame (``sim.Frame.budget``) and its soft
     pins (``sim.Frame.springs``). The budget is its ``previous`` frame's plus the work of
     the frame's forces and fields (``work``) and of its soft pins' targets (``spring_jump``)
     while everything else that acted is counted: its pins and rod ends where they were
-    (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the start's, nothing held
-    by an attachment, soft pins' targets still over the frame (and no force with them), no
-    collider (``contacts``) or wind (the air's drag without wind only takes energy away).
-    Else None. ``handoff``: the frame's ``handoff.Handoff``, its rows the members' side by
-    side; ``x``: each member's new positions [m]."""
+    (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the previous frame's,
+    nothing held by an attachment, soft pins' targets still over the frame (and no force
+    with them), no collider that moves within the frame (``moving_colliders``; a still one
+    does no work) and no wind (the air's drag without wind only takes energy away). Else
+    None: the caller starts the budget again from the frame's end (``energy_anchor``).
+    ``handoff``: the frame's ``handoff.Handoff``, its rows the members' side by side; ``x``:
+    each member's new positions [m]."""
     budgets: list[float | None] = []
     springs: list[Any] = []
     row = 0
@@ -196,10 +202,10 @@ def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], han
         counted = (before.budget is not None and not held
                    and (mine is None or (accelerations is None
                                          and np.array_equal(mine.start, mine.targets)))
-                   and handoff.wind is None and not contacts
+                   and handoff.wind is None and not moving_colliders
                    and (i.turn is None or (before.turn is not None
                                            and np.array_equal(i.turn, before.turn)))
-                   and rope.track.model is rope.track.start_model
+                   and rope.track.model is before.model
                    and np.array_equal(i.pinned_ids, before.pinned_ids)
                    and np.array_equal(i.targets, before.targets))
         model = rope.track.model
@@ -244,6 +250,15 @@ def spring_jump(model: Any, x: np.ndarray, before: Any, now: Any) -> float:
     pins counts all they store (``before`` None), the start frame's springs among them."""
     return (spring_energy(model, x, now.start, now) if now is not None else 0.0) - (
         spring_energy(model, x, before.targets, before) if before is not None else 0.0)
+
+
+def energy_anchor(model: Any, frame: Any, gravity: Any) -> float:
+    """The energy [J] a budget starts again from at ``frame`` (``sim.Frame``, made with
+    ``model``): ``energy_at_start``'s, and what its soft pins' springs store there."""
+    springs = frame.springs
+    stored = 0.0 if springs is None else spring_energy(model, frame.x,
+                                                       np.asarray(springs.targets), springs)
+    return energy_at_start(model, frame, gravity) + stored
 
 
 def energy_at_start(model: Any, start: Any, gravity: Any) -> float:

@@ -45,7 +45,7 @@ from ..read import attachments as attach
 from ..read import collision_objects as colliders
 from ..read.geometry import RopeError
 from . import group, readouts, sim
-from .checks import check_budget, energy_at_start, energy_budgets, energy_margin
+from .checks import check_budget, energy_anchor, energy_at_start, energy_budgets, energy_margin
 from .handoff import Handoff
 from .handoff import step as handoff_step
 from .inputs import Inputs, read
@@ -217,8 +217,8 @@ class Run:
             x = [state.x[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
-        budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff,
-                                          bool(contacts), x)
+        moving = any(getattr(c, "moving", False) for c in contacts)
+        budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff, moving, x)
         joint = [b for b in budgets if b is not None]
         # (the geometric check ran in handoff_step)
         if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
@@ -248,11 +248,16 @@ class Run:
                                               rope.layout.edges, tensions[k])
         rods = [None if state.rod is None else state.rod.part(o[k], o[k + 1])
                 for k in range(len(previous))]
-        return [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
-                          None if tensions is None else tensions[k], rod=rods[k],
-                          turn=i.turn, rest=rests[k], budget=budgets[k],
-                          springs=springs[k])
-                for k, (i, h, t) in enumerate(zip(inputs, holds, torn, strict=True))]
+        frames = [sim.Frame(x[k], v[k], i.targets, i.pinned_ids, h, i.channels, t,
+                            None if tensions is None else tensions[k], rod=rods[k],
+                            turn=i.turn, rest=rests[k], budget=budgets[k],
+                            springs=springs[k], model=rope.track.model)
+                  for k, (i, h, t, rope) in enumerate(zip(inputs, holds, torn, self.ropes,
+                                                          strict=True))]
+        for frame in frames:  # what acted uncounted: the budget starts again from here
+            if frame.budget is None:
+                frame.budget = energy_anchor(frame.model, frame, self.gravity)
+        return frames
 
     def _margin_of(self, k: int) -> float:
         """``checks.energy_margin`` of member ``k``'s Model, kept while it is the same."""

@@ -72,8 +72,10 @@ class Frame:
     which sleep): the next frame starts from it as from x and v; None: all awake"""
     budget: float | None = None
     """The safety net's energy budget [J] (``checks.energy_budgets``): the start frame's
-    energy, elastic included, plus the work of forces and soft pins since; None once
-    something whose work is not counted acted: no energy test until the next start frame"""
+    energy (elastic included), or that of the last frame something uncounted acted in
+    (``checks.energy_anchor``), plus the work of forces and soft pins since"""
+    model: Any = None
+    """The Model this frame was made with: the next frame's budget holds while it is"""
     springs: Any = None
     """This rope's soft pins of this frame (``core.SoftPins``, its own particle numbers),
     whose targets the next frame's budget follows; None: none"""
@@ -354,6 +356,7 @@ class RopeSim:
                       inputs.channels,
                       turn=None if self.track.start_model.rod_layout is None else np.eye(3))
         start.budget = energy_at_start(self.track.model, start, self.gravity)
+        start.model = self.track.model
         return start
 
     # --- writing ---------------------------------------------------------------------------
