@@ -23,9 +23,13 @@ from xpbd_addon.blender.frame.checks import energy, energy_anchor
 from . import ropes
 
 
-def _default_rope():
-    bpy.ops.xpbd.rope_add()  # Add > Curve > XPBD Rope at its defaults
-    return bpy.context.object
+def _default_rope(air=False):
+    """Add > Curve > XPBD Rope at its defaults; without the air unless ``air`` (its drag's
+    work changes the budget frame by frame, which the tests of other work leave out)."""
+    bpy.ops.xpbd.rope_add()
+    rope = bpy.context.object
+    rope.xpbd.use_air = air
+    return rope
 
 
 def _key_x(obj, keys):
@@ -193,3 +197,27 @@ def test_after_a_collider_stops_the_energy_test_is_back_on(scene):
     assert np.all(energies <= budgets + 1e-6)
     assert np.all(budgets[8:] == budgets[8])  # frames 9-48: still, counted from frame 8's
     assert not np.all(budgets[1:8] == budgets[0])  # frames 2-8: moving, started again
+
+
+def test_in_wind_the_energy_test_counts_the_airs_work(scene):
+    """The default rope in a Wind field of 20 m/s across it: the air's work (wind pushes,
+    drag brakes) joins the budget substep by substep, so the test stays on through the wind, the
+    rope keeps within it, and a gain is stopped (as if the rope had gained 1 kJ by frame
+    24)."""
+    scene.frame_set(1)
+    rope = _default_rope(air=True)
+    bpy.ops.object.effector_add(type="WIND", rotation=(-np.pi / 2, 0.0, 0.0))  # along +y
+    bpy.context.object.field.strength = 20.0
+    bpy.context.view_layer.objects.active = rope
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        assert sim.status(rope) is None, (frame, sim.status(rope))
+    budgets, energies = _budgets_and_energies(scene, rope, 24)
+    assert np.all(energies <= budgets + 1e-6)
+    assert budgets.max() > budgets[0] + 0.1  # the wind put energy in, and it was counted
+    track = sim.REGISTRY[rope.session_uid].track
+    assert all(track.cache[f].model is track.cache[1].model for f in range(1, 25))
+    track.cache[24].budget -= 1000.0
+    scene.frame_set(25)
+    status = sim.status(rope) or ""
+    assert "gained energy" in status, status

@@ -147,6 +147,28 @@ def test_drag_in_still_air_never_raises_the_energy(density):
     assert np.isfinite(state.x).all()
 
 
+@pytest.mark.parametrize("wind", [0.0, 8.0, 30.0])
+def test_the_airs_work_bounds_what_the_rope_gains(wind):
+    """``State.air_work``: the drag's work m a . dx summed substep by substep. A hanging rope
+    set swinging: its kinetic + gravitational energy never rises above its start plus that
+    work, frame by frame, in a gusting wind across it and in still air (where the work is
+    negative); a copy of the state keeps it."""
+    model = hanging()
+    state = model.state()
+    state.v[:, 0] = np.linspace(0.0, 1.0, 10)  # swinging, so still air brakes it
+    assert state.air_work is None
+    start = energy(model, state)
+    gusts = np.random.default_rng(4).uniform(0.5, 1.5, 48)
+    for gust in gusts:
+        step(model, state, DT, 10, air=Air(), wind=(0.0, wind * gust, 0.0))
+        assert energy(model, state) <= start + state.air_work.sum() + 1e-9
+    if wind > 0.0:
+        assert state.air_work.sum() > 0.01  # [J] it blew the rope up to its angle
+    else:
+        assert state.air_work.sum() < 0.0
+    assert np.array_equal(state.copy().air_work, state.air_work)
+
+
 def test_a_strong_wind_never_blows_a_particle_faster_than_itself():
     model = free_rope(along=(0.0, 1.0, 0.0), mass=1e-5)  # a thread in a gale
     state = model.state()

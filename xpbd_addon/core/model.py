@@ -39,13 +39,19 @@ class State:
     """How long each rope has been at rest and which ropes sleep (``sleep.Rest``), set by
     ``step`` in frames with contacts; part of what a cached frame restores (with x and v).
     None: every rope awake, none at rest yet."""
+    air_work: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """(N,) [J] the work the air's drag (``step``'s ``air`` and ``wind``) has done on each
+    particle over the steps of this state, summed substep by substep as m a . dx (exact:
+    the drag is constant over a substep); None until the air acts. An energy check adds it
+    to what the rope may have (wind puts energy in, drag alone takes it out)."""
 
     def copy(self) -> State:
-        """The same positions, velocities, rod state and rest (copied), without the
-        workspace."""
+        """The same positions, velocities, rod state, rest and air work (copied), without
+        the workspace."""
         return State(self.x.copy(), self.v.copy(),
                      None if self.rod is None else self.rod.copy(),
-                     rest=None if self.rest is None else self.rest.copy())
+                     rest=None if self.rest is None else self.rest.copy(),
+                     air_work=None if self.air_work is None else self.air_work.copy())
 
 
 class Model:

@@ -312,6 +312,7 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
         else:
             total[:] = extra
         pin_end[pinned] = pin_start + s1 * (targets - pin_start)
+        before = state.x.copy() if air is not None else None
         if rod is not None:
             x_start = state.x.copy()
             assert state.workspace is not None and plan.lanes is not None
@@ -322,8 +323,23 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
                  inner=True)
         if rod is not None:
             rod.follow(x_start, state.x, h)
+        if before is not None:
+            _add_air_work(state, model, drag, before)
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
+
+
+def _add_air_work(state: State, model: Model, drag: np.ndarray, before: np.ndarray) -> None:
+    """Add the substep's work of the drag accelerations ``drag`` (N, 3) [m/s^2] on the
+    free particles moving from ``before`` to ``state.x`` [m] to ``state.air_work``."""
+    inv_mass = model.particle_inv_mass
+    free = inv_mass > 0.0
+    work = np.zeros(len(inv_mass))
+    work[free] = ((state.x[free] - before[free]) * drag[free]).sum(axis=1) / inv_mass[free]
+    if state.air_work is None or len(state.air_work) != len(work):
+        state.air_work = work
+    else:
+        state.air_work += work
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,

@@ -10,11 +10,12 @@
   ``ENERGY_MARGIN`` times its weight times its length. The budget is the start frame's total
   (those and the elastic energy its constraints stored there, ``energy_at_start``) plus the
   work that forces and fields did since (``work``, exact: their accelerations are constant
-  over a frame) and soft pins' springs (``spring_jump``: their targets jump between frames).
+  over a frame), the air's drag and wind (``core.State.air_work``, summed substep by
+  substep) and soft pins' springs (``spring_jump``: their targets jump between frames).
   A rope only converts, loses and takes in that energy (no solver adds energy,
   docs/physics.md). Colliders that stay where they are do no work (contacts with them only
   push and rub), so they leave the test on. In a frame where anything whose work is not
-  counted acts (a pin or an attachment moves, a collider moves, wind, a changed setting),
+  counted acts (a pin or an attachment moves, a collider moves, a changed setting),
   the test stands aside, and the budget starts again from the rope's energy at that frame's
   end (``energy_anchor``): a rope is never compared with an energy it no longer has to keep
   (a pin moved away and back used to stop ropes that way), and once the pin or the collider
@@ -176,19 +177,20 @@ def work(model: Any, before: np.ndarray, after: np.ndarray,
 
 
 def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], handoff: Any,
-                   moving_colliders: bool, x: list[np.ndarray]
-                   ) -> tuple[list[float | None], list[Any]]:
+                   moving_colliders: bool, x: list[np.ndarray], *,
+                   air_work: np.ndarray | None = None) -> tuple[list[float | None], list[Any]]:
     """Each member's energy budget [J] after a frame (``sim.Frame.budget``) and its soft
     pins (``sim.Frame.springs``). The budget is its ``previous`` frame's plus the work of
-    the frame's forces and fields (``work``) and of its soft pins' targets (``spring_jump``)
-    while everything else that acted is counted: its pins and rod ends where they were
-    (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the previous frame's,
-    nothing held by an attachment, soft pins' targets still over the frame (and no force
-    with them), no collider that moves within the frame (``moving_colliders``; a still one
-    does no work) and no wind (the air's drag without wind only takes energy away). Else
-    None: the caller starts the budget again from the frame's end (``energy_anchor``).
-    ``handoff``: the frame's ``handoff.Handoff``, its rows the members' side by side; ``x``:
-    each member's new positions [m]."""
+    the frame's forces and fields (``work``), of the air's drag and wind (``air_work``: the
+    stepped State's, per particle [J], None: no air) and of its soft pins' targets
+    (``spring_jump``) while everything else that acted is counted: its pins and rod ends
+    where they were (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the
+    previous frame's, nothing held by an attachment, soft pins' targets still over the
+    frame (and no force with them) and no collider that moves within the frame
+    (``moving_colliders``; a still one does no work). Else None: the caller starts the
+    budget again from the frame's end (``energy_anchor``). ``handoff``: the frame's
+    ``handoff.Handoff``, its rows the members' side by side; ``x``: each member's new
+    positions [m]."""
     budgets: list[float | None] = []
     springs: list[Any] = []
     row = 0
@@ -202,16 +204,17 @@ def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], han
         counted = (before.budget is not None and not held
                    and (mine is None or (accelerations is None
                                          and np.array_equal(mine.start, mine.targets)))
-                   and handoff.wind is None and not moving_colliders
+                   and not moving_colliders
                    and (i.turn is None or (before.turn is not None
                                            and np.array_equal(i.turn, before.turn)))
                    and rope.track.model is before.model
                    and np.array_equal(i.pinned_ids, before.pinned_ids)
                    and np.array_equal(i.targets, before.targets))
         model = rope.track.model
+        air = 0.0 if air_work is None else float(air_work[rows].sum())
         budgets.append(before.budget + spring_jump(model, before.x, before.springs, mine)
                        + work(model, before.x, after,
-                              None if accelerations is None else accelerations[rows])
+                              None if accelerations is None else accelerations[rows]) + air
                        if counted else None)
     return budgets, springs
 

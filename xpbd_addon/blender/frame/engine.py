@@ -218,7 +218,8 @@ class Run:
             v = [state.v[o[k]:o[k + 1]].copy() for k in range(len(previous))]
             rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
         moving = any(getattr(c, "moving", False) for c in contacts)
-        budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff, moving, x)
+        budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff, moving, x,
+                                          air_work=state.air_work)
         joint = [b for b in budgets if b is not None]
         # (the geometric check ran in handoff_step)
         if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
@@ -285,6 +286,7 @@ class Run:
         self.state.rod = core_rod.joined_states(self.model.rod_layout,
                                                 [f.rod for f in previous], self.offsets)
         self.state.rest = self._rest_from(previous)
+        self.state.air_work = None  # the air's work of this frame alone (the budget's)
         return self.state
 
     @staticmethod
