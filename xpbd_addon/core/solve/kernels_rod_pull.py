@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from .kernels_rod import _bend_vector, _frame_between, _tangent, _twist
+from .kernels_rod import _angle_about, _bend_vector, _normal_to, _row, _transport
 
 
 @kernel
@@ -30,59 +30,71 @@ def _dot(u, v):
 
 
 @kernel
-def _twist_pull(x, m1, twist_rest, stiffness, a, p, b, inv_mass, out):
-    """The twist's pull, -w_i k_p (phi_p - tau_p) grad_i phi_p: with kb = 2 e_a x e_p /
-    (|e_a| |e_p| + e_a . e_p), grad phi_p is -kb / (2 |e_a|) at the point before,
-    kb / (2 |e_a|) - kb / (2 |e_p|) at p and kb / (2 |e_p|) after (Bergou et al. 2008, the
-    twist's gradient)."""
-    t_a = _tangent(x, a, p)
-    t_p = _tangent(x, p, b)
-    torque = stiffness * (_twist(t_a, t_p, m1, a, p) - twist_rest[p])
-    ea = (x[p, 0] - x[a, 0], x[p, 1] - x[a, 1], x[p, 2] - x[a, 2])
-    ep = (x[b, 0] - x[p, 0], x[b, 1] - x[p, 1], x[b, 2] - x[p, 2])
-    la = math.sqrt(_dot(ea, ea))
-    lp = math.sqrt(_dot(ep, ep))
-    den = la * lp + _dot(ea, ep)
-    if la == 0.0 or lp == 0.0 or den <= 1e-12 * la * lp:
-        return
-    kb = _cross(ea, ep)
-    for c in range(3):
-        before = kb[c] / (den * la)
-        after = kb[c] / (den * lp)
-        out[a, c] += inv_mass[a] * torque * before
-        out[p, c] -= inv_mass[p] * torque * (before - after)
-        out[b, c] -= inv_mass[b] * torque * after
+def _point_pull(x, rest, m1, bend_rest, twist_rest, alpha, stiffness, k, a, p, b, inv_mass,
+                out):
+    """The pulls at point p (rope position k) between segments (a, p) and (p, b).
 
+    The twist's: -w_i k_p (phi_p - tau_p) grad_i phi_p. With kb = 2 e_a x e_p / (|e_a|
+    |e_p| + e_a . e_p), grad phi_p is -kb / (2 |e_a|) at the point before, kb / (2 |e_a|) -
+    kb / (2 |e_p|) at p and kb / (2 |e_p|) after (Bergou et al. 2008, the twist's
+    gradient). phi_p is measured at the bisector t: carrying m1_a from t_a to t_p is carrying
+    it to t and on about the same axis, so it is the angle from m1_a carried to t to m1_p
+    carried to t, the vectors the point's frame is made of.
 
-@kernel
-def _bend_turn_pull(x, rest, m1, bend_rest, alpha, k, a, p, b, inv_mass, out):
-    """The bending target's turn: E_b = |d_p - b_p|^2 / (2 alpha) depends on x through the
-    frame b_p is written in. The point's frame (t, m1, m2) turns by Omega = t x dt about
-    its bisector's tilt plus a spin (kb . (dt_a - dt_p)) / 4 about t (the holonomy of
-    carrying each segment's normal to t; kb = 2 t_a x t / (1 + t_a . t)), so with
+    The bending target's turn: E_b = |d_p - b_p|^2 / (2 alpha) depends on x through the frame
+    b_p is written in. The point's frame (t, m1, m2) turns by Omega = t x dt about its
+    bisector's tilt plus a spin (kb . (dt_a - dt_p)) / 4 about t (the holonomy of carrying
+    each segment's normal to t; here kb = 2 t_a x t / (1 + t_a . t)), so with
     c = b_p x (d_p - b_p) / alpha,
 
         dE_b = -Omega . c = G_a . dt_a + G_p . dt_p,
         G_a,p = -(c x t) / |t_a + t_p| +- (t . c) kb / 4,
 
     and dt_e = (I - t_e t_e^T)(dx_end - dx_start) / l_e carries it to the particles (checked
-    against finite differences of E_b with the frames carried, tests/core/test_rod.py)."""
-    t_a = _tangent(x, a, p)
-    t_p = _tangent(x, p, b)
-    t, n1, n2 = _frame_between(t_a, t_p, m1, a, p)
+    against finite differences of E_b + E_t with the frames carried, tests/core/test_rod.py).
+    ``alpha`` 0: no bending pull; ``stiffness`` inf: no twist pull."""
+    ea = (x[p, 0] - x[a, 0], x[p, 1] - x[a, 1], x[p, 2] - x[a, 2])
+    ep = (x[b, 0] - x[p, 0], x[b, 1] - x[p, 1], x[b, 2] - x[p, 2])
+    la = math.sqrt(_dot(ea, ea))
+    lp = math.sqrt(_dot(ep, ep))
+    if la == 0.0 or lp == 0.0:
+        return
+    t_a = (ea[0] / la, ea[1] / la, ea[2] / la)
+    t_p = (ep[0] / lp, ep[1] / lp, ep[2] / lp)
+    sum_norm = math.sqrt((t_a[0] + t_p[0]) ** 2 + (t_a[1] + t_p[1]) ** 2
+                         + (t_a[2] + t_p[2]) ** 2)
+    if sum_norm == 0.0:
+        return  # folded back on itself: no frame
+    t = ((t_a[0] + t_p[0]) / sum_norm, (t_a[1] + t_p[1]) / sum_norm,
+         (t_a[2] + t_p[2]) / sum_norm)
+    bends = alpha > 0.0 and (bend_rest[p, 0] != 0.0 or bend_rest[p, 1] != 0.0
+                             or bend_rest[p, 2] != 0.0)
+    if bends:
+        u_a = _transport(t_a, t, _row(m1, a))
+        u_p = _transport(t_p, t, _row(m1, p))
+    if not math.isinf(stiffness):
+        den = la * lp + _dot(ea, ep)
+        if den > 1e-12 * la * lp:
+            # (without the frame, one transport: m1_a carried to t_p against m1_p)
+            phi = (_angle_about(t, u_a, u_p) if bends else
+                   _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p)))
+            torque = stiffness * (phi - twist_rest[p])
+            kb = _cross(ea, ep)
+            for c in range(3):
+                before = kb[c] / (den * la)
+                after = kb[c] / (den * lp)
+                out[a, c] += inv_mass[a] * torque * before
+                out[p, c] -= inv_mass[p] * torque * (before - after)
+                out[b, c] -= inv_mass[b] * torque * after
+    if not bends:
+        return
+    n1 = _normal_to(t, (u_a[0] + u_p[0], u_a[1] + u_p[1], u_a[2] + u_p[2]))
+    n2 = _cross(t, n1)
     d = _bend_vector(x, rest, k, a, p, b)
     target = (bend_rest[p, 0] * n1[0] + bend_rest[p, 1] * n2[0] + bend_rest[p, 2] * t[0],
               bend_rest[p, 0] * n1[1] + bend_rest[p, 1] * n2[1] + bend_rest[p, 2] * t[1],
               bend_rest[p, 0] * n1[2] + bend_rest[p, 1] * n2[2] + bend_rest[p, 2] * t[2])
     c = _cross(target, (d[0] - target[0], d[1] - target[1], d[2] - target[2]))
-    sum_norm = math.sqrt((t_a[0] + t_p[0]) ** 2 + (t_a[1] + t_p[1]) ** 2
-                         + (t_a[2] + t_p[2]) ** 2)
-    la = math.sqrt((x[p, 0] - x[a, 0]) ** 2 + (x[p, 1] - x[a, 1]) ** 2
-                   + (x[p, 2] - x[a, 2]) ** 2)
-    lp = math.sqrt((x[b, 0] - x[p, 0]) ** 2 + (x[b, 1] - x[p, 1]) ** 2
-                   + (x[b, 2] - x[p, 2]) ** 2)
-    if sum_norm == 0.0 or la == 0.0 or lp == 0.0:
-        return
     tilt = _cross(c, t)
     spin = 0.25 * _dot(t, c) / (1.0 + _dot(t_a, t))
     kb = _cross(t_a, t)
@@ -110,10 +122,5 @@ def add_frame_accelerations(x, particles, starts, rest, m1, bend_rest, twist_res
     for r in range(starts.shape[0] - 1):
         for k in range(starts[r] + 1, starts[r + 1] - 1):
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
-            stiffness = twist_k[k]
-            if not math.isinf(stiffness):
-                _twist_pull(x, m1, twist_rest, stiffness, a, p, b, inv_mass, out)
-            alpha = bend_compliance[p]
-            if alpha > 0.0 and (bend_rest[p, 0] != 0.0 or bend_rest[p, 1] != 0.0
-                                or bend_rest[p, 2] != 0.0):
-                _bend_turn_pull(x, rest, m1, bend_rest, alpha, k, a, p, b, inv_mass, out)
+            _point_pull(x, rest, m1, bend_rest, twist_rest, bend_compliance[p], twist_k[k], k,
+                        a, p, b, inv_mass, out)
