@@ -32,6 +32,20 @@ def _default_rope(air=False):
     return rope
 
 
+def _play_unstopped(scene, rope, last):
+    """Play frames 1 .. ``last``: the safety net stops ``rope`` at none of them."""
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        assert sim.status(rope) is None, (frame, sim.status(rope))
+
+
+def _status_after_a_gain(scene, rope, frame):
+    """The rope's status one frame after ``frame``, as if it had gained 1 kJ by then."""
+    sim.REGISTRY[rope.session_uid].track.cache[frame].budget -= 1000.0
+    scene.frame_set(frame + 1)
+    return sim.status(rope) or ""
+
+
 def _key_x(obj, keys):
     for frame, x in keys:
         obj.location.x = x
@@ -81,9 +95,7 @@ def _pushed_rope(scene):
 
 def test_under_a_force_field_the_energy_test_counts_the_fields_work(scene):
     rope = _pushed_rope(scene)
-    for frame in range(1, 49):
-        scene.frame_set(frame)
-        assert sim.status(rope) is None, (frame, sim.status(rope))
+    _play_unstopped(scene, rope, 48)
     track = sim.REGISTRY[rope.session_uid].track
     gravity = np.array(scene.gravity)
     budgets = np.array([track.cache[f].budget for f in range(1, 49)])
@@ -103,9 +115,7 @@ def test_under_a_force_field_a_gain_is_still_stopped(scene):
     rope = _pushed_rope(scene)
     for frame in range(1, 11):
         scene.frame_set(frame)
-    sim.REGISTRY[rope.session_uid].track.cache[10].budget -= 1000.0
-    scene.frame_set(11)
-    status = sim.status(rope) or ""
+    status = _status_after_a_gain(scene, rope, 10)
     assert "gained energy" in status and "work of forces and fields" in status, status
 
 
@@ -165,17 +175,12 @@ def test_over_a_still_collider_the_energy_test_stays_on(scene):
     scene.frame_set(1)
     rope = _default_rope()
     _box_under(scene, rope)
-    for frame in range(1, 31):
-        scene.frame_set(frame)
-        assert sim.status(rope) is None, (frame, sim.status(rope))
-    track = sim.REGISTRY[rope.session_uid].track
+    _play_unstopped(scene, rope, 30)
     budgets, energies = _budgets_and_energies(scene, rope, 30)
     assert np.all(budgets == budgets[0])
     assert np.all(energies <= budgets + 1e-6)
     assert ropes.world_points(rope)[:, 2].max() > -0.45  # it lies on the box
-    track.cache[30].budget -= 1000.0
-    scene.frame_set(31)
-    status = sim.status(rope) or ""
+    status = _status_after_a_gain(scene, rope, 30)
     assert "gained energy" in status, status
 
 
@@ -190,9 +195,7 @@ def test_after_a_collider_stops_the_energy_test_is_back_on(scene):
     box.location.z += 0.6
     box.keyframe_insert("location", index=2, frame=8)
     bpy.context.view_layer.objects.active = rope
-    for frame in range(1, 49):
-        scene.frame_set(frame)
-        assert sim.status(rope) is None, (frame, sim.status(rope))
+    _play_unstopped(scene, rope, 48)
     budgets, energies = _budgets_and_energies(scene, rope, 48)
     assert np.all(energies <= budgets + 1e-6)
     assert np.all(budgets[8:] == budgets[8])  # frames 9-48: still, counted from frame 8's
@@ -209,15 +212,11 @@ def test_in_wind_the_energy_test_counts_the_airs_work(scene):
     bpy.ops.object.effector_add(type="WIND", rotation=(-np.pi / 2, 0.0, 0.0))  # along +y
     bpy.context.object.field.strength = 20.0
     bpy.context.view_layer.objects.active = rope
-    for frame in range(1, 25):
-        scene.frame_set(frame)
-        assert sim.status(rope) is None, (frame, sim.status(rope))
+    _play_unstopped(scene, rope, 24)
     budgets, energies = _budgets_and_energies(scene, rope, 24)
     assert np.all(energies <= budgets + 1e-6)
     assert budgets.max() > budgets[0] + 0.1  # the wind put energy in, and it was counted
     track = sim.REGISTRY[rope.session_uid].track
     assert all(track.cache[f].model is track.cache[1].model for f in range(1, 25))
-    track.cache[24].budget -= 1000.0
-    scene.frame_set(25)
-    status = sim.status(rope) or ""
+    status = _status_after_a_gain(scene, rope, 24)
     assert "gained energy" in status, status

@@ -312,9 +312,9 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
         else:
             total[:] = extra
         pin_end[pinned] = pin_start + s1 * (targets - pin_start)
-        before = state.x.copy() if air is not None else None
+        # where the substep starts: the rod's frames follow from it, the air's work is along it
+        before = state.x.copy()
         if rod is not None:
-            x_start = state.x.copy()
             assert state.workspace is not None and plan.lanes is not None
             rod.add_frame_pull(state.x, model.particle_inv_mass, total)
             rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
@@ -322,8 +322,8 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
                  inner=True)
         if rod is not None:
-            rod.follow(x_start, state.x, h)
-        if before is not None:
+            rod.follow(before, state.x, h)
+        if air is not None:
             _add_air_work(state, model, drag, before)
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
