@@ -154,10 +154,27 @@ def test_where_a_coil_hung_from_its_rim_settles_does_not_depend_on_the_substeps(
     assert np.linalg.norm(tips[0] - tips[1]) < 2e-3
 
 
-def test_the_pull_through_the_frames_is_the_gradient_of_the_rod_energy():
+def _carried(layout, frames, x, moved):
+    """The rod's ``frames`` at positions ``x`` carried to ``moved`` (N, 3) [m], each segment's
+    normal by the least rotation of its tangent (a copy)."""
+    from xpbd_addon.core.solve import kernels_rod as kernels
+
+    carried = frames.copy()
+    for k in range(len(layout.particles) - 1):
+        e, f = layout.particles[k], layout.particles[k + 1]
+        old, new = kernels._tangent(x, e, f), kernels._tangent(moved, e, f)
+        carried.normal[e] = kernels._normal_to(
+            new, kernels._transport(old, new, kernels._row(frames.normal, e)))
+    return carried
+
+
+@pytest.mark.parametrize("kinked", [False, True])
+def test_the_pull_through_the_frames_is_the_gradient_of_the_rod_energy(kinked):
     """The accelerations the rod adds to the solve (its twist's and its bending target's
     pull through frames carried along with their segments) are -w grad (E_b + E_t), the
-    frames carried to each moved position by the least rotation (central differences)."""
+    frames carried to each moved position by the least rotation (central differences).
+    Kinked: one point folded to 139 degrees, where its twist and rest bend fade
+    (``kernels_rod.kink_fade``), so the fade's own pull is in it."""
     from xpbd_addon.core import rod as rods
     from xpbd_addon.core.solve import kernels_rod as kernels
 
@@ -167,19 +184,24 @@ def test_the_pull_through_the_frames_is_the_gradient_of_the_rod_energy():
     state.v[:2] = 0.0
     step(model, state, DT, 40)  # frames, twist and bend away from the rest shape
     layout, frames, x = model.rod_layout, state.rod, state.x.copy()
+    if kinked:  # fold the rod at point 8 (cos -0.75 between its segments) and twist it there
+        before = kernels._unit(*(x[8] - x[7]))
+        side = kernels._unit(*np.cross(before, x[9] - x[8]))
+        turned = -0.75 * np.array(before) + np.sqrt(1.0 - 0.75**2) * np.cross(side, before)
+        x[9:] += x[8] + np.linalg.norm(x[9] - x[8]) * turned - x[9]
+        frames = _carried(layout, frames, state.x, x)
+        assert np.dot(kernels._tangent(x, 7, 8), kernels._tangent(x, 8, 9)) == pytest.approx(-0.75)
+        for e in range(8, len(x) - 1):
+            tangent = kernels._tangent(x, e, e + 1)
+            frames.normal[e] = kernels._turn(tangent, kernels._row(frames.normal, e), 0.5)
+        assert 0.0 < kernels.kink_fade(-0.75) < 1.0 and kernels.kink_fade_slope(-0.75) > 0.0
     weights = np.ones(len(x))
     pull = np.zeros_like(x)
     rods.RodFrame.add_frame_pull(
         type("Frame", (), {"layout": layout, "state": frames})(), x, weights, pull)
 
     def energy(moved):
-        carried = frames.copy()
-        for k in range(len(layout.particles) - 1):
-            e, f = layout.particles[k], layout.particles[k + 1]
-            old, new = kernels._tangent(x, e, f), kernels._tangent(moved, e, f)
-            carried.normal[e] = kernels._normal_to(
-                new, kernels._transport(old, new, kernels._row(frames.normal, e)))
-        return sum(rods.rod_energies(layout, carried, moved))
+        return sum(rods.rod_energies(layout, _carried(layout, frames, x, moved), moved))
 
     gradient = np.zeros_like(x)
     for i in range(len(x)):
@@ -194,7 +216,8 @@ def test_the_pull_through_the_frames_is_the_gradient_of_the_rod_energy():
         a, p, b = layout.particles[k - 1:k + 2]
         t, n1, n2 = kernels._point_frame(x, frames.normal, a, p, b)
         rest = frames.bend_rest[p]
-        target = rest[0] * np.array(n1) + rest[1] * np.array(n2) + rest[2] * np.array(t)
+        fade = kernels.kink_fade(np.dot(kernels._tangent(x, a, p), kernels._tangent(x, p, b)))
+        target = fade * (rest[0] * np.array(n1) + rest[1] * np.array(n2) + rest[2] * np.array(t))
         force = (np.array(kernels._bend_vector(x, layout.rest, k, a, p, b)) - target
                  ) / layout.bend_compliance[p]
         bend_only[b] += force / layout.rest[k]

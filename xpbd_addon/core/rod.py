@@ -333,21 +333,63 @@ class RodFrame:
                             state.bend_rest, state.twist_rest, layout.plastic_yield, creep)
 
 
-def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: float) -> int:
-    """The fewest substeps of a frame of ``dt`` [s] at which the twist's pull on the
-    centreline (taken explicitly, ``kernels_rod_pull.add_frame_accelerations``) is stable at
-    positions ``x`` [m] (N, 3): h omega <= 2.5, omega^2 the largest k_p |grad phi_p|_w^2 of
-    any point, |kb|^2 (w_a / (4 l_a^2) + w_p (1/(2 l_a) - 1/(2 l_p))^2 + w_b / (4 l_p^2)).
-    Measured on a coil (5 cm radius, 15 degrees a point, EI 0.1 N m^2): unstable at 20
-    substeps, stable at 40, where this asks for 44. 1 where nothing twists; at most
-    dt / ``MIN_AUTO_SUBSTEP`` (beyond, an unstable pull is stopped by the caller's checks
-    rather than a frame taking forever)."""
-    finite = np.isfinite(layout.twist_k)
-    finite[layout.starts[:-1]] = False  # a rope's first position is no point between two
-    finite[np.maximum(layout.starts[1:] - 1, 0)] = False
-    k = np.flatnonzero(finite)
+TWIST_PULL_LIMIT = 2.5
+"""The largest h omega at which the twist's pull, taken explicitly, is stable (measured on a
+coil: ``least_substeps``)"""
+
+TURN_PULL_LIMIT = 4.0
+"""The largest h omega ``least_substeps`` allows the bending target's turn pull (unstable
+from 5.1 in the curls measured, docs/physics.md)"""
+
+
+def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: float, *,
+                   bend_rest: np.ndarray | None = None) -> int:
+    """The fewest substeps of a frame of ``dt`` [s] at which the rod's pull on the centreline
+    through its frames (taken explicitly, ``kernels_rod_pull.add_frame_accelerations``) is
+    stable at positions ``x`` [m] (N, 3), the rest bends ``bend_rest`` (N, 3) in the frames
+    (the rod's state; None: the layout's rest shape):
+
+    - the twist's pull: h omega <= ``TWIST_PULL_LIMIT``, omega^2 the largest
+      f_p k_p |grad phi_p|_w^2 of any point (f_p ``kink_fade``), |kb|^2 (w_a / (4 l_a^2) +
+      w_p (1/(2 l_a) - 1/(2 l_p))^2 + w_b / (4 l_p^2)). Measured on a coil (5 cm radius,
+      15 degrees a point, EI 0.1 N m^2): unstable at 20 substeps, stable at 40, where this
+      asks for 44;
+    - the bending target's turn: h omega <= ``TURN_PULL_LIMIT``, omega^2 the largest
+      |b_p|^2 (w_a / L_a^2 + w_p (1/L_a + 1/L_p)^2 + w_b / L_p^2) / (4 alpha_p), with b_p
+      the rest bend and L the rest lengths. The pull's Jacobian has a spectral radius of
+      0.26-0.29 times that without the 1/4 (finite differences, 60 curls); released curls
+      were unstable from h omega = 5.1 (docs/physics.md, Rods).
+
+    1 where neither pulls; at most dt / ``MIN_AUTO_SUBSTEP`` (beyond, an unstable pull is
+    stopped by the caller's checks rather than a frame taking forever)."""
+    wanted = max(_twist_pull_omega(layout, x, inv_mass) / TWIST_PULL_LIMIT,
+                 _turn_pull_omega(layout, inv_mass, bend_rest) / TURN_PULL_LIMIT) * dt
+    if not wanted < dt / MIN_AUTO_SUBSTEP:  # (NaN too)
+        return max(1, int(np.ceil(dt / MIN_AUTO_SUBSTEP)))
+    return max(1, int(np.ceil(wanted)))
+
+
+def kink_fade(cosine: np.ndarray) -> np.ndarray:
+    """``kernels_rod.kink_fade`` of each kink's ``cosine``."""
+    from .solve.kernels_rod import KINK_FADE_FROM
+
+    u = np.clip((KINK_FADE_FROM - cosine) / (1.0 + KINK_FADE_FROM), 0.0, 1.0)
+    return (1.0 - u * u) ** 2
+
+
+def _interior(layout: RodLayout, where: np.ndarray) -> np.ndarray:
+    """The rope positions k that are a point between two segments and where ``where`` (P,)."""
+    where = where.copy()
+    where[layout.starts[:-1]] = False  # a rope's first position is no point between two
+    where[np.maximum(layout.starts[1:] - 1, 0)] = False
+    return np.flatnonzero(where)
+
+
+def _twist_pull_omega(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray) -> float:
+    """[1/s] The twist pull's omega at positions ``x`` (``least_substeps``)."""
+    k = _interior(layout, np.isfinite(layout.twist_k))
     if not len(k):
-        return 1
+        return 0.0
     a, p, b = layout.particles[k - 1], layout.particles[k], layout.particles[k + 1]
     ea, ep = x[p] - x[a], x[b] - x[p]
     la, lp = np.linalg.norm(ea, axis=1), np.linalg.norm(ep, axis=1)
@@ -355,14 +397,29 @@ def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: f
     ok = (la > 0.0) & (lp > 0.0) & (den > 1e-12 * la * lp)
     kb2 = np.zeros(len(k))
     kb2[ok] = (4.0 * (np.cross(ea[ok], ep[ok]) ** 2).sum(axis=1) / den[ok] ** 2)
+    cosine = np.divide((ea * ep).sum(axis=1), la * lp, out=np.ones_like(la), where=ok)
+    kb2 *= kink_fade(cosine)
     ga = np.divide(0.5, la, out=np.zeros_like(la), where=la > 0.0)
     gp = np.divide(0.5, lp, out=np.zeros_like(lp), where=lp > 0.0)
     weight = inv_mass[a] * ga * ga + inv_mass[p] * (ga - gp) ** 2 + inv_mass[b] * gp * gp
-    omega = float(np.sqrt((layout.twist_k[k] * kb2 * weight).max()))
-    wanted = dt * omega / 2.5
-    if not wanted < dt / MIN_AUTO_SUBSTEP:  # (NaN too)
-        return max(1, int(np.ceil(dt / MIN_AUTO_SUBSTEP)))
-    return max(1, int(np.ceil(wanted)))
+    return float(np.sqrt((layout.twist_k[k] * kb2 * weight).max()))
+
+
+def _turn_pull_omega(layout: RodLayout, inv_mass: np.ndarray,
+                     bend_rest: np.ndarray | None) -> float:
+    """[1/s] The bending target's turn pull's omega (``least_substeps``)."""
+    if bend_rest is None:
+        bend_rest = layout.rest_state.bend_rest
+    alpha = layout.bend_compliance[layout.particles]
+    k = _interior(layout, alpha > 0.0)
+    if not len(k):
+        return 0.0
+    a, p, b = layout.particles[k - 1], layout.particles[k], layout.particles[k + 1]
+    inv_before, inv_after = 1.0 / layout.rest[k - 1], 1.0 / layout.rest[k]
+    weight = (inv_mass[a] * inv_before ** 2 + inv_mass[p] * (inv_before + inv_after) ** 2
+              + inv_mass[b] * inv_after ** 2)
+    bend2 = (bend_rest[p] ** 2).sum(axis=1)
+    return float(np.sqrt((bend2 * weight / (4.0 * alpha[k])).max()))
 
 
 def joined_states(layout: RodLayout | None, parts: list[RodState | None],

@@ -241,9 +241,10 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         turns = as_pin_turns(pin_turns, model.particle_count)
         if state.rod is None:
             state.rod = fresh_state(model.rod_layout, model.particle_rest_x, state.x)
-        # more substeps where the twist's pull on a rod coiled out of its plane needs them
+        # more substeps where the pull through the frames of a tight, stiff curl needs them
         substeps = max(substeps, least_substeps(model.rod_layout, state.x,
-                                                model.particle_inv_mass, dt))
+                                                model.particle_inv_mass, dt,
+                                                bend_rest=state.rod.bend_rest))
         rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
                              turns, substeps, math.exp(-model.damping * dt / substeps))
     if (checked_air is not None or (model.particle_damping is not None and substeps > 1)

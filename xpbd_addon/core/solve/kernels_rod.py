@@ -14,7 +14,8 @@ direct solve (``kernels_bending``) holds
 
 with B the rest bend of p in its own frame (what the modelled shape had): the rest curvature
 turns with the rope, so a curl stays a curl. The twist at p is the angle phi_p from m1_a
-carried to t_p to m1_p about t_p, its energy k_p (phi_p - tau_p)^2 / 2 with k_p = GJ / l_p.
+carried to t_p to m1_p about t_p, its energy f_p k_p (phi_p - tau_p)^2 / 2 with k_p = GJ / l_p
+and f_p the kink fade (``kink_fade``).
 The discrete elastic rod of Bergou et al. 2008 (material frames over the twist-free frame,
 twist as an angle between neighbours), with the frames solved one substep behind the
 positions (see docs/physics.md, Rods).
@@ -101,6 +102,43 @@ def _row(m1, p):
     return m1[p, 0], m1[p, 1], m1[p, 2]
 
 
+KINK_FADE_FROM = -0.5
+"""The cosine of a point's kink (120 degrees) from which ``kink_fade`` lets its twist and rest
+bend go"""
+
+
+@kernel
+def kink_fade(c):
+    """f(c) = 1 for c >= c0 = ``KINK_FADE_FROM``, (1 - u^2)^2 below, u = (c0 - c) / (1 + c0):
+    the share of the twist and of the rest bend at a point whose segments' tangents have the
+    cosine c. The twist is an angle between frames carried from one segment to the next and
+    the rest bend is written in the point's bisector frame; both are undefined where the rope
+    folds back on itself (c = -1), and their pulls grow without bound towards it (the
+    twist's gradient as |kb| = 2 tan(theta / 2), the bisector's turn as 1 / cos(theta / 2)):
+    without a fade, a rod whipped into a 150-degree kink within a frame took pulls far
+    stiffer than its substeps, and its energy doubled in one substep. f |kb|^2 is at most 16,
+    4 times its value at 90 degrees, and f is smooth (f' = 0 at c0, f = f' = 0 at c = -1).
+    It starts beyond 90 degrees so that a modelled right angle keeps its whole stiffness."""
+    if c >= KINK_FADE_FROM:
+        return 1.0
+    u = (KINK_FADE_FROM - c) / (1.0 + KINK_FADE_FROM)
+    return (1.0 - u * u) * (1.0 - u * u)
+
+
+@kernel
+def kink_fade_slope(c):
+    """df/dc of ``kink_fade``."""
+    if c >= KINK_FADE_FROM:
+        return 0.0
+    u = (KINK_FADE_FROM - c) / (1.0 + KINK_FADE_FROM)
+    return 4.0 * u * (1.0 - u * u) / (1.0 + KINK_FADE_FROM)
+
+
+@kernel
+def _cosine(t_a, t_p):
+    return t_a[0] * t_p[0] + t_a[1] * t_p[1] + t_a[2] * t_p[2]
+
+
 @kernel
 def _twist(t_a, t_p, m1, a, p):
     """phi [rad] at the point between segments a and p (tangents t_a, t_p): the angle from
@@ -158,14 +196,16 @@ def bend_local(x, particles, starts, rest, m1, out):
 
 @kernel
 def bend_targets(x, particles, starts, m1, bend_rest, out):
-    """b_p = B1 m1 + B2 m2 + B3 t [1] of every interior point, into ``out`` (N, 3)."""
+    """b_p = f (B1 m1 + B2 m2 + B3 t) [1] of every interior point (f ``kink_fade``), into
+    ``out`` (N, 3)."""
     for r in range(starts.shape[0] - 1):
         for k in range(starts[r] + 1, starts[r + 1] - 1):
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
             t, n1, n2 = _point_frame(x, m1, a, p, b)
+            fade = kink_fade(_cosine(_tangent(x, a, p), _tangent(x, p, b)))
             for c in range(3):
-                out[p, c] = (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
-                             + bend_rest[p, 2] * t[c])
+                out[p, c] = fade * (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
+                                    + bend_rest[p, 2] * t[c])
 
 
 @kernel
@@ -217,7 +257,7 @@ def _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start, h
     positions first .. last - 2): the increments delta_e of every segment's angle solve
 
         I_e (delta_e - h omega_e) / h^2 + dE_t/d delta_e = 0,
-        E_t = sum_p k_p (phi_p + delta_p - delta_a - tau_p)^2 / 2,
+        E_t = sum_p f_p k_p (phi_p + delta_p - delta_a - tau_p)^2 / 2,
 
     a tridiagonal system (Thomas' algorithm), the segments of held ends fixed. Each m1_e then
     turns by delta_e and omega_e = decay delta_e / h [rad/s]. ``scratch`` (7, P): rows 0-3
@@ -245,6 +285,8 @@ def _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start, h
         t_p = (tangents[0, k], tangents[1, k], tangents[2, k])
         phi = _twist(t_a, t_p, m1, a, p)
         stiffness = twist_k[k]
+        if not math.isinf(stiffness):  # (inf times a fade of 0 would be nan)
+            stiffness *= kink_fade(_cosine(t_a, t_p))
         residual = phi - twist_rest[p]
         diagonal[j] += stiffness
         diagonal[j - 1] += stiffness
@@ -253,8 +295,9 @@ def _twist_solve(x, rod_ropes, rod_twist, rod_frames, first, last, held_start, h
         rhs[j] -= stiffness * residual
         rhs[j - 1] += stiffness * residual
         alpha = bend_compliance[p]
-        b1 = bend_rest[p, 0]
-        b2 = bend_rest[p, 1]
+        fade = kink_fade(_cosine(t_a, t_p))
+        b1 = fade * bend_rest[p, 0]
+        b2 = fade * bend_rest[p, 1]
         if alpha > 0.0 and (b1 != 0.0 or b2 != 0.0):
             # the bending at p turns with the mean of its segments' turns: its gradient g
             # and Gauss-Newton curvature H in that mean, shared half and half
@@ -369,8 +412,8 @@ def yield_plastic(x, particles, starts, rest, m1, bend_rest, twist_rest, yield_a
 def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compliance,
                twist_k):
     """(E_b, E_t) [J]: the bending energy against the rest bend, |C_p|^2 / (2 alpha_b) over
-    the points with alpha_b > 0, and the twist energy k_p (phi_p - tau_p)^2 / 2 over the
-    points with a finite k_p."""
+    the points with alpha_b > 0, and the twist energy f_p k_p (phi_p - tau_p)^2 / 2 over the
+    points with a finite k_p (f_p ``kink_fade``)."""
     bending = 0.0
     twist = 0.0
     for r in range(starts.shape[0] - 1):
@@ -381,9 +424,10 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
             alpha = bend_compliance[p]
             if alpha > 0.0 and rest[k - 1] > 0.0 and rest[k] > 0.0:
                 s = 0.0
+                fade = kink_fade(_cosine(_tangent(x, a, p), _tangent(x, p, b)))
                 for c in range(3):
-                    target = (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
-                              + bend_rest[p, 2] * t[c])
+                    target = fade * (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
+                                     + bend_rest[p, 2] * t[c])
                     s += (d[c] - target) * (d[c] - target)
                 bending += 0.5 * s / alpha
             stiffness = twist_k[k]
@@ -392,5 +436,5 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
                 t_p = _tangent(x, p, b)
                 phi = _twist(t_a, t_p, m1, a, p)
                 off = phi - twist_rest[p]
-                twist += 0.5 * stiffness * off * off
+                twist += 0.5 * stiffness * kink_fade(_cosine(t_a, t_p)) * off * off
     return bending, twist

@@ -16,7 +16,15 @@ from __future__ import annotations
 import math
 
 from ..jit import kernel
-from .kernels_rod import _angle_about, _bend_vector, _normal_to, _row, _transport
+from .kernels_rod import (
+    _angle_about,
+    _bend_vector,
+    _normal_to,
+    _row,
+    _transport,
+    kink_fade,
+    kink_fade_slope,
+)
 
 
 @kernel
@@ -34,7 +42,11 @@ def _point_pull(x, rest, m1, bend_rest, twist_rest, alpha, stiffness, k, a, p, b
                 out):
     """The pulls at point p (rope position k) between segments (a, p) and (p, b).
 
-    The twist's: -w_i k_p (phi_p - tau_p) grad_i phi_p. With kb = 2 e_a x e_p / (|e_a|
+    The twist's: -w_i grad_i (f(c) k_p (phi_p - tau_p)^2 / 2), c = t_a . t_p the cosine of
+    the point's kink and f the fade (``kernels_rod.kink_fade``), so f k_p (phi_p - tau_p)
+    grad_i phi_p and k_p (phi_p - tau_p)^2 / 2 f'(c) grad_i c, with grad c = -(t_p - c t_a) /
+    |e_a| at the point before, (t_p - c t_a) / |e_a| - (t_a - c t_p) / |e_p| at p and
+    (t_a - c t_p) / |e_p| after. With kb = 2 e_a x e_p / (|e_a|
     |e_p| + e_a . e_p), grad phi_p is -kb / (2 |e_a|) at the point before, kb / (2 |e_a|) -
     kb / (2 |e_p|) at p and kb / (2 |e_p|) after (Bergou et al. 2008, the twist's
     gradient). phi_p is measured at the bisector t: carrying m1_a from t_a to t_p is carrying
@@ -78,22 +90,31 @@ def _point_pull(x, rest, m1, bend_rest, twist_rest, alpha, stiffness, k, a, p, b
             # (without the frame, one transport: m1_a carried to t_p against m1_p)
             phi = (_angle_about(t, u_a, u_p) if bends else
                    _angle_about(t_p, _transport(t_a, t_p, _row(m1, a)), _row(m1, p)))
-            torque = stiffness * (phi - twist_rest[p])
+            cosine = _dot(t_a, t_p)
+            off = phi - twist_rest[p]
+            torque = stiffness * kink_fade(cosine) * off
+            kink = 0.5 * stiffness * off * off * kink_fade_slope(cosine)
             kb = _cross(ea, ep)
             for c in range(3):
-                before = kb[c] / (den * la)
-                after = kb[c] / (den * lp)
-                out[a, c] += inv_mass[a] * torque * before
-                out[p, c] -= inv_mass[p] * torque * (before - after)
-                out[b, c] -= inv_mass[b] * torque * after
+                before = torque * kb[c] / (den * la) + kink * (t_p[c] - cosine * t_a[c]) / la
+                after = torque * kb[c] / (den * lp) + kink * (t_a[c] - cosine * t_p[c]) / lp
+                out[a, c] += inv_mass[a] * before
+                out[p, c] -= inv_mass[p] * (before - after)
+                out[b, c] -= inv_mass[b] * after
     if not bends:
         return
     n1 = _normal_to(t, (u_a[0] + u_p[0], u_a[1] + u_p[1], u_a[2] + u_p[2]))
     n2 = _cross(t, n1)
     d = _bend_vector(x, rest, k, a, p, b)
-    target = (bend_rest[p, 0] * n1[0] + bend_rest[p, 1] * n2[0] + bend_rest[p, 2] * t[0],
-              bend_rest[p, 0] * n1[1] + bend_rest[p, 1] * n2[1] + bend_rest[p, 2] * t[1],
-              bend_rest[p, 0] * n1[2] + bend_rest[p, 1] * n2[2] + bend_rest[p, 2] * t[2])
+    cosine = _dot(t_a, t_p)
+    fade = kink_fade(cosine)
+    rest_bend = (bend_rest[p, 0] * n1[0] + bend_rest[p, 1] * n2[0] + bend_rest[p, 2] * t[0],
+                 bend_rest[p, 0] * n1[1] + bend_rest[p, 1] * n2[1] + bend_rest[p, 2] * t[1],
+                 bend_rest[p, 0] * n1[2] + bend_rest[p, 1] * n2[2] + bend_rest[p, 2] * t[2])
+    target = (fade * rest_bend[0], fade * rest_bend[1], fade * rest_bend[2])
+    # dE_b/dc = -(d - b_p) . (B1 m1 + B2 m2 + B3 t) f'(c) / alpha, through grad c as the twist's
+    kink = -(_dot((d[0] - target[0], d[1] - target[1], d[2] - target[2]), rest_bend)
+             * kink_fade_slope(cosine))
     c = _cross(target, (d[0] - target[0], d[1] - target[1], d[2] - target[2]))
     tilt = _cross(c, t)
     spin = 0.25 * _dot(t, c) / (1.0 + _dot(t_a, t))
@@ -106,8 +127,8 @@ def _point_pull(x, rest, m1, bend_rest, twist_rest, alpha, stiffness, k, a, p, b
     along_p = _dot(g_p, t_p)
     for i in range(3):
         # dE/dx at the end of each segment (its start takes the opposite); force = -dE/dx
-        end_a = (g_a[i] - along_a * t_a[i]) / (la * alpha)
-        end_p = (g_p[i] - along_p * t_p[i]) / (lp * alpha)
+        end_a = (g_a[i] - along_a * t_a[i] + kink * (t_p[i] - cosine * t_a[i])) / (la * alpha)
+        end_p = (g_p[i] - along_p * t_p[i] + kink * (t_a[i] - cosine * t_p[i])) / (lp * alpha)
         out[a, i] += inv_mass[a] * end_a
         out[p, i] += inv_mass[p] * (end_p - end_a)
         out[b, i] -= inv_mass[b] * end_p
