@@ -115,9 +115,10 @@ def kink_fade(c):
     the rest bend is written in the point's bisector frame; both are undefined where the rope
     folds back on itself (c = -1), and their pulls grow without bound towards it (the
     twist's gradient as |kb| = 2 tan(theta / 2), the bisector's turn as 1 / cos(theta / 2)):
-    without a fade, a rod whipped into a 150-degree kink within a frame took pulls far
-    stiffer than its substeps, and its energy doubled in one substep. f |kb|^2 is at most 16,
-    4 times its value at 90 degrees, and f is smooth (f' = 0 at c0, f = f' = 0 at c = -1).
+    without a fade the twist's pull was 4.6e3 m/s^2 at 179.9 degrees and 5e16 at 180, and the
+    twist energy jumped from 0.00014 J to 1.6 J (tests/core/test_rod_stability.py). f |kb|^2
+    is at most 16, 4 times its value at 90 degrees, and f is smooth (f' = 0 at c0, f = f' = 0
+    at c = -1).
     It starts beyond 90 degrees so that a modelled right angle keeps its whole stiffness."""
     if c >= KINK_FADE_FROM:
         return 1.0
