@@ -4,7 +4,8 @@ Names: core, handler, startup, first_use (the first frame from an empty kernel c
 kernel's compile time), builtin, collision, collision_ab, cloth_collision, bake,
 damping, reference (`step` against a minimal C kernel, interleaved), pile (crossed ropes on
 the floor coming to rest), thin (ropes on wires and poles: where the segment contacts hold),
-rods (a rod's cost against the same rope's, with the shape each keeps).
+rods (a rod's cost against the same rope's, with the shape each keeps), rod_energy (rods
+released at random: how many gain energy, per substep count).
 The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
@@ -40,6 +41,7 @@ SCRIPTS = {
     "pile": "bench_pile.py",
     "thin": "bench_thin.py",
     "rods": "bench_rods.py",
+    "rod_energy": "bench_rod_energy.py",
 }
 
 
