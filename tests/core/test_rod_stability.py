@@ -106,3 +106,15 @@ def test_a_rod_folded_back_on_itself_pulls_finitely_and_its_energy_is_continuous
         energies.append(sum(rod_energies(layout, frames, x)))
     assert max(pulls) < 2.0 * pulls[0]
     assert np.abs(np.diff(energies[1:])).max() < 0.01 * energies[0]
+
+
+def test_the_substep_bound_fades_the_twist_as_the_kernels_do():
+    """``rod.kink_fade`` (numpy, for ``least_substeps``) is ``kernels_rod.kink_fade`` at
+    every cosine, 1 down to cos -1/2 and 0 at a fold."""
+    from xpbd_addon.core import rod
+    from xpbd_addon.core.solve import kernels_rod
+
+    cosines = np.linspace(-1.0, 1.0, 401)
+    np.testing.assert_allclose(rod.kink_fade(cosines),
+                               [kernels_rod.kink_fade(c) for c in cosines], rtol=0, atol=1e-15)
+    assert rod.kink_fade(np.array([-0.5, -1.0])).tolist() == [1.0, 0.0]
