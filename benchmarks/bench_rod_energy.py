@@ -40,6 +40,21 @@ def curl(points: int, turn: float) -> np.ndarray:
                      (1.0 - np.cos(angle)) / turn], axis=1)
 
 
+def hung_curl(points: int, turn: float, bend_stiffness: float, density: float,
+              twist_stiffness: float | None) -> Model:
+    """A rod modelled as ``curl``, hung by its first point: Material stiffness of
+    ``density`` [kg/m] and EI ``bend_stiffness`` [N m^2], GJ ``twist_stiffness`` [N m^2]
+    (``core.Rod``: None the default, inf held), radius 1 cm, damping 0.1 /s."""
+    x = curl(points, turn)
+    edges = [(i, i + 1) for i in range(points - 1)]
+    pinned = np.zeros(points, dtype=bool)
+    pinned[0] = True
+    inv_mass, compliance, bending = rope_parameters(
+        x, edges, RopeMaterial(density, None, bend_stiffness), pinned=pinned)
+    return Model(x, edges, inv_mass, compliance, bending_compliance=bending, radius=0.01,
+                 damping=0.1, rod=Rod(twist_stiffness=twist_stiffness))
+
+
 def energy(model: Model, state, mass: np.ndarray) -> float:
     """[J] kinetic + the twist's kinetic + stored + gravitational."""
     layout = model.rod_layout
@@ -57,14 +72,8 @@ def one_case(rng: np.random.Generator) -> tuple[int, bool]:
     substeps = int(rng.choice([3, 5, 10, 20]))
     twist_kind = rng.choice([0, 1, 2])
     twist = None if twist_kind == 0 else (0.05 * bend_stiffness if twist_kind == 1 else np.inf)
-    x = curl(points, turn)
-    edges = [(i, i + 1) for i in range(points - 1)]
-    pinned = np.zeros(points, dtype=bool)
-    pinned[0] = True
-    inv_mass, compliance, bending = rope_parameters(
-        x, edges, RopeMaterial(density, None, bend_stiffness), pinned=pinned)
-    model = Model(x, edges, inv_mass, compliance, bending_compliance=bending, radius=0.01,
-                  damping=0.1, rod=Rod(twist_stiffness=twist))
+    model = hung_curl(points, turn, bend_stiffness, density, twist)
+    inv_mass = model.particle_inv_mass
     state = model.state()
     state.v = rng.normal(0, rng.uniform(0, 2), state.x.shape)
     state.v[0] = 0.0

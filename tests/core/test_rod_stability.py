@@ -6,13 +6,13 @@ define them are undefined."""
 import numpy as np
 import pytest
 
-from xpbd_addon.core import Model, Rod, step
+from benchmarks.bench_rod_energy import hung_curl
+from xpbd_addon.core import step
 from xpbd_addon.core.energy import stored_energy
-from xpbd_addon.core.material import RopeMaterial, rope_parameters
 from xpbd_addon.core.rod import fresh_state, least_substeps, rod_energies
 from xpbd_addon.core.solve import kernels_rod_pull
 
-from .test_rod import _curl, _curl_shape
+from .test_rod import _curl
 
 DT = 1.0 / 24.0
 G = 9.81
@@ -21,14 +21,7 @@ G = 9.81
 def _hung_curl(points, turn, bend_stiffness, density):
     """A curl drawn out of its plane, hung by its first point, without twist dynamics (only
     the bending target's pull acts through the frames)."""
-    x = _curl_shape(points, turn)
-    edges = [(i, i + 1) for i in range(points - 1)]
-    pinned = np.zeros(points, dtype=bool)
-    pinned[0] = True
-    inv_mass, compliance, bending = rope_parameters(
-        x, edges, RopeMaterial(density, None, bend_stiffness), pinned=pinned)
-    return Model(x, edges, inv_mass, compliance, bending_compliance=bending, radius=0.01,
-                 damping=0.1, rod=Rod(twist_stiffness=np.inf))
+    return hung_curl(points, turn, bend_stiffness, density, np.inf)
 
 
 def _total_energy(model, state):

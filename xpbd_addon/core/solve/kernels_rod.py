@@ -202,8 +202,10 @@ def bend_targets(x, particles, starts, m1, bend_rest, out):
     for r in range(starts.shape[0] - 1):
         for k in range(starts[r] + 1, starts[r + 1] - 1):
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
-            t, n1, n2 = _point_frame(x, m1, a, p, b)
-            fade = kink_fade(_cosine(_tangent(x, a, p), _tangent(x, p, b)))
+            t_a = _tangent(x, a, p)
+            t_p = _tangent(x, p, b)
+            t, n1, n2 = _frame_between(t_a, t_p, m1, a, p)
+            fade = kink_fade(_cosine(t_a, t_p))
             for c in range(3):
                 out[p, c] = fade * (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
                                     + bend_rest[p, 2] * t[c])
@@ -420,12 +422,14 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
     for r in range(starts.shape[0] - 1):
         for k in range(starts[r] + 1, starts[r + 1] - 1):
             a, p, b = particles[k - 1], particles[k], particles[k + 1]
-            t, n1, n2 = _point_frame(x, m1, a, p, b)
+            t_a = _tangent(x, a, p)
+            t_p = _tangent(x, p, b)
+            t, n1, n2 = _frame_between(t_a, t_p, m1, a, p)
             d = _bend_vector(x, rest, k, a, p, b)
             alpha = bend_compliance[p]
             if alpha > 0.0 and rest[k - 1] > 0.0 and rest[k] > 0.0:
                 s = 0.0
-                fade = kink_fade(_cosine(_tangent(x, a, p), _tangent(x, p, b)))
+                fade = kink_fade(_cosine(t_a, t_p))
                 for c in range(3):
                     target = fade * (bend_rest[p, 0] * n1[c] + bend_rest[p, 1] * n2[c]
                                      + bend_rest[p, 2] * t[c])
@@ -433,8 +437,6 @@ def rod_energy(x, particles, starts, rest, m1, bend_rest, twist_rest, bend_compl
                 bending += 0.5 * s / alpha
             stiffness = twist_k[k]
             if not math.isinf(stiffness):
-                t_a = _tangent(x, a, p)
-                t_p = _tangent(x, p, b)
                 phi = _twist(t_a, t_p, m1, a, p)
                 off = phi - twist_rest[p]
                 twist += 0.5 * stiffness * kink_fade(_cosine(t_a, t_p)) * off * off
