@@ -386,7 +386,7 @@ def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, 
     _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
              lane_flag(True, lanes), lane_flag(False, lanes), lanes)
     _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-          np.ones(lanes), True, lanes)
+          np.ones(lanes), lane_flag(True, lanes), lanes)
 
 
 @kernel
@@ -411,10 +411,9 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
     going = np.ones(lanes)  # 1.0 while the lane iterates
     steps = 0
     for step in range(max_steps):
-        # ``first`` and ``dynamic`` literals: one compiled variant each (as run-time flags
-        # the lane loop stays scalar); one lane has no lane loop, and one variant
-        # (``jit.lane_flag``). ``_back``'s ``estimate`` stays literal for one lane too: as a
-        # run-time flag a 12-point rope's frame took 15 % longer (measured)
+        # ``first``, ``dynamic`` and ``_back``'s ``estimate`` literals: one compiled variant
+        # each (as run-time flags the lane loop stays scalar); one lane has no lane loop,
+        # and one variant (``jit.lane_flag``: less to compile on first use)
         if step == 0 and dynamic:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
                      lane_flag(True, lanes), lane_flag(True, lanes), lanes)
@@ -428,7 +427,7 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
                      lane_flag(False, lanes), lane_flag(False, lanes), lanes)
         _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
-              False, lanes)
+              lane_flag(False, lanes), lanes)
         steps += 1
         any_going = False
         for lane in range(L):
