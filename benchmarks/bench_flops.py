@@ -14,7 +14,9 @@ exactly one step (min = max = 1) on the frame's lane buffer, 20 in a row per blo
 solver takes a frame's substeps, one thread: ns per particle and step, the median of 60
 calls; with the flops, GFLOP/s. Beside it, a whole substep of ``step`` (S = 20, one thread):
 their ratio bounds the Newton steps a substep takes (the rest of a substep, predict and
-velocity, costs little).
+velocity, costs little). How the timed ropes behave: their kinetic energy over what the fall
+from horizontal can give (m g L / 2 a rope; below 1 for a solve that gains none) and their
+largest strain, at the end.
 
 The peak. The clock from /proc/cpuinfo ("cpu MHz", the nominal one of a VM's CPU) times 16
 double-precision flops per cycle and core (two 256-bit FMA pipes, as in AMD Zen 2-4 and Intel
@@ -112,10 +114,11 @@ def _newton_steps_kernel():
     return one_step
 
 
-def _time(ropes_count: int, points: int, calls: int) -> tuple[float, float]:
-    """ns per particle of one Newton step (median of ``calls``), and of a substep of
-    ``step`` (S = 20, one thread, median of ``calls`` frames) on ``ropes_count`` x ``points``
-    ropes hanging after 2 s."""
+def _time(ropes_count: int, points: int, calls: int) -> tuple[float, float, float, float]:
+    """ns per particle of one Newton step (median of ``calls``) and of a substep of ``step``
+    (S = 20, one thread, median of ``calls`` frames) on ``ropes_count`` x ``points`` ropes
+    swinging from 2 s after their release on; and at the end their kinetic energy over
+    m g L / 2 and their largest strain."""
     import numba
 
     from benchmarks.bench_core import ropes
@@ -150,8 +153,15 @@ def _time(ropes_count: int, points: int, calls: int) -> tuple[float, float]:
         one_step(*arguments)
         steps.append(time.perf_counter() - start)
     particles = model.particle_count
+    free = model.particle_inv_mass > 0.0
+    mass = 1.0 / model.particle_inv_mass[free]
+    kinetic = 0.5 * float((mass[:, None] * state.v[free] ** 2).sum())
+    fall = 9.81 * float(mass.sum()) * 1.0  # m g L / 2 of 2 m ropes
+    edges = model.edge_index
+    lengths = np.linalg.norm(state.x[edges[:, 0]] - state.x[edges[:, 1]], axis=1)
+    strain = float((lengths / model.edge_rest_length - 1.0).max())
     return (1e9 * float(np.median(steps)) / (particles * substeps),
-            1e9 * float(np.median(frames)) / (particles * substeps))
+            1e9 * float(np.median(frames)) / (particles * substeps), kinetic / fall, strain)
 
 
 def _clock_ghz() -> float:
@@ -187,19 +197,19 @@ def main() -> None:
           f"(multiplies alone: at most {FLOPS_PER_CYCLE // 2} a cycle)\n")
     print("| ropes x points | ns per particle and Newton step | GFLOP/s | of one core's peak "
           "| of two cores' | ns per particle-substep of step (S = 20) | Newton steps a "
-          "substep, at most |")
-    print("|---|---|---|---|---|---|---|")
-    bounds: list[float] = []
+          "substep, at most | kinetic / (m g L / 2), largest strain, at the end |")
+    print("|---|---|---|---|---|---|---|---|")
+    step_times: list[float] = []
     for ropes_count, points in ((100, 100), (1000, 100)):
-        step_ns, substep_ns = _time(ropes_count, points, 60)
+        step_ns, substep_ns, kinetic, strain = _time(ropes_count, points, 60)
         rate = flops / step_ns
         print(f"| {ropes_count} x {points} | {step_ns:.2f} | {rate:.1f} | "
               f"{100 * rate / peak:.0f} % | {50 * rate / peak:.0f} % | {substep_ns:.2f} | "
-              f"{substep_ns / step_ns:.2f} |")
-        bounds.append(step_ns)
+              f"{substep_ns / step_ns:.2f} | {kinetic:.2f}, {100 * strain:.2f} % |")
+        step_times.append(step_ns)
     bound = multiplies / (FLOPS_PER_CYCLE // 2) / clock  # [ns]: the multiply pipes' floor
     print(f"\nthe multiplies alone take {bound:.2f} ns a particle and step at 8 a cycle: the "
-          f"step runs at {100 * bound / min(bounds):.0f} % of that floor")
+          f"step runs at {100 * bound / min(step_times):.0f} % of that floor")
 
 
 if __name__ == "__main__":
