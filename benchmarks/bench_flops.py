@@ -156,7 +156,8 @@ def _time(ropes_count: int, points: int, calls: int) -> tuple[float, float, floa
     free = model.particle_inv_mass > 0.0
     mass = 1.0 / model.particle_inv_mass[free]
     kinetic = 0.5 * float((mass[:, None] * state.v[free] ** 2).sum())
-    fall = 9.81 * float(mass.sum()) * 1.0  # m g L / 2 of 2 m ropes
+    half_length = float(model.edge_rest_length.sum()) / ropes_count / 2.0  # [m] L / 2
+    fall = 9.81 * float(mass.sum()) * half_length
     edges = model.edge_index
     lengths = np.linalg.norm(state.x[edges[:, 0]] - state.x[edges[:, 1]], axis=1)
     strain = float((lengths / model.edge_rest_length - 1.0).max())

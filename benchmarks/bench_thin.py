@@ -41,12 +41,12 @@ from xpbd_addon.core import Collider, Model, step  # noqa: E402
 DT = 1.0 / 24.0
 
 
-def rope(points, length, height, radius, centre=0.0):
+def rope(points, length, height, radius, centre=0.0, damping=0.1):
     x = np.zeros((points, 3))
     x[:, 0] = np.linspace(-length / 2, length / 2, points) + centre
     x[:, 2] = height
     edges = np.stack([np.arange(points - 1), np.arange(1, points)], axis=1)
-    return Model(x, edges, np.full(points, 20.0), 1e-6, radius=radius, damping=0.1)
+    return Model(x, edges, np.full(points, 20.0), 1e-6, radius=radius, damping=damping)
 
 
 def thrown(speed, wire, substeps, radius=0.005):
@@ -120,19 +120,15 @@ def scattered(points, substeps, pole, seed, frames=120):
     """One scattered drop (module docstring): (hangs on the pole, least gap [r])."""
     rng = np.random.default_rng(points * 100 + substeps * 10 + int(pole * 1000) + 7919 * seed)
     centre = rng.uniform(-0.05, 0.05)
-    damping = float(rng.choice([0.1, 1.0]))
-    x = np.zeros((points, 3))
-    x[:, 0] = np.linspace(-1.0, 1.0, points) + centre
-    x[:, 2] = 0.3
-    edges = np.stack([np.arange(points - 1), np.arange(1, points)], axis=1)
-    model = Model(x, edges, np.full(points, 20.0), 1e-6, radius=0.005, damping=damping)
+    radius = 0.005
+    model = rope(points, 2.0, 0.3, radius, centre, damping=float(rng.choice([0.1, 1.0])))
     state = model.state()
     collider = Collider(*cylinder(pole, 1.0, 16))
-    surface = pole * np.cos(np.pi / 16) + 0.005  # (the mesh's flat sides)
+    surface = pole * np.cos(np.pi / 16) + radius  # (the mesh's flat sides)
     least = np.inf
     for _ in range(frames):
         step(model, state, DT, substeps, colliders=[collider])
-        least = min(least, (distance_to_axis(state.x, model.edge_index).min() - surface) / 0.005)
+        least = min(least, (distance_to_axis(state.x, model.edge_index).min() - surface) / radius)
     top = state.x[:, 2].max()
     hangs = bool(-0.05 < top < pole + 0.06 and state.x[0, 2] < -0.3 and state.x[-1, 2] < -0.3)
     return hangs, least
