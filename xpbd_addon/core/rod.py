@@ -36,6 +36,14 @@ modelled on one spot): its frame and twist are undefined there"""
 MIN_AUTO_SUBSTEP = 1e-4
 """[s] The shortest substep ``least_substeps`` asks for (10,000 substeps a second)"""
 
+TWISTING_SUBSTEP = 1.0 / 240.0
+"""[s] The longest substep of a rod whose twist moves (a finite twist stiffness). A soft rod
+whipped into a sharp kink within one substep can gain energy there, which the bounds taken at
+the frame's start cannot see. Released curls set moving at random (``bench rod_energy``)
+gained in 4 of 332 cases at 3 substeps at 24 fps (1/72 s), 2 of those 4 still at 1/120 s, and
+8 of 1,537 other cases drawn at 3 and 5 substeps; at 1/240 s none of them (docs/physics.md).
+Every rod with moving twist therefore takes at least 10 substeps a frame at 24 fps."""
+
 
 def _per_particle(value: Any, name: str, count: int, *, allow_inf: bool = False) -> np.ndarray:
     array = np.asarray(value, dtype=np.float64)
@@ -358,12 +366,15 @@ def least_substeps(layout: RodLayout, x: np.ndarray, inv_mass: np.ndarray, dt: f
       |b_p|^2 (w_a / L_a^2 + w_p (1/L_a + 1/L_p)^2 + w_b / L_p^2) / (4 alpha_p), with b_p
       the rest bend and L the rest lengths. The pull's Jacobian has a spectral radius of
       0.26-0.29 times that without the 1/4 (finite differences, 60 curls); released curls
-      were unstable from h omega = 5.1 (docs/physics.md, Rods).
+      were unstable from h omega = 5.1 (docs/physics.md, Rods);
+    - a moving twist (a finite twist stiffness anywhere): h <= ``TWISTING_SUBSTEP``.
 
-    1 where neither pulls; at most dt / ``MIN_AUTO_SUBSTEP`` (beyond, an unstable pull is
-    stopped by the caller's checks rather than a frame taking forever)."""
+    1 where none of these asks for more; at most dt / ``MIN_AUTO_SUBSTEP`` (beyond, an
+    unstable pull is stopped by the caller's checks rather than a frame taking forever)."""
     wanted = max(_twist_pull_omega(layout, x, inv_mass) / TWIST_PULL_LIMIT,
                  _turn_pull_omega(layout, inv_mass, bend_rest) / TURN_PULL_LIMIT) * dt
+    if np.isfinite(layout.twist_k).any():
+        wanted = max(wanted, dt / TWISTING_SUBSTEP)
     if not wanted < dt / MIN_AUTO_SUBSTEP:  # (NaN too)
         return max(1, int(np.ceil(dt / MIN_AUTO_SUBSTEP)))
     return max(1, int(np.ceil(wanted)))
