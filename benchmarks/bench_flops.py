@@ -86,9 +86,9 @@ def _count() -> None:
             text = str(signature)
             if "Literal[int](16)" not in text:
                 continue
-            if name == "forward" and "Literal[bool](False), Literal[bool](True)" not in text:
+            if name == "forward" and "Literal[bool](False), Literal[bool](True), none" not in text:
                 continue  # a Newton step after the first: tension from lambda, no reset
-            if name == "back" and "Literal[bool](False), Literal[int](16)" not in text:
+            if name == "back" and "Literal[bool](False), none, Literal[int](16)" not in text:
                 continue  # moving, not only estimating
             result[name] = _vector_body_ops(ir)
     print(repr(result))
@@ -109,7 +109,7 @@ def _newton_steps_kernel():
         for b in range(length.shape[0]):
             for _ in range(repeats):
                 newton(buffer, edge_buffer, particle_offset[b], edge_offset[b], length[b],
-                       inverse_h2, 1, 1, 0.0, True, 16)
+                       inverse_h2, 1, 1, 0.0, True, None, 16)
 
     return one_step
 

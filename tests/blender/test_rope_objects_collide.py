@@ -75,7 +75,7 @@ def test_a_rope_dropped_onto_a_taut_rope_rests_on_it(scene, collide):
         d = _closest(a, b)
         touched |= d < 1.5 * 2 * R
         worst = min(worst, d)
-        if frame == 16:  # landed (frames 8-12) and bounced; it slides off later (xfail below)
+        if frame == 16:  # landed (frames 8-12) and bounced; it stays on (below)
             hanging = b[N // 2, 2]
     assert sim.status(taut) is None and sim.status(falling) is None
     middle = ropes.world_points(falling)[N // 2]
@@ -83,7 +83,7 @@ def test_a_rope_dropped_onto_a_taut_rope_rests_on_it(scene, collide):
         assert touched  # it came down onto the other rope
         assert worst > 0.9 * 2 * R  # never through it: checked every frame, pairwise
         # hanging over the taut rope (which sags under it) once it has landed and bounced;
-        # that it then slowly slides off is the xfail below
+        # that it stays there is the test below
         assert hanging > 0.4
         assert ropes.world_points(taut)[N // 2, 2] < 0.5 - 0.5 * R  # pressed down: two-way
         assert len(sim.REGISTRY[taut.session_uid].run.ropes) == 2  # one run, both ropes
@@ -236,7 +236,7 @@ def test_a_rope_mesh_with_collision_physics_is_not_its_partners_collider(scene):
     mesh.modifiers.new("Collision", "COLLISION")  # an edge mesh: no triangles anyway
     falling = _falling(scene)
     _grip(mesh, falling)
-    ropes.play(scene, 1, 16)  # landed on it (the slow slide off later: xfail above)
+    ropes.play(scene, 1, 16)  # landed on it
     assert sim.status(mesh) is None and sim.status(falling) is None
     assert ropes.world_points(falling)[N // 2, 2] > 0.4
 
@@ -327,23 +327,12 @@ def _stays_on(scene, falling, height):
             assert ropes.world_points(falling)[N // 2, 2] > height, frame
 
 
-@pytest.mark.xfail(reason="core: rope-rope friction does not hold a rope draped over a taut rope: "
-                          "it slides off along its length (off by frame 36, the same with mu = "
-                          "1): the rope's re-solve pulls the fold along the contact and the pass "
-                          "after it has no friction (docs/collisions.md, Limits)",
-                   strict=False)
 def test_a_rope_draped_over_a_taut_rope_stays_on_it(scene):
     taut, falling = _taut(scene), _falling(scene)
     _grip(taut, falling)
     _stays_on(scene, falling, 0.4)
 
 
-@pytest.mark.xfail(reason="core: a free rope four times heavier per point than a rope pinned at "
-                          "both ends that it falls onto slides off it at 10 substeps: the light "
-                          "rope bounces under it every substep, which at the fold's sloping "
-                          "contacts is slip beyond what friction holds (docs/collisions.md, "
-                          "Limits)",
-                   strict=False)
 def test_a_heavy_rope_dropped_onto_a_light_taut_rope_rests_on_it(scene):
     taut, falling = _taut(scene), _falling(scene)
     _grip(taut, falling)

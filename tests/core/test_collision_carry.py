@@ -239,7 +239,7 @@ def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):
     resolve = kernels_resolve.direct_resolve
 
     def count(*args):
-        solved.append(args[-1].copy())
+        solved.append(argument(resolve, args, "active").copy())
         return resolve(*args)
 
     monkeypatch.setattr(kernels_resolve, "direct_resolve", count)

@@ -257,6 +257,11 @@ class FrameContacts:
         self.pairs_seen = None
         return True
 
+    def rope_pairs(self) -> np.ndarray:
+        """The rope-rope candidate pairs this substep's contacts test (``_contact_pairs``):
+        the ropes' solve holds those that touch (``solve.kernels_held``)."""
+        return self._contact_pairs()
+
     def _contact_pairs(self) -> np.ndarray:
         """The rope-rope candidate pairs the contacts test: all, or while some ropes sleep
         those with an awake segment end (a pair found within the frame may join an awake

@@ -48,7 +48,7 @@ from .kernels_collider import (
     friction_correction,
     push_out,
 )
-from .kernels_geometry import closest_on_segments, cross3, mesh_normals
+from .kernels_geometry import cross3, mesh_normals, segments_gap
 from .kernels_resting import (
     GEOMETRY_ROWS,
     fill_resting,
@@ -156,13 +156,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
                  + max(radius[b0], radius[b1]))
         if mid2 >= bound * bound:
             continue
-        s, t = closest_on_segments(x, a0, a1, b0, b1)
-        dx = (x[a0, 0] + s * (x[a1, 0] - x[a0, 0])) - (x[b0, 0] + t * (x[b1, 0] - x[b0, 0]))
-        dy = (x[a0, 1] + s * (x[a1, 1] - x[a0, 1])) - (x[b0, 1] + t * (x[b1, 1] - x[b0, 1]))
-        dz = (x[a0, 2] + s * (x[a1, 2] - x[a0, 2])) - (x[b0, 2] + t * (x[b1, 2] - x[b0, 2]))
-        gap = math.sqrt(dx * dx + dy * dy + dz * dz)
-        contact = (radius[a0] + s * (radius[a1] - radius[a0])
-                   + radius[b0] + t * (radius[b1] - radius[b0]))
+        s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
         c0, c1, c2, c3 = 1.0 - s, s, -(1.0 - t), -t  # gradient weights of the four ends
         # relative displacement of the closest points over the substep
         rx = ry = rz = 0.0

@@ -69,6 +69,22 @@ def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @kernel
+def segments_gap(x, radius, a0, a1, b0, b1):
+    """Where segments (a0, a1) and (b0, b1) of rows of x come closest
+    (``closest_on_segments``): (s, t, dx, dy, dz, gap, contact), d = p - q [m] from the second
+    segment's closest point to the first's, gap = |d| [m], and contact [m] the sum of the
+    radii ``radius`` (N,) interpolated at s and t."""
+    s, t = closest_on_segments(x, a0, a1, b0, b1)
+    dx = (x[a0, 0] + s * (x[a1, 0] - x[a0, 0])) - (x[b0, 0] + t * (x[b1, 0] - x[b0, 0]))
+    dy = (x[a0, 1] + s * (x[a1, 1] - x[a0, 1])) - (x[b0, 1] + t * (x[b1, 1] - x[b0, 1]))
+    dz = (x[a0, 2] + s * (x[a1, 2] - x[a0, 2])) - (x[b0, 2] + t * (x[b1, 2] - x[b0, 2]))
+    gap = math.sqrt(dx * dx + dy * dy + dz * dz)
+    contact = (radius[a0] + s * (radius[a1] - radius[a0])
+               + radius[b0] + t * (radius[b1] - radius[b0]))
+    return s, t, dx, dy, dz, gap, contact
+
+
+@kernel
 def closest_on_segments(x, a0, a1, b0, b1):
     """Parameters (s, t) in [0, 1] of the closest points x_a0 + s (x_a1 - x_a0) and
     x_b0 + t (x_b1 - x_b0) of two segments between rows of x (Ericson 5.1.9); zero-length

@@ -14,6 +14,14 @@ from .topology import (
     EDGE_ACTIVE,
     EDGE_COMPLIANCE,
     EDGE_G,
+    EDGE_HOLD,
+    EDGE_HOLD_AT,
+    EDGE_HOLD_C,
+    EDGE_HOLD_MU,
+    EDGE_HOLD_ON,
+    EDGE_HOLD_S,
+    EDGE_HOLD_T,
+    EDGE_HOLD_X,
     EDGE_INVERSE_REST,
     EDGE_LAMBDA,
     EDGE_LAMBDA_STAR,
@@ -66,6 +74,14 @@ FLSTAR = np.uint64(EDGE_LAMBDA_STAR)
 FLAMBDA = np.uint64(EDGE_LAMBDA)
 FRESIDUAL = np.uint64(EDGE_RESIDUAL)
 FTENSION = np.uint64(EDGE_TENSION)
+FH = np.uint64(EDGE_HOLD)
+FHS = np.uint64(EDGE_HOLD_S)
+FHAT = np.uint64(EDGE_HOLD_AT)
+FHON = np.uint64(EDGE_HOLD_ON)
+FHC = np.uint64(EDGE_HOLD_C)
+FHX = np.uint64(EDGE_HOLD_X)
+FHT = np.uint64(EDGE_HOLD_T)
+FHMU = np.uint64(EDGE_HOLD_MU)
 FXT = np.uint64(PARTICLE_X_PRED)
 FK = np.uint64(PARTICLE_K)
 FY = np.uint64(PARTICLE_Y)

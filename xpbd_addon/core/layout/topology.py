@@ -177,6 +177,14 @@ EDGE_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("INVERSE_REST", 1, "1 / rest length [1/m], 0 for padding (bending coefficients)"),
     ("RESIDUAL", 1, "C + alpha~ lambda at the current step's positions [m] (scratch)"),
     ("TENSION", 1, "lambda of the substep before [kg m]: what G is built from"),
+    ("HOLD", 3, "c = sqrt(k) n [sqrt(kg)]: a contact on the segment held in the solve, 0: none"),
+    ("HOLD_S", 1, "where along the segment the contact is, from slot p (0) to p + 1 (1)"),
+    ("HOLD_AT", 1, "c . x of the contact point's plane [sqrt(kg) m]"),
+    ("HOLD_ON", 1, "1.0 where the hold acts in this solve (scratch)"),
+    ("HOLD_C", 1, "c . x_c - at at the current step's positions (scratch)"),
+    ("HOLD_X", 3, "the contact point where it was held (its anchor) [m]"),
+    ("HOLD_T", 3, "k_t P (x_c - anchor) at the current step (scratch)"),
+    ("HOLD_MU", 1, "k_t / |c|^2: the anchor's tangential stiffness over the normal one"),
 )
 """The fields of one edge slot (the edge from particle slot p to p + 1), as
 ``PARTICLE_FIELDS``."""
@@ -213,6 +221,14 @@ PARTICLE_V_OLD = _PARTICLE["V_OLD"]
 PARTICLE_ACCELERATION = _PARTICLE["ACCELERATION"]
 PARTICLE_BEND_TARGET = _PARTICLE["BEND_TARGET"]
 EDGE_REST = _EDGE["REST"]
+EDGE_HOLD = _EDGE["HOLD"]
+EDGE_HOLD_S = _EDGE["HOLD_S"]
+EDGE_HOLD_AT = _EDGE["HOLD_AT"]
+EDGE_HOLD_ON = _EDGE["HOLD_ON"]
+EDGE_HOLD_C = _EDGE["HOLD_C"]
+EDGE_HOLD_X = _EDGE["HOLD_X"]
+EDGE_HOLD_MU = _EDGE["HOLD_MU"]
+EDGE_HOLD_T = _EDGE["HOLD_T"]
 EDGE_COMPLIANCE = _EDGE["COMPLIANCE"]
 EDGE_ACTIVE = _EDGE["ACTIVE"]
 EDGE_N = _EDGE["N"]

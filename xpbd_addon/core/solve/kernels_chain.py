@@ -49,6 +49,11 @@ per frame needs a few more), rebuilding G from the current lambda; ropes that ha
 stop moving while the others of their block go on, so a rope's motion never depends on the
 ropes that share its block.
 
+Contacts between ropes held in the solve (``kernels_held``: a penalty on the segment at the
+contact point, Hessian H) add s^2 H and (1 - s)^2 H to the B of the segment's two nodes and
+s (1 - s) H to the block between them: the recurrences take M = g P - s (1 - s) H where they
+have g P. Compiled only where ``holds`` is not None.
+
 Lane layout as in ``kernels_direct`` (16 chains interleaved, ``topology`` fields).
 """
 
@@ -82,6 +87,7 @@ from ..layout.lanes import (
     ONE,
     PSTRIDE,
 )
+from .kernels_held import held_coupling, held_node, held_row
 
 NEWTON_TOLERANCE = 1e-3
 """A rope's Newton steps in a substep stop once every segment's residual |C + alpha~ lambda|
@@ -134,11 +140,11 @@ def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
 
 
 @inline_kernel
-def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
+def _eliminate(buffer, edge_buffer, i, e, inverse_h2, holds, lanes):
     """Forward elimination at particle slot i (edge slot e leaves it, e - ES arrives): from
     the K, y that node i - 1 left, stores K_i, y_i, u / den at i and lambda* of the arriving
     edge (the recurrences of the module docstring). Pinned and padding particles (w = 0)
-    get K = 0, y = 0."""
+    get K = 0, y = 0. ``holds``: as ``newton``'s (the module docstring's M)."""
     L = np.uint64(lanes)
     L2 = L + L
     L3 = L2 + L
@@ -200,6 +206,7 @@ def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
     t1 = k01 * a0 + k11 * a1 + k12 * a2
     t2 = k02 * a0 + k12 * a1 + k22 * a2
     nt = a0 * t0 + a1 * t1 + a2 * t2
+    ny = a0 * y0 + a1 * y1 + a2 * y2
     gg = ga * ga
     # B -= g_a^2 P K P, with P K P = K - t n^T - n t^T + (n.t) n n^T
     m00 -= gg * (k00 - 2.0 * a0 * t0 + nt * a0 * a0)
@@ -211,11 +218,40 @@ def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
     q0 = a0 - ga * (t0 - nt * a0)
     q1 = a1 - ga * (t1 - nt * a1)
     q2 = a2 - ga * (t2 - nt * a2)
-    p = -edge_buffer[f + ALPHA] * inverse_h2 - nt
-    ny = a0 * y0 + a1 * y1 + a2 * y2
     r0 += ga * (y0 - ny * a0)
     r1 += ga * (y1 - ny * a1)
     r2 += ga * (y2 - ny * a2)
+    if holds is not None:
+        # the holds at node i, and the coupling M = g_a P - S, S = s (1 - s) H_f: B -= M K M
+        # = g_a^2 P K P - g_a (P U + U^T P) + S U (U = K S), q += S t, r -= S y; all terms
+        # 0 where no hold acts, so such a rope moves bit for bit as without the holds
+        b00, b01, b02, b11, b12, b22, d0, d1, d2 = held_node(edge_buffer, f, e, lanes)
+        s00, s01, s02, s11, s12, s22 = held_coupling(edge_buffer, f, lanes)
+        u00 = k00 * s00 + k01 * s01 + k02 * s02
+        u01 = k00 * s01 + k01 * s11 + k02 * s12
+        u02 = k00 * s02 + k01 * s12 + k02 * s22
+        u10 = k01 * s00 + k11 * s01 + k12 * s02
+        u11 = k01 * s01 + k11 * s11 + k12 * s12
+        u12 = k01 * s02 + k11 * s12 + k12 * s22
+        u20 = k02 * s00 + k12 * s01 + k22 * s02
+        u21 = k02 * s01 + k12 * s11 + k22 * s12
+        u22 = k02 * s02 + k12 * s12 + k22 * s22
+        v0 = a0 * u00 + a1 * u10 + a2 * u20  # a^T U, then P U = U - a (a^T U)
+        v1 = a0 * u01 + a1 * u11 + a2 * u21
+        v2 = a0 * u02 + a1 * u12 + a2 * u22
+        m00 += b00 + ga * 2.0 * (u00 - a0 * v0) - (s00 * u00 + s01 * u10 + s02 * u20)
+        m01 += b01 + ga * (u01 - a0 * v1 + u10 - a1 * v0) - (s00 * u01 + s01 * u11 + s02 * u21)
+        m02 += b02 + ga * (u02 - a0 * v2 + u20 - a2 * v0) - (s00 * u02 + s01 * u12 + s02 * u22)
+        m11 += b11 + ga * 2.0 * (u11 - a1 * v1) - (s01 * u01 + s11 * u11 + s12 * u21)
+        m12 += b12 + ga * (u12 - a1 * v2 + u21 - a2 * v1) - (s01 * u02 + s11 * u12 + s12 * u22)
+        m22 += b22 + ga * 2.0 * (u22 - a2 * v2) - (s02 * u02 + s12 * u12 + s22 * u22)
+        q0 += s00 * t0 + s01 * t1 + s02 * t2
+        q1 += s01 * t0 + s11 * t1 + s12 * t2
+        q2 += s02 * t0 + s12 * t1 + s22 * t2
+        r0 -= d0 + s00 * y0 + s01 * y1 + s02 * y2
+        r1 -= d1 + s01 * y0 + s11 * y1 + s12 * y2
+        r2 -= d2 + s02 * y0 + s12 * y1 + s22 * y2
+    p = -edge_buffer[f + ALPHA] * inverse_h2 - nt
     c = edge_buffer[f + RESIDUAL] + ny
     # B^-1 by cofactors (B is symmetric positive definite for a free particle)
     c00 = m11 * m22 - m12 * m12
@@ -255,8 +291,9 @@ def _eliminate(buffer, edge_buffer, i, e, inverse_h2, lanes):
 
 @kernel
 def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, first,
-             use_tension, lanes):
-    """Rows and forward elimination of a block's chains, node by node (module docstring)."""
+             use_tension, holds, lanes):
+    """Rows and forward elimination of a block's chains, node by node (module docstring);
+    with the contacts held on their segments unless ``holds`` is None (``kernels_held``)."""
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     ES = ESTRIDE * L
@@ -267,11 +304,13 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
         for lane in range(L):
             l = np.uint64(lane)
             _edge_row(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, first, use_tension, lanes)
-            _eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, lanes)
+            if holds is not None:
+                held_row(buffer, edge_buffer, a0 + l, e0 + l, lanes)
+            _eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, holds, lanes)
 
 
 @inline_kernel
-def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, lanes):
+def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, holds, lanes):
     """Back substitution at particle slot i: dx_i and dlambda of the arriving edge (kept in
     the y and lambda* fields for node i - 1). With ``estimate``, only the arriving edge's
     tension (its dlambda from lambda = 0) is stored. Otherwise x and lambda take the step
@@ -313,6 +352,11 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, lanes):
     w0 = n0 * dl + g * (d0 - nd * n0)
     w1 = n1 * dl + g * (d1 - nd * n1)
     w2 = n2 * dl + g * (d2 - nd * n2)
+    if holds is not None:  # M = g P - s (1 - s) H (``_eliminate``)
+        s00, s01, s02, s11, s12, s22 = held_coupling(edge_buffer, e, lanes)
+        w0 -= s00 * d0 + s01 * d1 + s02 * d2
+        w1 -= s01 * d0 + s11 * d1 + s12 * d2
+        w2 -= s02 * d0 + s12 * d1 + s22 * d2
     k00 = buffer[i + K]
     k01 = buffer[i + K + L]
     k02 = buffer[i + K + L2]
@@ -353,7 +397,7 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, lanes):
 
 @kernel
 def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
-          estimate, lanes):
+          estimate, holds, lanes):
     """Back substitution from the chain end (``_back_node``), moving the lanes whose flag in
     ``going`` (L,) is set (an array of its own: flags in the buffer keep the lane loop scalar,
     for the alias checks they need), or only estimating the tension. The slot is read back
@@ -374,7 +418,7 @@ def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
         for lane in range(L):
             l = np.uint64(lane)
             _back_node(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, going[l] > 0.0,
-                       estimate, lanes)
+                       estimate, holds, lanes)
 
 
 @kernel
@@ -384,21 +428,22 @@ def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, 
     the predicted positions) that the first Newton step of a frame builds G from. Moves
     nothing."""
     _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-             lane_flag(True, lanes), lane_flag(False, lanes), lanes)
+             lane_flag(True, lanes), lane_flag(False, lanes), None, lanes)
     _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-          np.ones(lanes), lane_flag(True, lanes), lanes)
+          np.ones(lanes), lane_flag(True, lanes), None, lanes)
 
 
 @kernel
 def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-           min_steps, max_steps, tolerance, dynamic, lanes):
+           min_steps, max_steps, tolerance, dynamic, holds, lanes):
     """Newton steps on a block's chains from the predicted positions (x_pred in the XT
     field, lambda from 0) until each lane's largest residual |C + alpha~ lambda| / L is below
     ``tolerance`` (at least ``min_steps``, at most ``max_steps``); a lane that has converged
     keeps its x and lambda while the others go on. ``dynamic``: the substep's own solve,
     with the geometric stiffness, whose converged lambda becomes the tension estimate of the
     next substep; without it a plain projection of the current positions (the re-solve after
-    the contacts, ``kernels_resolve``). Returns the steps taken."""
+    the contacts, ``kernels_resolve``). ``holds``: None, or the contacts held on their
+    segments join the solve (``kernels_held``). Returns the steps taken."""
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     ES = ESTRIDE * L
@@ -416,18 +461,18 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
         # and one variant (``jit.lane_flag``: less to compile on first use)
         if step == 0 and dynamic:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(True, lanes), lane_flag(True, lanes), lanes)
+                     lane_flag(True, lanes), lane_flag(True, lanes), holds, lanes)
         elif step == 0:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(True, lanes), lane_flag(False, lanes), lanes)
+                     lane_flag(True, lanes), lane_flag(False, lanes), holds, lanes)
         elif dynamic:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(False, lanes), lane_flag(True, lanes), lanes)
+                     lane_flag(False, lanes), lane_flag(True, lanes), holds, lanes)
         else:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(False, lanes), lane_flag(False, lanes), lanes)
+                     lane_flag(False, lanes), lane_flag(False, lanes), holds, lanes)
         _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
-              lane_flag(False, lanes), lanes)
+              lane_flag(False, lanes), holds, lanes)
         steps += 1
         any_going = False
         for lane in range(L):

@@ -279,10 +279,10 @@ def limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leadin
 
 
 @kernel
-def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading, bending,
-                  gravity, h, substeps, fresh, second_order, newton_iterations, strain_limit,
-                  velocity_scale, lanes):
-    """All substeps of one block of LANES chains: predict; with ``fresh`` (x, v are a
+def direct_block(buffer, edge_buffer, block, leading, bending, gravity, h, substeps, fresh,
+                  second_order, holds, newton_iterations, strain_limit, velocity_scale, lanes):
+    """All substeps of one block of LANES chains (``block``: its particle and edge offsets in
+    the lane buffers and its length in particle slots): predict; with ``fresh`` (x, v are a
     frame's start) the tension estimate first; Newton steps of the stretch solve (at least
     ``newton_iterations``, then until converged, ``kernels_chain.newton``); bending; strain
     limiting (off if ``strain_limit`` < 0). The velocity update of a substep is fused with the
@@ -292,9 +292,11 @@ def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lead
     (``_predict_second``), solved with the step h' = 2 h / 3 (alpha~ = alpha / h'^2): far less
     numerical damping of slow swings, the same stability. None: first order, and the BDF2
     code is not compiled. ``bending`` None: no chain of the block bends, and the bending code
-    is not compiled (``jit.optional_item``). ``gravity`` (g0, g1, g2) [m/s^2], one tuple of the
-    three values."""
+    is not compiled (``jit.optional_item``). ``holds`` None: no contact is held in the solve,
+    and that code is not compiled; else the contacts held on the segments join it
+    (``kernels_held``). ``gravity`` (g0, g1, g2) [m/s^2], one tuple of the three values."""
     g0, g1, g2 = gravity
+    particle_offset, edge_offset, length = block
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     inverse_h2 = 1.0 / (h * h)
@@ -342,7 +344,7 @@ def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lead
                              step_inverse_h2, lanes)
         newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
                newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
-               lanes)
+               holds, lanes)
         if bending is not None and bending:
             bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
         limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
@@ -357,38 +359,41 @@ def direct_block(buffer, edge_buffer, particle_offset, edge_offset, length, lead
 
 
 @inline_kernel
-def _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
-                   newton_iterations, strain_limit, velocity_scale, lanes):
+def _direct_blocks(buffer, edge_buffer, blocks, gravity, h, substeps, fresh, second_order,
+                   holds, newton_iterations, strain_limit, velocity_scale, lanes):
+    (block_particle_offset, block_edge_offset, block_length, block_leading,
+     block_bending) = blocks
     for b in range(block_length.shape[0]):
-        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], optional_item(block_leading, b),
+        direct_block(buffer, edge_buffer,
+                      (block_particle_offset[b], block_edge_offset[b], block_length[b]),
+                      optional_item(block_leading, b),
                       optional_item(block_bending, b),
                       (gravity[0], gravity[1], gravity[2]), h, substeps, fresh, second_order,
-                      newton_iterations, strain_limit, velocity_scale, lanes)
+                      holds, newton_iterations, strain_limit, velocity_scale, lanes)
 
 
 @kernel
 def direct_substeps_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                            block_length, block_leading, block_bending, gravity, h, substeps,
-                           fresh, second_order, newton_iterations, strain_limit,
+                           fresh, second_order, holds, newton_iterations, strain_limit,
                            velocity_scale):
     """``_direct_blocks`` for blocks of one rope each (a lane count of 1)."""
-    _direct_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, block_bending, gravity, h, substeps, fresh, second_order,
+    _direct_blocks(buffer, edge_buffer,
+                   (block_particle_offset, block_edge_offset, block_length, block_leading,
+                    block_bending), gravity, h, substeps, fresh, second_order, holds,
                    newton_iterations, strain_limit, velocity_scale, 1)
 
 
 @parallel_kernel
 def direct_substeps_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                              block_length, block_leading, block_bending, gravity, h, substeps,
-                             fresh, second_order, newton_iterations, strain_limit,
+                             fresh, second_order, holds, newton_iterations, strain_limit,
                              velocity_scale):
     """``_direct_blocks`` of 16 lanes with blocks spread over threads (same result for any
     count)."""
     for b in prange(block_length.shape[0]):
-        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], optional_item(block_leading, b),
-                      optional_item(block_bending, b),
+        direct_block(buffer, edge_buffer,
+                      (block_particle_offset[b], block_edge_offset[b], block_length[b]),
+                      optional_item(block_leading, b), optional_item(block_bending, b),
                       (gravity[0], gravity[1], gravity[2]), h, substeps, fresh, second_order,
-                      newton_iterations, strain_limit, velocity_scale, 16)
+                      holds, newton_iterations, strain_limit, velocity_scale, 16)

@@ -109,10 +109,11 @@ def _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_o
     lane_base, lane_particles, block_start = lane_order
     first, last = block_start[b], block_start[b + 1]
     _copy_in(buffer, lane_base, lane_particles, first, last, x, v, lanes)
-    direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                  block_length[b], optional_item(block_leading, b),
+    direct_block(buffer, edge_buffer,
+                  (block_particle_offset[b], block_edge_offset[b], block_length[b]),
+                  optional_item(block_leading, b),
                   optional_item(block_bending, b), (gravity[0], gravity[1], gravity[2]), h,
-                  substeps, True, second_order, newton_iterations, strain_limit,
+                  substeps, True, second_order, None, newton_iterations, strain_limit,
                   velocity_scale, lanes)
     _copy_out(buffer, lane_base, lane_particles, first, last, x, v, lanes)
 

@@ -30,7 +30,7 @@ from .kernels_direct import limit_chain
 
 @kernel
 def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, leading,
-                   h, newton_iterations, strain_limit, velocity_scale, lanes):
+                   h, newton_iterations, strain_limit, velocity_scale, holds, lanes):
     """Stretch solve and strain limit of one block, no predict; v += (x_new - x) s for the
     free particles. The x_prev field is the scratch for x (the next predict rewrites it),
     and x is the solve's starting point x_pred; the geometric stiffness is the substep's
@@ -56,7 +56,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
                 buffer[i + XT + c] = buffer[i + X + c]
     newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
            newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(False, lanes),
-           lanes)
+           holds, lanes)
     limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):
@@ -73,40 +73,41 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
 @inline_kernel
 def _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                     block_leading, h, newton_iterations, strain_limit, velocity_scale, lanes,
-                    active):
+                    active, holds):
     for b in range(block_length.shape[0]):
         if active[b] == 0:
             continue
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                        block_length[b], optional_item(block_leading, b),
                        h, newton_iterations, strain_limit,
-                       velocity_scale, lanes)
+                       velocity_scale, holds, lanes)
 
 
 @kernel
 def direct_resolve(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
-                   block_leading, h, newton_iterations, strain_limit, velocity_scale, active):
+                   block_leading, h, newton_iterations, strain_limit, velocity_scale, active,
+                   holds):
     """``_resolve_block`` over the blocks of 16 lanes flagged in ``active`` (B,), one
-    thread."""
+    thread; ``holds`` as ``kernels_direct.direct_block``'s."""
     _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                     block_leading, h, newton_iterations, strain_limit, velocity_scale, 16,
-                    active)
+                    active, holds)
 
 
 @kernel
 def direct_resolve_single(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                           block_length, block_leading, h, newton_iterations, strain_limit,
-                          velocity_scale, active):
+                          velocity_scale, active, holds):
     """``direct_resolve`` for blocks of one rope each (a lane count of 1)."""
     _resolve_blocks(buffer, edge_buffer, block_particle_offset, block_edge_offset, block_length,
                     block_leading, h, newton_iterations, strain_limit, velocity_scale, 1,
-                    active)
+                    active, holds)
 
 
 @parallel_kernel
 def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_edge_offset,
                             block_length, block_leading, h, newton_iterations, strain_limit,
-                            velocity_scale, active):
+                            velocity_scale, active, holds):
     """``direct_resolve`` with blocks spread over threads (same result for any count)."""
     for b in prange(block_length.shape[0]):
         if active[b] == 0:
@@ -114,7 +115,7 @@ def direct_resolve_parallel(buffer, edge_buffer, block_particle_offset, block_ed
         _resolve_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
                        block_length[b], optional_item(block_leading, b),
                        h, newton_iterations, strain_limit,
-                       velocity_scale, 16)
+                       velocity_scale, holds, 16)
 
 
 @kernel

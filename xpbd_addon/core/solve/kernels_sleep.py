@@ -137,17 +137,18 @@ def lane_scatter_awake(buffer, particle_base, particles, x, v, lanes, awake):
 def direct_substep_awake_parallel(buffer, edge_buffer, block_particle_offset,
                                   block_edge_offset, block_length, block_leading,
                                   block_bending, gravity, h, fresh, newton_iterations,
-                                  strain_limit, velocity_scale, awake_blocks):
+                                  strain_limit, velocity_scale, awake_blocks, holds):
     """One substep of ``kernels_direct.direct_substeps_parallel`` (``fresh``: the frame's
     first) for the blocks flagged in
     ``awake_blocks`` (B,) only: a block whose ropes all sleep is not solved (the one-thread
-    ``kernels_direct_io`` entry points skip it the same way)."""
+    ``kernels_direct_io`` entry points skip it the same way). ``holds``: as
+    ``kernels_direct.direct_block``'s."""
     for b in prange(block_length.shape[0]):
         if awake_blocks[b] == 0:
             continue
-        direct_block(buffer, edge_buffer, block_particle_offset[b], block_edge_offset[b],
-                      block_length[b], optional_item(block_leading, b),
+        direct_block(buffer, edge_buffer,
+                      (block_particle_offset[b], block_edge_offset[b], block_length[b]),
+                      optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      (gravity[0], gravity[1], gravity[2]), h, 1, fresh, None, newton_iterations,
-                      strain_limit,
-                      velocity_scale, 16)
+                      (gravity[0], gravity[1], gravity[2]), h, 1, fresh, None, holds,
+                      newton_iterations, strain_limit, velocity_scale, 16)

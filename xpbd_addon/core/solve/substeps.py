@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import kernels_resolve, kernels_sleep
+from . import kernels_held, kernels_resolve, kernels_sleep
 from .frame import lane_blocks, lane_order
 from .kernels import lane_gather, lane_substeps, lane_substeps_parallel, sweep_substeps
 from .kernels_direct import direct_substeps_parallel, direct_substeps_single
@@ -37,6 +37,8 @@ contacts changed some segment's length by more than this fraction of its rest le
 resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
 
 
+
+
 class RopeSubsteps:
     """The rope solve of one frame with contacts, a substep at a time (see the module).
 
@@ -48,7 +50,7 @@ class RopeSubsteps:
     __slots__ = ("model", "plan", "workspace", "x", "v", "gravity", "accelerations", "h",
                  "velocity_scale", "strain_limit", "multipliers", "mode", "resolves",
                  "before_contacts", "resolve_moves", "active_blocks", "active_ropes",
-                 "awake_blocks", "awake", "blocks", "lane_order")
+                 "awake_blocks", "awake", "blocks", "lane_order", "holds", "lanes_of")
 
     def __init__(self, model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                  v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
@@ -80,6 +82,20 @@ class RopeSubsteps:
                 self.mode = "sweep_threads" if threads else "sweep"
         self.resolves = lanes is not None and plan.lane_solver == "direct"
         """The re-solve after the contacts runs (the direct solve's lanes only)"""
+        self.holds = (True if lanes is not None and self.resolves and model.self_collision
+                      and len(lanes.rope_block) > 1 else None)
+        """True where contacts between ropes are held in the ropes' solve
+        (``kernels_held``), None where there can be none (one rope, no self-collision, the
+        sweep): the solve's kernels then compile without that code"""
+        self.lanes_of: tuple = ()
+        """Each particle's lane buffer index (-1 outside the lanes), its block, and the
+        blocks' particle and edge offsets (``kernels_held.hold_contacts``)"""
+        if self.holds is not None:
+            assert lanes is not None
+            base = np.full(len(x), -1, dtype=np.int64)
+            base[lanes.order_particles] = lanes.order_base
+            self.lanes_of = (base, lanes.particle_block, lanes.layout.block_particle_offset,
+                             lanes.layout.block_edge_offset)
         self.before_contacts = np.empty_like(x)
         """(N, 3) [m] x before the substep's contacts (what they stretched is measured)"""
         self.resolve_moves = np.empty(len(x))
@@ -120,7 +136,7 @@ class RopeSubsteps:
                 run_io = direct_substep_io_single if layout.lanes == 1 else direct_substep_io
                 run_io(buffer, edges, self.blocks, self.gravity, self.h, model.iterations,
                        self.strain_limit, self.velocity_scale, self.lane_order, x, v, moved,
-                       first, self.awake_blocks, self.awake)
+                       first, self.awake_blocks, self.awake, self.holds)
                 moved[:] = 0
             else:
                 if self.mode == "awake_threads":
@@ -128,13 +144,13 @@ class RopeSubsteps:
                     kernels_sleep.direct_substep_awake_parallel(
                         *common, lanes.block_leading, lanes.block_bending, self.gravity,
                         self.h, first, model.iterations, self.strain_limit,
-                        self.velocity_scale, self.awake_blocks)
+                        self.velocity_scale, self.awake_blocks, self.holds)
                 elif self.mode == "direct":
                     run_direct = (direct_substeps_single if layout.lanes == 1
                                   else direct_substeps_parallel)
                     run_direct(*common, lanes.block_leading, lanes.block_bending,
-                               self.gravity, self.h, 1, first, None, model.iterations,
-                               self.strain_limit, self.velocity_scale)
+                               self.gravity, self.h, 1, first, None, self.holds,
+                               model.iterations, self.strain_limit, self.velocity_scale)
                 else:
                     run = lane_substeps_parallel if self.mode == "sweep_threads" else lane_substeps
                     run(*common, self.gravity, self.h, 1, self.velocity_scale)
@@ -148,6 +164,32 @@ class RopeSubsteps:
                            self.velocity_scale, workspace.sweep_scratch, self.multipliers)
         if self.resolves:
             np.copyto(self.before_contacts, x)
+
+    def hold(self, pairs: np.ndarray) -> None:
+        """The rope-rope contacts of ``pairs`` (segment pairs) that touch at x held in the
+        next solves (``kernels_held``: the re-solve after the contacts and the next
+        substep's), in place of those held before."""
+        lanes = self.plan.lanes
+        if self.holds is None or lanes is None:
+            return
+        model = self.model
+        self.release()
+        if len(pairs):
+            kernels_held.hold_contacts(
+                self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
+                pairs, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
+                kernels_held.HOLD_STIFFNESS,
+                kernels_held.HOLD_REACH * float(model.particle_radius.max()),
+                model.self_friction, lanes.layout.lanes)
+
+    def release(self) -> None:
+        """Every contact held let go (the frame's end: the next starts from x, v alone)."""
+        lanes = self.plan.lanes
+        if self.holds is None or lanes is None:
+            return
+        layout = lanes.layout
+        kernels_held.clear(self.workspace.lane_edges, layout.block_edge_offset,
+                           layout.block_length, layout.lanes)
 
     def stretched(self, moved: np.ndarray) -> bool:
         """Whether the contacts, which moved the particles flagged in ``moved``, changed
@@ -182,7 +224,7 @@ class RopeSubsteps:
         run_resolve(workspace.lane_particles, workspace.lane_edges,
                     layout.block_particle_offset, layout.block_edge_offset,
                     layout.block_length, lanes.block_leading, self.h, model.iterations,
-                    self.strain_limit, self.velocity_scale, self.active_blocks)
+                    self.strain_limit, self.velocity_scale, self.active_blocks, self.holds)
         kernels_resolve.scatter_ropes(workspace.lane_particles, lanes.order_base,
                                       lanes.order_particles, lanes.block_start,
                                       self.active_blocks, lanes.particle_rope,

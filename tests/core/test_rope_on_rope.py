@@ -1,0 +1,66 @@
+"""A rope lying on another rope stays there as friction says: the contacts between ropes are
+held in the ropes' solve (``solve.kernels_held``), so a solve that pulls a rope along its
+length cannot carry it along the contact.
+
+The scene of the Blender tests (``tests/blender/test_rope_objects_collide.py``), in the core:
+a 1 m rope of 30 points pinned at both ends, and a free 0.8 m rope of 31 points dropped across
+its middle from 15 cm above, off-centre (its legs 0.5 and 0.3 m), radius 1 cm, damping 1 /s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xpbd_addon.core import Model, step
+from xpbd_addon.core.solve import kernels_held
+
+R = 0.01
+DT = 1.0 / 24.0
+SUBSTEPS = 10
+TAUT, FREE = 30, 31
+
+
+def draped(friction: float, free_mass: float = 0.05, taut_mass: float = 0.05) -> Model:
+    """The two ropes (module docstring), point masses [kg], rope-rope friction ``friction``."""
+    taut = np.stack([np.linspace(-0.5, 0.5, TAUT), np.zeros(TAUT), np.full(TAUT, 0.5)], -1)
+    free = np.stack([np.zeros(FREE), np.linspace(-0.5, 0.3, FREE), np.full(FREE, 0.65)], -1)
+    x = np.concatenate([taut, free])
+    edges = [(i, i + 1) for i in range(TAUT - 1)]
+    edges += [(TAUT + i, TAUT + i + 1) for i in range(FREE - 1)]
+    inv_mass = np.concatenate([np.full(TAUT, 1.0 / taut_mass), np.full(FREE, 1.0 / free_mass)])
+    inv_mass[[0, TAUT - 1]] = 0.0  # the taut rope's ends pinned
+    return Model(x, np.array(edges), inv_mass, 1e-7, radius=R, self_collision=True,
+                 self_friction=friction, damping=1.0)
+
+
+def heights(model: Model, frames: int) -> list[float]:
+    """The free rope's highest point [m] after each frame."""
+    state = model.state()
+    out = []
+    for _ in range(frames):
+        step(model, state, DT, SUBSTEPS)
+        out.append(float(state.x[TAUT:, 2].max()))
+    assert np.isfinite(state.x).all()
+    return out
+
+
+@pytest.mark.parametrize("friction, stays", [(0.6, True), (0.0, False)])
+def test_a_rope_draped_off_centre_over_a_taut_rope_stays_with_friction_only(friction, stays):
+    """Legs of 0.5 and 0.3 m: with friction 0.6 the fold holds (the capstan's e^(mu pi) = 6.6
+    is far above the legs' 5:3), at 1.5 s and still at 5 s; without friction it slides off."""
+    top = heights(draped(friction), 120)
+    assert (top[35] > 0.4 and top[-1] > 0.4) == stays, (top[35], top[-1])
+
+
+def test_a_heavy_rope_dropped_on_a_light_taut_rope_rests_on_it():
+    """Four times heavier per point than the taut rope: it presses it down and rests on it."""
+    top = heights(draped(0.6, free_mass=0.05, taut_mass=0.0125), 120)
+    assert top[35] > 0.3 and top[-1] > 0.3, (top[35], top[-1])
+
+
+def test_without_the_holds_the_draped_rope_slides_off(monkeypatch):
+    """The mechanism: with the held contacts' stiffness 0 (no hold acts), the same rope with
+    friction 0.6 slides off as it did before the holds (docs/collisions.md, Limits)."""
+    monkeypatch.setattr(kernels_held, "HOLD_STIFFNESS", 0.0)
+    top = heights(draped(0.6), 120)
+    assert top[-1] < 0.4
