@@ -37,8 +37,6 @@ contacts changed some segment's length by more than this fraction of its rest le
 resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
 
 
-
-
 class RopeSubsteps:
     """The rope solve of one frame with contacts, a substep at a time (see the module).
 
