@@ -42,6 +42,13 @@ CONTACT_FRAMES = 8
 """Frames the warm-up steps a model with contacts (one without contacts: one frame)."""
 
 
+NUDGE_SPEED = 1.0
+"""[m/s] the push of ``_nudged``'s point: over a frame, far beyond its rope-rope slack"""
+
+PARTIAL_SHARE = 5
+"""``_nudged`` pushes one point where that is fewer than 1 in PARTIAL_SHARE of the points
+(``contacts.constants.PARTIAL_SEARCH`` is 4: more, and the search is a full one)"""
+
 PARTS = ("all", "first", "rest")
 """``warm``'s parts: everything; a first frame's kernels; the rest"""
 
@@ -125,6 +132,8 @@ def _rest(model: Model, substeps: int, *, meshes: bool, ground: bool, air: bool)
             triangle = colliders[0]
             colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
         step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+    if model.self_collision:
+        _nudged(model, substeps)
     if state.rest is not None:
         # one more frame with every rope counted at rest for long enough: the kernels of
         # falling asleep and of the wake tests (``core.sleep``), which playback reaches only
@@ -132,6 +141,21 @@ def _rest(model: Model, substeps: int, *, meshes: bool, ground: bool, air: bool)
         state.rest = Rest(np.full(model.particle_count, SLEEP_TIME), state.rest.speed,
                           state.rest.asleep, state.rest.key)
         step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+
+
+def _nudged(model: Model, substeps: int) -> None:
+    """A rope at rest, weightless, then one of its points pushed: the rope-rope search again
+    for the few segments off their prediction (``contacts.ropes``' partial search), which
+    playback reaches only once ropes move apart from each other (a first compile then
+    stalled a frame). Not when a fifth of the points is more than one (a full search)."""
+    free = np.flatnonzero(model.particle_inv_mass > 0.0)
+    if model.particle_count < PARTIAL_SHARE or not len(free):
+        return
+    still = model.state()
+    weightless = (0.0, 0.0, 0.0)
+    step(model, still, WARM_DT, substeps, gravity=weightless)
+    still.v[free[0]] = (0.0, 0.0, NUDGE_SPEED)
+    step(model, still, WARM_DT, substeps, gravity=weightless)
 
 
 def compiled_kernel_count(prefix: str | None = None) -> int:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
+from .layout.topology import EDGE_STRIDE
+
 if TYPE_CHECKING:
     from .contacts.candidates import CandidateLists
     from .contacts.scene import MeshScene
@@ -155,6 +157,10 @@ class Workspace:
     lane_edges: np.ndarray
     """float64 (layout.edge_buffer_size,) the lane kernels' edge buffer (rest lengths [m],
     compliances [m/N], multipliers); starts as ``model.plan.lanes.edge_rows``"""
+    lane_holds: np.ndarray
+    """int64 (1 + the number of edge slots,) how many of ``lane_edges``' slots hold a contact
+    between ropes (``solve.kernels_held``), then those slots: what is let go at a frame's
+    end is only what was held, and a frame cut short leaves the list to the next"""
     sweep_scratch: np.ndarray
     """(N, 3) [m] the sequential sweep's substep start positions x_prev"""
     sweep_multipliers: np.ndarray
@@ -188,5 +194,6 @@ class Workspace:
         multipliers = np.empty(len(model.plan.sweep_edges))
         reference = (multipliers if model.reference_plan is model.plan
                      else np.empty(len(model.reference_plan.sweep_edges)))
-        return cls(model, particles, edges, np.empty((model.particle_count, 3)), multipliers,
-                   reference, no_accelerations)
+        holds = np.zeros(1 + len(edges) // EDGE_STRIDE, dtype=np.int64)  # one a slot at most
+        return cls(model, particles, edges, holds, np.empty((model.particle_count, 3)),
+                   multipliers, reference, no_accelerations)

@@ -49,6 +49,11 @@ gravity's sink g h^2 (``kernels_collider.push_out``): the residue that contacts 
 particle leave each other (a resting stack: about 0.8 g h^2). Beyond it, an overlap is
 pushed out without velocity. The velocity it can give is RESIDUE_SINKS g h at most."""
 
+HOLD_REACH = 0.05
+"""Segment pairs of different ropes within this fraction of the rope's radius of touching,
+when the rope-rope contacts test them, are held in the ropes' next solves
+(``solve.kernels_held``)"""
+
 CONTACT_PASSES = 2
 """Passes over all contacts per substep when rope-rope contacts are on."""
 

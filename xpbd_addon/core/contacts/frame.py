@@ -19,7 +19,7 @@ import numpy as np
 from ..collision import Collider, Plane
 from ..workspace import Workspace
 from .colliders import ColliderContacts
-from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, SPARSE_AWAKE
+from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, HOLD_REACH, SPARSE_AWAKE
 from .kernels_contact import segment_contacts
 from .kernels_wake import (
     awake_pairs,
@@ -52,7 +52,7 @@ class FrameContacts:
                  "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
                  "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
                  "awake_blocks", "pairs_seen", "awake_pairs", "inverse_mass", "sleeping",
-                 "woken")
+                 "woken", "near", "near_pairs", "hold_reach")
 
     def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
                  pin_end: np.ndarray, dt: float, substeps: int, gravity: np.ndarray,
@@ -105,6 +105,13 @@ class FrameContacts:
         self.woken = 0
         """How many ropes at rest long enough to sleep were kept awake at the frame's start
         (a pair to an awake rope, a moving candidate; diagnostics)"""
+        self.near = np.zeros(0, dtype=np.uint8)
+        """(>= K,) flags of the pairs of ``near_pairs`` the rope-rope contacts found within
+        ``hold_reach`` of touching this substep (``rope_pairs``)"""
+        self.near_pairs: np.ndarray | None = None
+        """The pairs ``near`` flags (those the substep's contacts tested)"""
+        self.hold_reach = HOLD_REACH * float(radius.max()) if len(radius) else 0.0
+        """[m] how near touching a pair of segments is held in the ropes' solve"""
 
     @property
     def pairs(self) -> np.ndarray:
@@ -147,6 +154,7 @@ class FrameContacts:
         (the caller clears them)."""
         self.refresh(x, v, substep)
         pairs = self._contact_pairs()
+        near = self._near(pairs, clear=True)
         model, colliders = self.model, self.colliders
         w, radius = self.inverse_mass, model.particle_radius
         s1 = (substep + 1) / self.substeps
@@ -168,7 +176,8 @@ class FrameContacts:
             if len(pairs):
                 acted = segment_contacts(x, v, w, radius, self.velocity_scale,
                                          model.edge_index, pairs, self.motion.push,
-                                         model.self_friction, touched, collided, False)
+                                         model.self_friction, touched, collided, False,
+                                         near, self.hold_reach)
             if index > 0 and not acted:
                 break  # the ropes moved nothing: the selective colliders have nothing to do
             if colliders.live:
@@ -201,7 +210,8 @@ class FrameContacts:
         pairs = self._contact_pairs()
         if len(pairs):
             segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
-                             self.motion.push, 0.0, touched, only, True)
+                             self.motion.push, 0.0, touched, only, True,
+                             self._near(pairs, clear=False), self.hold_reach)
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
             touched[:] = 0
@@ -258,9 +268,25 @@ class FrameContacts:
         return True
 
     def rope_pairs(self) -> np.ndarray:
-        """The rope-rope candidate pairs this substep's contacts test (``_contact_pairs``):
-        the ropes' solve holds those that touch (``solve.kernels_held``)."""
-        return self._contact_pairs()
+        """The rope-rope pairs this substep's contacts found near touching (``near``): the
+        ropes' solve holds those that touch (``solve.kernels_held``). Only those: testing
+        every candidate pair again cost the crossed layers as much as their contacts."""
+        pairs = self.near_pairs
+        if pairs is None or not len(pairs):
+            return self.no_pairs
+        return pairs[self.near[:len(pairs)].view(np.bool_)]
+
+    def _near(self, pairs: np.ndarray, *, clear: bool) -> np.ndarray:
+        """The ``near`` flags of ``pairs``, cleared at a substep's first contacts (``clear``).
+        Pairs found again after the re-solve (``refresh``) start all flagged: what the
+        substep's first contacts found near is not known for them."""
+        if len(self.near) < len(pairs):
+            self.near = np.zeros(max(len(pairs), 2 * len(self.near)), dtype=np.uint8)
+        near = self.near[:len(pairs)]
+        if clear or pairs is not self.near_pairs:
+            near[:] = 0 if clear else 1
+            self.near_pairs = pairs
+        return near
 
     def _contact_pairs(self) -> np.ndarray:
         """The rope-rope candidate pairs the contacts test: all, or while some ropes sleep

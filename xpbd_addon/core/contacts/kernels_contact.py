@@ -48,7 +48,7 @@ from .kernels_collider import (
     friction_correction,
     push_out,
 )
-from .kernels_geometry import cross3, mesh_normals, segments_gap
+from .kernels_geometry import cross3, mesh_normals, segments_apart, segments_gap
 from .kernels_resting import (
     GEOMETRY_ROWS,
     fill_resting,
@@ -122,7 +122,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
-                     moved, only, selective):
+                     moved, only, selective, near, reach):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
     order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
     the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
@@ -135,7 +135,9 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     displacement of the closest points the same way. Push-out cap and velocity rule as in
     ``collider_contacts``; coincident segments separate along a fixed perpendicular. With
     ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
-    particles moved are flagged in ``moved``. Returns how many pairs were in contact."""
+    particles moved are flagged in ``moved``, and the pairs found within ``reach`` [m] of
+    touching (or crossed) in ``near`` (K,) (those the ropes' solve may hold,
+    ``solve.kernels_held``). Returns how many pairs were in contact."""
     inverse_scale = 1.0 / velocity_scale
     acted = 0
     for k in range(pairs.shape[0]):
@@ -143,18 +145,7 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
         if selective and only[a0] == 0 and only[a1] == 0 and only[b0] == 0 and only[b1] == 0:
             continue
-        # most candidate pairs are apart in any one substep: midpoints farther than the half
-        # lengths plus the radii rule the pair out for the price of two square roots
-        half_a2 = 0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2
-                          + (x[a1, 2] - x[a0, 2]) ** 2)
-        half_b2 = 0.25 * ((x[b1, 0] - x[b0, 0]) ** 2 + (x[b1, 1] - x[b0, 1]) ** 2
-                          + (x[b1, 2] - x[b0, 2]) ** 2)
-        mid2 = 0.25 * ((x[a0, 0] + x[a1, 0] - x[b0, 0] - x[b1, 0]) ** 2
-                       + (x[a0, 1] + x[a1, 1] - x[b0, 1] - x[b1, 1]) ** 2
-                       + (x[a0, 2] + x[a1, 2] - x[b0, 2] - x[b1, 2]) ** 2)
-        bound = (math.sqrt(half_a2) + math.sqrt(half_b2) + max(radius[a0], radius[a1])
-                 + max(radius[b0], radius[b1]))
-        if mid2 >= bound * bound:
+        if segments_apart(x, radius, a0, a1, b0, b1, 0.0):
             continue
         s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
         c0, c1, c2, c3 = 1.0 - s, s, -(1.0 - t), -t  # gradient weights of the four ends
@@ -176,6 +167,8 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
             signed = dx * nx + dy * ny + dz * nz
             lx, ly, lz = dx - signed * nx, dy - signed * ny, dz - signed * nz
             crossed = lx * lx + ly * ly + lz * lz < contact * contact
+        if crossed or gap < contact + reach:
+            near[k] = 1
         if crossed:
             gap = signed
         elif gap >= contact:

@@ -69,6 +69,25 @@ def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @kernel
+def segments_apart(x, radius, a0, a1, b0, b1, reach):
+    """True if segments (a0, a1) and (b0, b1) of rows of x cannot come within the sum of
+    their radii plus ``reach`` [m]: their midpoints are farther apart than the half lengths
+    plus the largest radii and the reach. Most candidate pairs are apart in any one substep,
+    and this rules them out for the price of two square roots (``segments_gap`` costs a
+    closest-point search)."""
+    half_a2 = 0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2
+                      + (x[a1, 2] - x[a0, 2]) ** 2)
+    half_b2 = 0.25 * ((x[b1, 0] - x[b0, 0]) ** 2 + (x[b1, 1] - x[b0, 1]) ** 2
+                      + (x[b1, 2] - x[b0, 2]) ** 2)
+    mid2 = 0.25 * ((x[a0, 0] + x[a1, 0] - x[b0, 0] - x[b1, 0]) ** 2
+                   + (x[a0, 1] + x[a1, 1] - x[b0, 1] - x[b1, 1]) ** 2
+                   + (x[a0, 2] + x[a1, 2] - x[b0, 2] - x[b1, 2]) ** 2)
+    bound = (math.sqrt(half_a2) + math.sqrt(half_b2) + max(radius[a0], radius[a1])
+             + max(radius[b0], radius[b1]) + reach)
+    return mid2 >= bound * bound
+
+
+@kernel
 def segments_gap(x, radius, a0, a1, b0, b1):
     """Where segments (a0, a1) and (b0, b1) of rows of x come closest
     (``closest_on_segments``): (s, t, dx, dy, dz, gap, contact), d = p - q [m] from the second

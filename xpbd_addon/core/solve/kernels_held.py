@@ -32,7 +32,8 @@ import math
 
 import numpy as np
 
-from ..contacts.kernels_geometry import segments_gap
+from ..contacts.constants import HOLD_REACH as HOLD_REACH
+from ..contacts.kernels_geometry import segments_apart, segments_gap
 from ..jit import inline_kernel, kernel
 from ..layout.lanes import FH, FHAT, FHC, FHMU, FHON, FHS, FHT, FHX, FX, FXT, PSTRIDE
 from ..layout.topology import EDGE_HOLD, EDGE_HOLD_MU, EDGE_HOLD_X, EDGE_STRIDE
@@ -40,10 +41,6 @@ from ..layout.topology import EDGE_HOLD, EDGE_HOLD_MU, EDGE_HOLD_X, EDGE_STRIDE
 HOLD_STIFFNESS = 10.0
 """k of a held contact over the segment's mean point mass (the solve's inertia m): ten times
 it. Measured (docs/collisions.md): both rope-rope cases hold at 10, not at 3."""
-
-HOLD_REACH = 0.05
-"""Segment pairs within this fraction of the rope's radius of touching, after a substep's
-contacts, are held"""
 
 PSTRIDE_INT = int(PSTRIDE)
 """The particle slot's stride as a plain int (the hold kernels index with int64)"""
@@ -153,22 +150,24 @@ def held_coupling(edge_buffer, f, lanes):
 
 
 @kernel
-def clear(edge_buffer, block_edge_offset, block_length, lanes):
-    """Every hold of the lane buffer's edge slots let go."""
-    ES = EDGE_STRIDE * lanes
-    for b in range(block_length.shape[0]):
-        eo = np.int64(block_edge_offset[b])
-        for p in range(np.int64(block_length[b])):
-            for lane in range(lanes):
-                e = eo + p * ES + lane
-                for c in range(_FIELDS):
-                    edge_buffer[e + (EDGE_HOLD + c) * lanes] = 0.0
-                edge_buffer[e + EDGE_HOLD_MU * lanes] = 0.0
+def clear(edge_buffer, held, lanes):
+    """Every hold of the lane buffer's edge slots let go: the slots listed in ``held``
+    (``held[0]`` of them, from ``held[1]``; what ``hold_contacts`` set), and the list
+    emptied. Only those: clearing every slot cost the terrain scene, whose ropes never
+    touch, as much as a third of its solve."""
+    for k in range(1, np.int64(held[0]) + 1):
+        e = held[k]
+        for c in range(_FIELDS):
+            edge_buffer[e + (EDGE_HOLD + c) * lanes] = 0.0
+        edge_buffer[e + EDGE_HOLD_MU * lanes] = 0.0
+    held[0] = 0
 
 
-@kernel
-def _hold(x, w, lanes_of, edge_buffer, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
-    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot."""
+@inline_kernel
+def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
+    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot (and
+    list the slot in ``held``, for ``clear``). Inlined: called for every pair held, twice a
+    substep, a call with its arrays cost about as much as the hold."""
     particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
     base_a = particle_base[ia]
     base_b = particle_base[ib]
@@ -211,24 +210,29 @@ def _hold(x, w, lanes_of, edge_buffer, ia, ib, s, n0, n1, n2, ratio, grip, lanes
     for c in range(3):
         edge_buffer[e + (EDGE_HOLD_X + c) * lanes] = ht * x[first, c] + hs * x[second, c]
     edge_buffer[e + EDGE_HOLD_MU * lanes] = grip
+    held[0] += 1
+    held[held[0]] = e
 
 
 @kernel
-def hold_contacts(x, w, radius, edges, pairs, particle_rope, lanes_of, edge_buffer, ratio,
-                  reach, grip, lanes):
+def hold_contacts(x, w, radius, edges, pairs, particle_rope, lanes_of, edge_buffer, held,
+                  ratio, reach, grip, lanes):
     """Hold the contacts of segment pairs of different ropes that touch at x (N, 3) [m]
     (within ``reach`` [m]), on both segments: c = sqrt(``ratio`` m) n, ``grip`` the ropes'
     friction (module docstring). ``lanes_of``: each particle's buffer index of field 0 (-1
-    outside the lanes), block, and the blocks' particle and edge offsets."""
+    outside the lanes), block, and the blocks' particle and edge offsets; ``held`` (int64,
+    1 + the number of edge slots): the count of slots held, then the slots (``clear``)."""
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
         if (particle_rope[a0] < 0 or particle_rope[b0] < 0
                 or particle_rope[a0] == particle_rope[b0]):
             continue
+        if segments_apart(x, radius, a0, a1, b0, b1, reach):
+            continue
         s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
         if not (gap > 1e-12 and gap < contact + reach):
             continue
         n0, n1, n2 = dx / gap, dy / gap, dz / gap
-        _hold(x, w, lanes_of, edge_buffer, a0, a1, s, n0, n1, n2, ratio, grip, lanes)
-        _hold(x, w, lanes_of, edge_buffer, b0, b1, t, -n0, -n1, -n2, ratio, grip, lanes)
+        _hold(x, w, lanes_of, edge_buffer, held, a0, a1, s, n0, n1, n2, ratio, grip, lanes)
+        _hold(x, w, lanes_of, edge_buffer, held, b0, b1, t, -n0, -n1, -n2, ratio, grip, lanes)

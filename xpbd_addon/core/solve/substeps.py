@@ -176,18 +176,17 @@ class RopeSubsteps:
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
                 pairs, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
-                kernels_held.HOLD_STIFFNESS,
+                self.workspace.lane_holds, kernels_held.HOLD_STIFFNESS,
                 kernels_held.HOLD_REACH * float(model.particle_radius.max()),
                 model.self_friction, lanes.layout.lanes)
 
     def release(self) -> None:
         """Every contact held let go (the frame's end: the next starts from x, v alone)."""
         lanes = self.plan.lanes
-        if self.holds is None or lanes is None:
+        holds = self.workspace.lane_holds
+        if lanes is None or not holds[0]:
             return
-        layout = lanes.layout
-        kernels_held.clear(self.workspace.lane_edges, layout.block_edge_offset,
-                           layout.block_length, layout.lanes)
+        kernels_held.clear(self.workspace.lane_edges, holds, lanes.layout.lanes)
 
     def stretched(self, moved: np.ndarray) -> bool:
         """Whether the contacts, which moved the particles flagged in ``moved``, changed
