@@ -338,3 +338,41 @@ def test_a_heavy_rope_dropped_onto_a_light_taut_rope_rests_on_it(scene):
     _grip(taut, falling)
     taut.xpbd.vertex_mass = 0.0125  # a quarter of the falling rope's 0.05 kg per point
     _stays_on(scene, falling, 0.3)
+
+
+@pytest.mark.parametrize("substeps", [5, 10, 20])
+def test_two_default_ropes_one_dropped_across_the_other_stays_on_it(scene, substeps):
+    """As a user does it: Add > Curve > XPBD Rope twice at the defaults (2 m, radius 1 cm,
+    friction 0.2, damping 0.1 /s), Self Collision turned on for both; one pinned at both ends,
+    the other with its first pin off dropped across its middle from 30 cm. It lands, stays
+    draped over the taut rope for 5 s (its highest point above the taut rope, both legs
+    hanging below it) and never passes through it."""
+    scene.cursor.location = (-1.0, 0.0, 0.5)
+    assert bpy.ops.xpbd.rope_add() == {"FINISHED"}
+    taut = bpy.context.object
+    scene.cursor.location = (0.0, -1.0, 0.8)
+    assert bpy.ops.xpbd.rope_add() == {"FINISHED"}
+    falling = bpy.context.object
+    falling.rotation_euler[2] = np.pi / 2  # along y, its middle over the taut rope's
+    taut.xpbd.pin_last = True
+    falling.xpbd.pin_first = False
+    for obj in (taut, falling):
+        obj.xpbd.use_self_collision = True
+        obj.xpbd.substeps = substeps
+    radius = falling.xpbd.radius
+    closest = np.inf
+    for frame in range(1, 121):
+        scene.frame_set(frame)
+        a, b = ropes.world_points(taut), ropes.world_points(falling)
+        closest = min(closest, _closest(a, b))
+        if frame >= 24:  # landed
+            top = int(np.argmax(b[:, 2]))
+            under = a[int(np.argmin(np.abs(a[:, 0] - b[top, 0]))), 2]
+            assert b[top, 2] > under + radius, (frame, b[top], under)
+            assert b[0, 2] < under and b[-1, 2] < under, (frame, b[0], b[-1], under)
+    assert sim.status(taut) is None and sim.status(falling) is None
+    print(f"S = {substeps}: closest centrelines {closest * 1e3:.1f} mm (2 R = "
+          f"{2e3 * radius:.0f} mm); at 5 s the falling rope's ends at {b[0, 2]:.3f} and "
+          f"{b[-1, 2]:.3f} m, its top at {b[top, 2]:.3f} m, the taut rope under it at "
+          f"{under:.3f} m")
+    assert closest > 1.5 * radius  # never through: the centrelines stay over 1.5 R apart
