@@ -220,3 +220,57 @@ def test_in_wind_the_energy_test_counts_the_airs_work(scene):
     assert all(track.cache[f].model is track.cache[1].model for f in range(1, 25))
     status = _status_after_a_gain(scene, rope, 24)
     assert "gained energy" in status, status
+
+
+def _counted_every_frame(scene, obj, last):
+    """Frames 2 .. ``last`` each carried the budget on (the work counted), none started it
+    again from the rope's energy at the frame's end (``energy_anchor``)."""
+    track = sim.REGISTRY[obj.session_uid].track
+    gravity = np.array(scene.gravity)
+    again = [f for f in range(2, last + 1)
+             if track.cache[f].budget == energy_anchor(track.model, track.cache[f], gravity)]
+    assert not again, f"the budget started again at frames {again}"
+
+
+def test_on_a_soft_pin_under_a_force_field_the_energy_test_counts_both(scene):
+    """A Pin Map's spring and a Force field at once (each was counted alone; together the
+    test used to stand aside): the budget counts both every frame, the rope keeps within
+    it, and a gain is stopped (as if the rope had gained 1 kJ by frame 36)."""
+    scene.frame_set(1)
+    obj = _soft_held(scene)
+    bpy.ops.object.effector_add(type="FORCE", location=(-50.0, 0.0, 0.0))
+    bpy.context.object.field.strength = -5.0
+    bpy.context.view_layer.objects.active = obj
+    _play_unstopped(scene, obj, 36)
+    _counted_every_frame(scene, obj, 36)
+    budgets, energies = _budgets_and_energies(scene, obj, 36)
+    assert np.all(energies <= budgets + 1e-6)
+    assert budgets.max() > budgets[0] + 1.0  # the field did work, and it was counted
+    status = _status_after_a_gain(scene, obj, 36)
+    assert "gained energy" in status, status
+
+
+def test_on_a_springy_attachment_pulled_along_the_energy_test_counts_its_work(scene):
+    """A rope hanging from a springy attachment (compliance 2 mm/N, no damping) whose empty
+    is keyed to swing 40 cm sideways and back every 16 frames: the spring's target moves
+    within every frame, and its work, summed substep by substep, joins the budget; the test
+    stays on while the empty moves, the rope keeps within it, and a gain is stopped (as if
+    the rope had gained 1 kJ by frame 28, the empty moving)."""
+    scene.frame_set(1)
+    anchor = bpy.data.objects.new("anchor", None)
+    scene.collection.objects.link(anchor)
+    _key_x(anchor, [(1, 0.0), (9, 0.4), (17, 0.0), (25, 0.4), (33, 0.0), (41, 0.4)])
+    obj = ropes.curve_rope(scene, "POLY", n=12, length=1.0, axis=2)  # hanging down from 0
+    obj.xpbd.pin_first = False
+    obj.xpbd.damping = 0.0
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.xpbd.attachment_add()
+    item = obj.xpbd.attachments[0]
+    item.target, item.point, item.compliance = anchor, 0, 2e-3
+    _play_unstopped(scene, obj, 28)
+    _counted_every_frame(scene, obj, 28)
+    budgets, energies = _budgets_and_energies(scene, obj, 28)
+    assert np.all(energies <= budgets + 1e-6)
+    assert energies.max() > energies[0] + 0.1  # the swinging anchor put energy in
+    status = _status_after_a_gain(scene, obj, 28)
+    assert "gained energy" in status, status

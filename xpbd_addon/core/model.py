@@ -44,14 +44,23 @@ class State:
     particle over the steps of this state, summed substep by substep as m a . dx (exact:
     the drag is constant over a substep); None until the air acts. An energy check adds it
     to what the rope may have (wind puts energy in, drag alone takes it out)."""
+    spring_work: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """(N,) [J] the work that soft pins' targets moving within a frame
+    (``soft_pins.SoftPins.start`` to ``targets``) have done on each held particle's spring
+    over the steps of this state: summed substep by substep as the spring energy the
+    target's move adds at the substep's start positions, 1/2 (|p1 - x|^2 - |p0 - x|^2) /
+    alpha (the substep itself, implicit, only takes energy out); None until such a target
+    moves. An energy check adds it to what the rope may have."""
 
     def copy(self) -> State:
-        """The same positions, velocities, rod state, rest and air work (copied), without
-        the workspace."""
+        """The same positions, velocities, rod state, rest, air and spring work (copied),
+        without the workspace."""
         return State(self.x.copy(), self.v.copy(),
                      None if self.rod is None else self.rod.copy(),
                      rest=None if self.rest is None else self.rest.copy(),
-                     air_work=None if self.air_work is None else self.air_work.copy())
+                     air_work=None if self.air_work is None else self.air_work.copy(),
+                     spring_work=None if self.spring_work is None
+                     else self.spring_work.copy())
 
 
 class Model:

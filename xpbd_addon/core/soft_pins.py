@@ -106,10 +106,13 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
                else as_float_array(pin_targets, "pin_targets", (model.particle_count, 3))[pinned])
     targets = state.x.copy()
     acceleration = base.copy()
+    moving = not np.array_equal(start, end)
     for substep in range(substeps):
         s0, s1 = substep / substeps, (substep + 1) / substeps
         p = start + s1 * (end - start)
         x0, v0 = state.x[particles], state.v[particles]
+        if moving:
+            _add_spring_work(state, particles, alpha, start + s0 * (end - start), p, x0)
         predicted = x0 + h * v0 + h * h * (g + base[particles])
         acceleration[particles] = base[particles] + share[:, None] * (p - predicted) / (h * h)
         targets[pinned] = pin_start + s1 * (pin_end - pin_start)
@@ -118,6 +121,18 @@ def step_with_soft_pins(model: Model, state: State, dt: float, substeps: int,
              air=air, wind=wind,
              pin_turns=None if pin_turns is None else np.asarray(pin_turns) / substeps)
     return held
+
+
+def _add_spring_work(state: State, particles: np.ndarray, alpha: np.ndarray,
+                     before: np.ndarray, after: np.ndarray, x: np.ndarray) -> None:
+    """Add to ``state.spring_work`` what the targets' move from ``before`` to ``after`` [m]
+    puts into the springs (compliance ``alpha`` [m/N]) of ``particles`` at ``x`` [m]:
+    1/2 (|after - x|^2 - |before - x|^2) / alpha [J] (``State.spring_work``)."""
+    stretched, was = after - x, before - x
+    work = 0.5 * ((stretched * stretched).sum(axis=1) - (was * was).sum(axis=1)) / alpha
+    if state.spring_work is None or len(state.spring_work) != len(state.x):
+        state.spring_work = np.zeros(len(state.x))
+    np.add.at(state.spring_work, particles, work)
 
 
 def from_weights(weights: Any, targets: Any, stiffness: float, *, start: Any = None

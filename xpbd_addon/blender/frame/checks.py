@@ -11,7 +11,9 @@
   (those and the elastic energy its constraints stored there, ``energy_at_start``) plus the
   work that forces and fields did since (``work``, exact: their accelerations are constant
   over a frame), the air's drag and wind (``core.State.air_work``, summed substep by
-  substep) and soft pins' springs (``spring_jump``: their targets jump between frames).
+  substep) and soft pins' springs (``spring_jump``: their targets jump between frames; and
+  ``core.State.spring_work``: an attachment's spring pulled along within a frame, summed
+  substep by substep).
   A rope only converts, loses and takes in that energy (no solver adds energy,
   docs/physics.md). Colliders that stay where they are do no work (contacts with them only
   push and rub), so they leave the test on. In a frame where anything whose work is not
@@ -178,16 +180,19 @@ def work(model: Any, before: np.ndarray, after: np.ndarray,
 
 def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], handoff: Any,
                    moving_colliders: bool, x: list[np.ndarray], *,
-                   air_work: np.ndarray | None = None) -> tuple[list[float | None], list[Any]]:
+                   air_work: np.ndarray | None = None,
+                   spring_work: np.ndarray | None = None
+                   ) -> tuple[list[float | None], list[Any]]:
     """Each member's energy budget [J] after a frame (``sim.Frame.budget``) and its soft
     pins (``sim.Frame.springs``). The budget is its ``previous`` frame's plus the work of
     the frame's forces and fields (``work``), of the air's drag and wind (``air_work``: the
-    stepped State's, per particle [J], None: no air) and of its soft pins' targets
-    (``spring_jump``) while everything else that acted is counted: its pins and rod ends
-    where they were (``inputs``: the frame's ``frame.inputs.Inputs``), its Model the
-    previous frame's, nothing held by an attachment, soft pins' targets still over the
-    frame (and no force with them) and no collider that moves within the frame
-    (``moving_colliders``; a still one does no work). Else None: the caller starts the
+    stepped State's, per particle [J], None: no air) and of its soft pins' targets (their
+    jump between frames, ``spring_jump``, and their move within the frame, ``spring_work``:
+    the stepped State's, per particle [J], None: none moved) while everything else that
+    acted is counted: its pins and rod ends where they were (``inputs``: the frame's
+    ``frame.inputs.Inputs``), its Model the previous frame's, nothing held by an attachment
+    and no collider that moves within the frame (``moving_colliders``; a still one does no
+    work). Else None: the caller starts the
     budget again from the frame's end (``energy_anchor``). ``handoff``: the frame's
     ``handoff.Handoff``, its rows the members' side by side; ``x``: each member's new
     positions [m]."""
@@ -202,8 +207,6 @@ def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], han
         row += len(after)
         springs.append(mine)
         counted = (before.budget is not None and not held
-                   and (mine is None or (accelerations is None
-                                         and np.array_equal(mine.start, mine.targets)))
                    and not moving_colliders
                    and (i.turn is None or (before.turn is not None
                                            and np.array_equal(i.turn, before.turn)))
@@ -212,10 +215,11 @@ def energy_budgets(ropes: list[Any], inputs: list[Any], previous: list[Any], han
                    and np.array_equal(i.targets, before.targets))
         model = rope.track.model
         air = 0.0 if air_work is None else float(air_work[rows].sum())
+        pulled = 0.0 if spring_work is None else float(spring_work[rows].sum())
         budgets.append(before.budget + spring_jump(model, before.x, before.springs, mine)
-                       + work(model, before.x, after,
-                              None if accelerations is None else accelerations[rows]) + air
-                       if counted else None)
+                       + pulled + work(model, before.x, after,
+                                       None if accelerations is None else accelerations[rows])
+                       + air if counted else None)
     return budgets, springs
 
 

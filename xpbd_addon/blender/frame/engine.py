@@ -219,7 +219,8 @@ class Run:
             rests = [core_sleep.part(state.rest, o[k], o[k + 1]) for k in range(len(previous))]
         moving = any(getattr(c, "moving", False) for c in contacts)
         budgets, springs = energy_budgets(self.ropes, inputs, previous, handoff, moving, x,
-                                          air_work=state.air_work)
+                                          air_work=state.air_work,
+                                          spring_work=state.spring_work)
         joint = [b for b in budgets if b is not None]
         # (the geometric check ran in handoff_step)
         if not self.batch and len(joint) == len(budgets):  # the run's joint Model: one system
@@ -286,7 +287,8 @@ class Run:
         self.state.rod = core_rod.joined_states(self.model.rod_layout,
                                                 [f.rod for f in previous], self.offsets)
         self.state.rest = self._rest_from(previous)
-        self.state.air_work = None  # the air's work of this frame alone (the budget's)
+        # the air's and the moving springs' work of this frame alone (the budget's)
+        self.state.air_work = self.state.spring_work = None
         return self.state
 
     @staticmethod
