@@ -51,6 +51,15 @@ substep, the re-solve after contacts), which share the chain solve's kernels (co
 here, while the helper compiles the rest); the helper takes every other kernel of the
 manifest"""
 
+HELPER_FIRST = ("core.solve.kernels_direct.limit_chain",
+                "core.solve.kernels_direct._update_velocity",
+                "core.solve.kernels_sleep.measure_still")
+"""What the helper compiles first: the kernels of the chain solve that this process
+reaches last while it compiles the solve (numba compiles a kernel's callees as it types
+it, in the order it meets them), and the first frame's last kernel, which the helper
+otherwise reached after this process had compiled it (``bench first_use``): so that this
+process finds them in the cache by then"""
+
 DONE_MARK = "xpbd-helper.{python_tag}.done"
 """The helper's mark in the solver's cache folder: the hash of the kernel sources it
 compiled (``kernel_cache.digest``). With it current, no helper is started."""
@@ -179,10 +188,13 @@ def compile_solve(contacts: bool) -> None:
 
 
 def run_helper() -> None:
-    """The helper process: every other kernel of the manifest, in its order; then the mark,
-    and its claim given up (``start``)."""
+    """The helper process: the solve's kernels this process reaches last
+    (``HELPER_FIRST``), then every other kernel of the manifest, in its order; then the
+    mark, and its claim given up (``start``)."""
     try:
-        _compile([e for e in load() if not e["inner"] and e["kernel"] not in HERE_KERNELS])
+        entries = load()
+        _compile([e for e in entries if e["kernel"] in HELPER_FIRST]
+                 + [e for e in entries if not e["inner"] and e["kernel"] not in HERE_KERNELS])
         mark = done_mark()
         if mark is not None:
             from .kernel_cache import digest
