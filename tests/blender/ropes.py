@@ -65,6 +65,20 @@ def curve_rope(scene, kind="POLY", n=12, length=1.98, *, axis=0, name=None, spli
     return obj
 
 
+def hung_from_a_spring(scene, anchor, *, damping, compliance=2e-3):
+    """A 12-point, 1 m curve rope hanging down from the origin, its first point held by a
+    springy attachment (``compliance`` [m/N]) to ``anchor``, no pin; ``damping`` [1/s].
+    Returns (rope, attachment)."""
+    obj = curve_rope(scene, "POLY", n=12, length=1.0, axis=2)
+    obj.xpbd.pin_first = False
+    obj.xpbd.damping = damping
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.xpbd.attachment_add()
+    item = obj.xpbd.attachments[0]
+    item.target, item.point, item.compliance = anchor, 0, compliance
+    return obj, item
+
+
 def local_points(obj):
     """Object-space points [m] as stored in the data, float32 [N, 3]."""
     if obj.type == "MESH":

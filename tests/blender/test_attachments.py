@@ -145,13 +145,7 @@ def test_a_springy_attachment_holds_with_its_compliance(scene):
     scene.frame_start, scene.frame_end = 1, 60
     anchor = bpy.data.objects.new("anchor", None)
     scene.collection.objects.link(anchor)
-    obj = ropes.curve_rope(scene, "POLY", n=12, length=1.0, axis=2)  # hanging down from 0
-    obj.xpbd.pin_first = False
-    obj.xpbd.damping = 3.0
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.xpbd.attachment_add()
-    item = obj.xpbd.attachments[0]
-    item.target, item.point, item.compliance = anchor, 0, 2e-3
+    obj, item = ropes.hung_from_a_spring(scene, anchor, damping=3.0)
     played = ropes.played_points(scene, [obj], 1, 60)
     assert sim.status(obj) is None
     load = 12 * obj.xpbd.vertex_mass * 9.81  # [N] the whole rope hangs from the spring

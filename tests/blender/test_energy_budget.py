@@ -260,13 +260,7 @@ def test_on_a_springy_attachment_pulled_along_the_energy_test_counts_its_work(sc
     anchor = bpy.data.objects.new("anchor", None)
     scene.collection.objects.link(anchor)
     _key_x(anchor, [(1, 0.0), (9, 0.4), (17, 0.0), (25, 0.4), (33, 0.0), (41, 0.4)])
-    obj = ropes.curve_rope(scene, "POLY", n=12, length=1.0, axis=2)  # hanging down from 0
-    obj.xpbd.pin_first = False
-    obj.xpbd.damping = 0.0
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.xpbd.attachment_add()
-    item = obj.xpbd.attachments[0]
-    item.target, item.point, item.compliance = anchor, 0, 2e-3
+    obj, _ = ropes.hung_from_a_spring(scene, anchor, damping=0.0)
     _play_unstopped(scene, obj, 28)
     _counted_every_frame(scene, obj, 28)
     budgets, energies = _budgets_and_energies(scene, obj, 28)

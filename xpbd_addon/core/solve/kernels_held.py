@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 
-from ..contacts.constants import HOLD_REACH as HOLD_REACH
 from ..contacts.kernels_geometry import segments_apart, segments_gap
 from ..jit import inline_kernel, kernel
 from ..layout.lanes import FH, FHAT, FHC, FHMU, FHON, FHS, FHT, FHX, FX, FXT, PSTRIDE

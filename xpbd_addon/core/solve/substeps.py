@@ -163,10 +163,11 @@ class RopeSubsteps:
         if self.resolves:
             np.copyto(self.before_contacts, x)
 
-    def hold(self, pairs: np.ndarray) -> None:
-        """The rope-rope contacts of ``pairs`` (segment pairs) that touch at x held in the
-        next solves (``kernels_held``: the re-solve after the contacts and the next
-        substep's), in place of those held before."""
+    def hold(self, pairs: np.ndarray, reach: float) -> None:
+        """The rope-rope contacts of ``pairs`` (segment pairs) that touch at x (within
+        ``reach`` [m], ``contacts.frame.FrameContacts.hold_reach``) held in the next solves
+        (``kernels_held``: the re-solve after the contacts and the next substep's), in place
+        of those held before."""
         lanes = self.plan.lanes
         if self.holds is None or lanes is None:
             return
@@ -176,8 +177,7 @@ class RopeSubsteps:
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
                 pairs, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
-                self.workspace.lane_holds, kernels_held.HOLD_STIFFNESS,
-                kernels_held.HOLD_REACH * float(model.particle_radius.max()),
+                self.workspace.lane_holds, kernels_held.HOLD_STIFFNESS, reach,
                 model.self_friction, lanes.layout.lanes)
 
     def release(self) -> None:
