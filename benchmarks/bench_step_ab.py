@@ -30,8 +30,23 @@ DT = 1.0 / 24.0
 SCENES = [(1, 12), (100, 100)]
 
 
+BEND_STIFFNESS = 1.0
+"""EI [N m^2] of the "direct + bending" rows: stiff, as a thick cable"""
+
+
 def _model(core, count: int, points: int, solver: str):
+    if solver == "direct + bending":
+        segment = 2.0 / (points - 1)
+        return ropes(count, points, model_class=core.Model, solver="direct",
+                     bending_compliance=segment / BEND_STIFFNESS)
     return ropes(count, points, model_class=core.Model, solver=solver)
+
+
+def _stretch(model, state) -> float:
+    """The largest segment strain |l - L| / L [%] at the end of the run."""
+    a, b = model.edge_index[:, 0], model.edge_index[:, 1]
+    length = np.linalg.norm(state.x[a] - state.x[b], axis=1)
+    return float(np.abs(length / model.edge_rest_length - 1.0).max() * 100.0)
 
 
 def main() -> None:
@@ -43,10 +58,10 @@ def main() -> None:
         print(f"\nms per step call, median of {calls} alternating calls; fixed cost F = "
               "(20 t(1) - t(20)) / 19\n")
         print("| scene | solver | " + " | ".join(
-            f"{name}: S = 1 | S = 20 | F" for name in cores) + " | same bits |")
-        print("|---|---|" + "---|---|---|" * len(cores) + "---|")
+            f"{name}: S = 1 | S = 20 | F" for name in cores) + " | same bits | strain % |")
+        print("|---|---|" + "---|---|---|" * len(cores) + "---|---|")
         for count, points in SCENES:
-            for solver in ("direct", "sweep"):
+            for solver in ("direct", "direct + bending", "sweep"):
                 models = {name: _model(core, count, points, solver)
                           for name, core in cores.items()}
                 states = {name: model.state() for name, model in models.items()}
@@ -67,8 +82,10 @@ def main() -> None:
                 for name in cores:
                     one, twenty = cells[name]
                     row += [f"{one:.3f}", f"{twenty:.3f}", f"{(20 * one - twenty) / 19:.3f}"]
+                strain = " / ".join(f"{_stretch(models[name], states[name]):.4f}"
+                                    for name in cores)
                 print(f"| {count} x {points} | {solver} | " + " | ".join(row)
-                      + f" | {'yes' if same else 'NO'} |", flush=True)
+                      + f" | {'yes' if same else 'NO'} | {strain} |", flush=True)
 
 
 if __name__ == "__main__":

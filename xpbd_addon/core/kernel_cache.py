@@ -38,7 +38,7 @@ KERNEL_STAMP = stamp_name(PYTHON_TAG)
 """This Python's stamp's file name (also in a package's precompiled kernels)"""
 
 KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kernels.py",
-                  "solve/kernels_air.py", "solve/kernels_direct.py", "solve/kernels_bending.py",
+                  "solve/kernels_air.py", "solve/kernels_direct.py", "solve/kernels_joint.py",
                   "contacts/kernels_geometry.py", "contacts/kernels_collider.py",
                   "contacts/kernels_resting.py", "contacts/kernels_contact.py",
                   "contacts/kernels_broadphase.py", "solve/kernels_resolve.py",
@@ -47,7 +47,8 @@ KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kern
                   "solve/kernels_chain.py", "solve/kernels_frame.py",
                   "contacts/kernels_edges.py", "contacts/kernels_edge_search.py",
                   "contacts/kernels_region.py", "contacts/kernels_wake.py",
-                  "solve/kernels_rod.py", "solve/kernels_rod_pull.py", "solve/kernels_held.py")
+                  "solve/kernels_rod.py", "solve/kernels_rod_pull.py", "solve/kernels_held.py",
+                  "solve/kernels_stretch.py")
 """The files (paths from the core's folder) whose hash is the stamp: every file with a kernel
 and what the kernels import from (``tests/core/test_kernel_cache.py`` checks the list)."""
 

@@ -1,5 +1,5 @@
 """Fields of the lane buffers (declared in ``topology``) as unsigned constants, for the lane
-kernels (``kernels_direct``, ``kernels_chain``, ``kernels_bending``, ``kernels_resolve``).
+kernels (``kernels_direct``, ``kernels_chain``, ``kernels_joint``, ``kernels_resolve``).
 
 Mixing uint64 indices with int64 values makes numba promote to float64, and signed indices
 cost LLVM the proof it needs to vectorise. Each kernel scales them by its lane count L, a
@@ -32,11 +32,12 @@ from .topology import (
     EDGE_TENSION,
     PARTICLE_ACCELERATION,
     PARTICLE_BEND_COMPLIANCE,
-    PARTICLE_BEND_D_INVERSE,
-    PARTICLE_BEND_L1,
-    PARTICLE_BEND_L2,
+    PARTICLE_BEND_FORCE,
     PARTICLE_BEND_TARGET,
-    PARTICLE_BEND_Y,
+    PARTICLE_BEND_WEIGHT,
+    PARTICLE_JOINT_DEN,
+    PARTICLE_JOINT_PHI,
+    PARTICLE_JOINT_Q,
     PARTICLE_K,
     PARTICLE_RESIDUAL_MAX,
     PARTICLE_STRIDE,
@@ -59,10 +60,11 @@ FXP = np.uint64(PARTICLE_X_PREV)
 FW = np.uint64(PARTICLE_W)
 FT = np.uint64(PARTICLE_TETHER)
 FBA = np.uint64(PARTICLE_BEND_COMPLIANCE)
-FBL1 = np.uint64(PARTICLE_BEND_L1)
-FBL2 = np.uint64(PARTICLE_BEND_L2)
-FBD = np.uint64(PARTICLE_BEND_D_INVERSE)
-FBY = np.uint64(PARTICLE_BEND_Y)
+FBW = np.uint64(PARTICLE_BEND_WEIGHT)
+FBF = np.uint64(PARTICLE_BEND_FORCE)
+FJP = np.uint64(PARTICLE_JOINT_PHI)
+FJQ = np.uint64(PARTICLE_JOINT_Q)
+FJD = np.uint64(PARTICLE_JOINT_DEN)
 FBT = np.uint64(PARTICLE_BEND_TARGET)
 FIR = np.uint64(EDGE_INVERSE_REST)
 FREST = np.uint64(EDGE_REST)

@@ -220,11 +220,10 @@ def solve_plans(model: PlannedModel) -> tuple[SolvePlan, SolvePlan]:
     edges[layout.edge_base + topology.EDGE_ACTIVE * lanes] = 1.0
     edges[layout.edge_base + topology.EDGE_INVERSE_REST * lanes] = np.divide(
         1.0, rest, out=np.zeros_like(rest), where=rest > 0.0)
-    # Bending rows: identity (compliance -1) everywhere, spares included, then the
+    # Bending rows: none (compliance -1) everywhere, spares included, then the
     # interior points of every chain get theirs.
     fields = particles.reshape(-1, topology.PARTICLE_STRIDE, lanes)
     fields[:, topology.PARTICLE_BEND_COMPLIANCE, :] = -1.0
-    fields[:, topology.PARTICLE_BEND_D_INVERSE, :] = 1.0
     bending = np.zeros(len(layout.block_length), dtype=np.bool_)
     if model.particle_bend_compliance is not None:
         # a point at a zero-length segment has no tangent there: no bending row (its

@@ -144,10 +144,13 @@ PARTICLE_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("W", 1, "inverse mass [1/kg]"),
     ("TETHER", 1, "+1 hangs after the chain's last pin, -1 before its first, else 0"),
     ("BEND_COMPLIANCE", 1, "bending alpha [1/(N m)] at this point, -1 = no bending here"),
-    ("BEND_L1", 1, "LDL^T factor of the bending system, to the row before (scratch)"),
-    ("BEND_L2", 1, "... to the row two before (scratch)"),
-    ("BEND_D_INVERSE", 1, "... inverse pivot (scratch)"),
-    ("BEND_Y", 3, "x, y, z: right-hand side, then dlambda of the bending row (scratch)"),
+    ("BEND_WEIGHT", 1, "h^2 / alpha_b of the bending row here [kg m^2], 0 = none (scratch)"),
+    ("BEND_FORCE", 3, "h^2 / alpha_b C_p of the bending row at the current step [kg m] "
+                      "(scratch)"),
+    # scratch of the joint bending and stretch solve (``kernels_joint``):
+    ("JOINT_PHI", 3, "the front's lambda_{i-1}, x_{i+1} fill at node i"),
+    ("JOINT_Q", 9, "the coupling of x_{i+1} to x_i, row by row [kg]"),
+    ("JOINT_DEN", 1, "1 / den of the elimination at node i"),
     # scratch of the stretch solve (``kernels_chain``):
     ("X_PRED", 3, "the predicted position of the substep [m]"),
     ("K", 6, "the symmetric 3x3 K_i of the block elimination [1/kg]"),
@@ -207,10 +210,11 @@ PARTICLE_X_PREV = _PARTICLE["X_PREV"]
 PARTICLE_W = _PARTICLE["W"]
 PARTICLE_TETHER = _PARTICLE["TETHER"]
 PARTICLE_BEND_COMPLIANCE = _PARTICLE["BEND_COMPLIANCE"]
-PARTICLE_BEND_L1 = _PARTICLE["BEND_L1"]
-PARTICLE_BEND_L2 = _PARTICLE["BEND_L2"]
-PARTICLE_BEND_D_INVERSE = _PARTICLE["BEND_D_INVERSE"]
-PARTICLE_BEND_Y = _PARTICLE["BEND_Y"]
+PARTICLE_BEND_WEIGHT = _PARTICLE["BEND_WEIGHT"]
+PARTICLE_BEND_FORCE = _PARTICLE["BEND_FORCE"]
+PARTICLE_JOINT_PHI = _PARTICLE["JOINT_PHI"]
+PARTICLE_JOINT_Q = _PARTICLE["JOINT_Q"]
+PARTICLE_JOINT_DEN = _PARTICLE["JOINT_DEN"]
 PARTICLE_X_PRED = _PARTICLE["X_PRED"]
 PARTICLE_K = _PARTICLE["K"]
 PARTICLE_Y = _PARTICLE["Y"]

@@ -41,7 +41,8 @@ the eliminated block, and a 3-vector y_i (the x-part of the eliminated right-han
 and the back substitution, from the chain end: w = n_i dlambda_i + g_i P_i dx_{i+1},
 dx_i = y_i + K_i w, dlambda_{i-1} = lambda*_{i-1} + u.w / den. Pinned particles have K = 0,
 y = 0. den > 0 holds even at alpha = 0 (where p = 0 next to a pin), so no pivoting is needed:
-rigid ropes pinned at both ends included. About 300 flops per particle and step.
+rigid ropes pinned at both ends included. About 300 flops per particle and step. The
+recurrences' code is ``kernels_stretch``; with bending rows in the system, ``kernels_joint``.
 
 Newton steps repeat per rope until every segment's residual |C + alpha~ lambda| is below
 ``tolerance`` times its rest length (usually after one step; a whip's tip or a single substep
@@ -70,7 +71,6 @@ from ..layout.lanes import (
     FALPHA,
     FG,
     FIR,
-    FK,
     FLAMBDA,
     FLSTAR,
     FN,
@@ -78,16 +78,15 @@ from ..layout.lanes import (
     FREST,
     FRMAX,
     FTENSION,
-    FU,
-    FW,
     FX,
     FXP,
-    FXT,
     FY,
     ONE,
     PSTRIDE,
 )
-from .kernels_held import held_coupling, held_node, held_row
+from .kernels_held import held_row
+from .kernels_joint import bend_rows, front_scratch, joint_back, joint_eliminate
+from .kernels_stretch import back_step, eliminate
 
 NEWTON_TOLERANCE = 1e-3
 """A rope's Newton steps in a substep stop once every segment's residual |C + alpha~ lambda|
@@ -139,164 +138,19 @@ def _edge_row(buffer, edge_buffer, i, e, inverse_h2, first, use_tension, lanes):
     edge_buffer[e + RESIDUAL] = residual + edge_buffer[e + ALPHA] * inverse_h2 * multiplier
 
 
-@inline_kernel
-def _eliminate(buffer, edge_buffer, i, e, inverse_h2, holds, lanes):
-    """Forward elimination at particle slot i (edge slot e leaves it, e - ES arrives): from
-    the K, y that node i - 1 left, stores K_i, y_i, u / den at i and lambda* of the arriving
-    edge (the recurrences of the module docstring). Pinned and padding particles (w = 0)
-    get K = 0, y = 0. ``holds``: as ``newton``'s (the module docstring's M)."""
-    L = np.uint64(lanes)
-    L2 = L + L
-    L3 = L2 + L
-    L4 = L2 + L2
-    L5 = L4 + L
-    PS = PSTRIDE * L
-    ES = ESTRIDE * L
-    X = FX * L
-    XT = FXT * L
-    W = FW * L
-    K = FK * L
-    Y = FY * L
-    U = FU * L
-    N = FN * L
-    G = FG * L
-    ALPHA = FALPHA * L
-    LAMBDA = FLAMBDA * L
-    RESIDUAL = FRESIDUAL * L
-    LSTAR = FLSTAR * L
-    f = e - ES
-    h = i - PS
-    w = buffer[i + W]
-    free = w > 0.0
-    mass = 1.0 / w if free else 0.0
-    # the arriving edge (a) and the leaving one (b)
-    a0 = edge_buffer[f + N]
-    a1 = edge_buffer[f + N + L]
-    a2 = edge_buffer[f + N + L2]
-    ga = edge_buffer[f + G]
-    la = edge_buffer[f + LAMBDA]
-    b0 = edge_buffer[e + N]
-    b1 = edge_buffer[e + N + L]
-    b2 = edge_buffer[e + N + L2]
-    gb = edge_buffer[e + G]
-    lb = edge_buffer[e + LAMBDA]
-    # right-hand side -(m (x - x_pred) - J^T lambda), with J_{a,i} = -n_a, J_{b,i} = n_b
-    r0 = -mass * (buffer[i + X] - buffer[i + XT]) - a0 * la + b0 * lb
-    r1 = -mass * (buffer[i + X + L] - buffer[i + XT + L]) - a1 * la + b1 * lb
-    r2 = -mass * (buffer[i + X + L2] - buffer[i + XT + L2]) - a2 * la + b2 * lb
-    # B = m I + g_a P_a + g_b P_b
-    s = ga + gb + mass
-    m00 = s - ga * a0 * a0 - gb * b0 * b0
-    m01 = -ga * a0 * a1 - gb * b0 * b1
-    m02 = -ga * a0 * a2 - gb * b0 * b2
-    m11 = s - ga * a1 * a1 - gb * b1 * b1
-    m12 = -ga * a1 * a2 - gb * b1 * b2
-    m22 = s - ga * a2 * a2 - gb * b2 * b2
-    # what node i - 1 hands over: K (symmetric, 6 entries) and y
-    k00 = buffer[h + K]
-    k01 = buffer[h + K + L]
-    k02 = buffer[h + K + L2]
-    k11 = buffer[h + K + L3]
-    k12 = buffer[h + K + L4]
-    k22 = buffer[h + K + L5]
-    y0 = buffer[h + Y]
-    y1 = buffer[h + Y + L]
-    y2 = buffer[h + Y + L2]
-    t0 = k00 * a0 + k01 * a1 + k02 * a2
-    t1 = k01 * a0 + k11 * a1 + k12 * a2
-    t2 = k02 * a0 + k12 * a1 + k22 * a2
-    nt = a0 * t0 + a1 * t1 + a2 * t2
-    ny = a0 * y0 + a1 * y1 + a2 * y2
-    gg = ga * ga
-    # B -= g_a^2 P K P, with P K P = K - t n^T - n t^T + (n.t) n n^T
-    m00 -= gg * (k00 - 2.0 * a0 * t0 + nt * a0 * a0)
-    m01 -= gg * (k01 - a0 * t1 - a1 * t0 + nt * a0 * a1)
-    m02 -= gg * (k02 - a0 * t2 - a2 * t0 + nt * a0 * a2)
-    m11 -= gg * (k11 - 2.0 * a1 * t1 + nt * a1 * a1)
-    m12 -= gg * (k12 - a1 * t2 - a2 * t1 + nt * a1 * a2)
-    m22 -= gg * (k22 - 2.0 * a2 * t2 + nt * a2 * a2)
-    q0 = a0 - ga * (t0 - nt * a0)
-    q1 = a1 - ga * (t1 - nt * a1)
-    q2 = a2 - ga * (t2 - nt * a2)
-    r0 += ga * (y0 - ny * a0)
-    r1 += ga * (y1 - ny * a1)
-    r2 += ga * (y2 - ny * a2)
-    if holds is not None:
-        # the holds at node i, and the coupling M = g_a P - S, S = s (1 - s) H_f: B -= M K M
-        # = g_a^2 P K P - g_a (P U + U^T P) + S U (U = K S), q += S t, r -= S y; all terms
-        # 0 where no hold acts, so such a rope moves bit for bit as without the holds
-        b00, b01, b02, b11, b12, b22, d0, d1, d2 = held_node(edge_buffer, f, e, lanes)
-        s00, s01, s02, s11, s12, s22 = held_coupling(edge_buffer, f, lanes)
-        u00 = k00 * s00 + k01 * s01 + k02 * s02
-        u01 = k00 * s01 + k01 * s11 + k02 * s12
-        u02 = k00 * s02 + k01 * s12 + k02 * s22
-        u10 = k01 * s00 + k11 * s01 + k12 * s02
-        u11 = k01 * s01 + k11 * s11 + k12 * s12
-        u12 = k01 * s02 + k11 * s12 + k12 * s22
-        u20 = k02 * s00 + k12 * s01 + k22 * s02
-        u21 = k02 * s01 + k12 * s11 + k22 * s12
-        u22 = k02 * s02 + k12 * s12 + k22 * s22
-        v0 = a0 * u00 + a1 * u10 + a2 * u20  # a^T U, then P U = U - a (a^T U)
-        v1 = a0 * u01 + a1 * u11 + a2 * u21
-        v2 = a0 * u02 + a1 * u12 + a2 * u22
-        m00 += b00 + ga * 2.0 * (u00 - a0 * v0) - (s00 * u00 + s01 * u10 + s02 * u20)
-        m01 += b01 + ga * (u01 - a0 * v1 + u10 - a1 * v0) - (s00 * u01 + s01 * u11 + s02 * u21)
-        m02 += b02 + ga * (u02 - a0 * v2 + u20 - a2 * v0) - (s00 * u02 + s01 * u12 + s02 * u22)
-        m11 += b11 + ga * 2.0 * (u11 - a1 * v1) - (s01 * u01 + s11 * u11 + s12 * u21)
-        m12 += b12 + ga * (u12 - a1 * v2 + u21 - a2 * v1) - (s01 * u02 + s11 * u12 + s12 * u22)
-        m22 += b22 + ga * 2.0 * (u22 - a2 * v2) - (s02 * u02 + s12 * u12 + s22 * u22)
-        q0 += s00 * t0 + s01 * t1 + s02 * t2
-        q1 += s01 * t0 + s11 * t1 + s12 * t2
-        q2 += s02 * t0 + s12 * t1 + s22 * t2
-        r0 -= d0 + s00 * y0 + s01 * y1 + s02 * y2
-        r1 -= d1 + s01 * y0 + s11 * y1 + s12 * y2
-        r2 -= d2 + s02 * y0 + s12 * y1 + s22 * y2
-    p = -edge_buffer[f + ALPHA] * inverse_h2 - nt
-    c = edge_buffer[f + RESIDUAL] + ny
-    # B^-1 by cofactors (B is symmetric positive definite for a free particle)
-    c00 = m11 * m22 - m12 * m12
-    c01 = m02 * m12 - m01 * m22
-    c02 = m01 * m12 - m02 * m11
-    det = m00 * c00 + m01 * c01 + m02 * c02
-    inverse_det = 1.0 / det if free & (det > 0.0) else 0.0
-    i00 = c00 * inverse_det
-    i01 = c01 * inverse_det
-    i02 = c02 * inverse_det
-    i11 = (m00 * m22 - m02 * m02) * inverse_det
-    i12 = (m01 * m02 - m00 * m12) * inverse_det
-    i22 = (m00 * m11 - m01 * m01) * inverse_det
-    u0 = i00 * q0 + i01 * q1 + i02 * q2
-    u1 = i01 * q0 + i11 * q1 + i12 * q2
-    u2 = i02 * q0 + i12 * q1 + i22 * q2
-    den = q0 * u0 + q1 * u1 + q2 * u2 - p
-    inverse_den = 1.0 / den if den > 0.0 else 0.0
-    v0 = u0 * inverse_den
-    v1 = u1 * inverse_den
-    v2 = u2 * inverse_den
-    lambda_star = v0 * r0 + v1 * r1 + v2 * r2 - c * inverse_den
-    buffer[i + K] = i00 - u0 * v0
-    buffer[i + K + L] = i01 - u0 * v1
-    buffer[i + K + L2] = i02 - u0 * v2
-    buffer[i + K + L3] = i11 - u1 * v1
-    buffer[i + K + L4] = i12 - u1 * v2
-    buffer[i + K + L5] = i22 - u2 * v2
-    buffer[i + Y] = i00 * r0 + i01 * r1 + i02 * r2 - u0 * lambda_star
-    buffer[i + Y + L] = i01 * r0 + i11 * r1 + i12 * r2 - u1 * lambda_star
-    buffer[i + Y + L2] = i02 * r0 + i12 * r1 + i22 * r2 - u2 * lambda_star
-    buffer[i + U] = v0
-    buffer[i + U + L] = v1
-    buffer[i + U + L2] = v2
-    edge_buffer[f + LSTAR] = lambda_star
-
-
 @kernel
 def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, first,
-             use_tension, holds, lanes):
+             use_tension, holds, bends, lanes):
     """Rows and forward elimination of a block's chains, node by node (module docstring);
-    with the contacts held on their segments unless ``holds`` is None (``kernels_held``)."""
+    with the contacts held on their segments unless ``holds`` is None (``kernels_held``);
+    with the bending rows in the same system unless ``bends`` is None (``kernels_joint``:
+    that code is compiled only for blocks of ropes that bend)."""
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     ES = ESTRIDE * L
+    if bends is not None:
+        bend_rows(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
+        front = front_scratch(lanes)
     for slot in range(length):
         p = np.uint64(slot)
         a0 = particle_offset + p * PS
@@ -306,30 +160,27 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
             _edge_row(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, first, use_tension, lanes)
             if holds is not None:
                 held_row(buffer, edge_buffer, a0 + l, e0 + l, lanes)
-            _eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, holds, lanes)
+            if bends is None:
+                eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, holds, lanes)
+            else:
+                joint_eliminate(buffer, edge_buffer, front, a0 + l, e0 + l, slot, lane,
+                                inverse_h2, holds, lanes)
 
 
 @inline_kernel
-def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, holds, lanes):
+def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, holds, bends, lanes):
     """Back substitution at particle slot i: dx_i and dlambda of the arriving edge (kept in
-    the y and lambda* fields for node i - 1). With ``estimate``, only the arriving edge's
-    tension (its dlambda from lambda = 0) is stored. Otherwise x and lambda take the step
-    where ``go`` (the lane still iterates; selects, so the lane loop stays vectorised), and
-    the residual of the leaving edge, whose ends are both final now, joins the lane's running
-    maximum."""
+    the y and lambda* fields for node i - 1; ``kernels_joint.joint_back`` where the bending
+    rows are in the system). With ``estimate``, only the arriving edge's tension (its dlambda
+    from lambda = 0) is stored. Otherwise x and lambda take the step where ``go`` (the lane
+    still iterates; selects, so the lane loop stays vectorised), and the residual of the
+    leaving edge, whose ends are both final now, joins the lane's running maximum."""
     L = np.uint64(lanes)
     L2 = L + L
-    L3 = L2 + L
-    L4 = L2 + L2
-    L5 = L4 + L
     PS = PSTRIDE * L
     ES = ESTRIDE * L
     X = FX * L
-    K = FK * L
     Y = FY * L
-    U = FU * L
-    N = FN * L
-    G = FG * L
     REST = FREST * L
     ALPHA = FALPHA * L
     ACTIVE = FACTIVE * L
@@ -340,34 +191,10 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, holds, lanes
     RMAX = FRMAX * L
     j = i + PS
     f = e - ES
-    n0 = edge_buffer[e + N]
-    n1 = edge_buffer[e + N + L]
-    n2 = edge_buffer[e + N + L2]
-    g = edge_buffer[e + G]
-    dl = edge_buffer[e + LSTAR]  # dlambda of the leaving edge (set by node i + 1)
-    d0 = buffer[j + Y]  # dx of node i + 1 (its y field holds it by now)
-    d1 = buffer[j + Y + L]
-    d2 = buffer[j + Y + L2]
-    nd = n0 * d0 + n1 * d1 + n2 * d2
-    w0 = n0 * dl + g * (d0 - nd * n0)
-    w1 = n1 * dl + g * (d1 - nd * n1)
-    w2 = n2 * dl + g * (d2 - nd * n2)
-    if holds is not None:  # M = g P - s (1 - s) H (``_eliminate``)
-        s00, s01, s02, s11, s12, s22 = held_coupling(edge_buffer, e, lanes)
-        w0 -= s00 * d0 + s01 * d1 + s02 * d2
-        w1 -= s01 * d0 + s11 * d1 + s12 * d2
-        w2 -= s02 * d0 + s12 * d1 + s22 * d2
-    k00 = buffer[i + K]
-    k01 = buffer[i + K + L]
-    k02 = buffer[i + K + L2]
-    k11 = buffer[i + K + L3]
-    k12 = buffer[i + K + L4]
-    k22 = buffer[i + K + L5]
-    x0 = buffer[i + Y] + k00 * w0 + k01 * w1 + k02 * w2
-    x1 = buffer[i + Y + L] + k01 * w0 + k11 * w1 + k12 * w2
-    x2 = buffer[i + Y + L2] + k02 * w0 + k12 * w1 + k22 * w2
-    arriving = edge_buffer[f + LSTAR] + (buffer[i + U] * w0 + buffer[i + U + L] * w1
-                                         + buffer[i + U + L2] * w2)
+    if bends is None:
+        x0, x1, x2, arriving = back_step(buffer, edge_buffer, i, e, holds, lanes)
+    else:
+        x0, x1, x2, arriving = joint_back(buffer, edge_buffer, i, e, lanes)
     buffer[i + Y] = x0
     buffer[i + Y + L] = x1
     buffer[i + Y + L2] = x2
@@ -389,15 +216,21 @@ def _back_node(buffer, edge_buffer, i, e, inverse_h2, go, estimate, holds, lanes
     ey = (p1 - buffer[j + X + L]) * active
     ez = (p2 - buffer[j + X + L2]) * active
     length = math.sqrt(ex * ex + ey * ey + ez * ez)
+    # a zero-length segment (two points modelled on one spot) is measured against its
+    # neighbours' length: its constraint is singular where it holds, Newton closes it
+    # slowly, and measured against nothing it stopped no lane (its points drifted apart)
+    scale = edge_buffer[e + INVERSE_REST]
+    scale = scale if scale > 0.0 else (edge_buffer[e - ES + INVERSE_REST]
+                                       + edge_buffer[e + ES + INVERSE_REST])
     residual = abs(length - edge_buffer[e + REST] + edge_buffer[e + ALPHA] * inverse_h2
-                   * edge_buffer[e + LAMBDA]) * edge_buffer[e + INVERSE_REST]
+                   * edge_buffer[e + LAMBDA]) * scale
     below = buffer[j + RMAX]
     buffer[i + RMAX] = residual if residual > below else below
 
 
 @kernel
 def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
-          estimate, holds, lanes):
+          estimate, holds, bends, lanes):
     """Back substitution from the chain end (``_back_node``), moving the lanes whose flag in
     ``going`` (L,) is set (an array of its own: flags in the buffer keep the lane loop scalar,
     for the alias checks they need), or only estimating the tension. The slot is read back
@@ -418,7 +251,7 @@ def _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
         for lane in range(L):
             l = np.uint64(lane)
             _back_node(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, going[l] > 0.0,
-                       estimate, holds, lanes)
+                       estimate, holds, bends, lanes)
 
 
 @kernel
@@ -428,14 +261,14 @@ def estimate_tension(buffer, edge_buffer, particle_offset, edge_offset, length, 
     the predicted positions) that the first Newton step of a frame builds G from. Moves
     nothing."""
     _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-             lane_flag(True, lanes), lane_flag(False, lanes), None, lanes)
+             lane_flag(True, lanes), lane_flag(False, lanes), None, None, lanes)
     _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-          np.ones(lanes), lane_flag(True, lanes), None, lanes)
+          np.ones(lanes), lane_flag(True, lanes), None, None, lanes)
 
 
 @kernel
 def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-           min_steps, max_steps, tolerance, dynamic, holds, lanes):
+           min_steps, max_steps, tolerance, dynamic, holds, bends, lanes):
     """Newton steps on a block's chains from the predicted positions (x_pred in the XT
     field, lambda from 0) until each lane's largest residual |C + alpha~ lambda| / L is below
     ``tolerance`` (at least ``min_steps``, at most ``max_steps``); a lane that has converged
@@ -443,7 +276,8 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
     with the geometric stiffness, whose converged lambda becomes the tension estimate of the
     next substep; without it a plain projection of the current positions (the re-solve after
     the contacts, ``kernels_resolve``). ``holds``: None, or the contacts held on their
-    segments join the solve (``kernels_held``). Returns the steps taken."""
+    segments join the solve (``kernels_held``). ``bends``: None, or the bending rows are solved
+in the same system (``kernels_joint``). Returns the steps taken."""
     L = np.uint64(lanes)
     PS = PSTRIDE * L
     ES = ESTRIDE * L
@@ -461,18 +295,18 @@ def newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2
         # and one variant (``jit.lane_flag``: less to compile on first use)
         if step == 0 and dynamic:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(True, lanes), lane_flag(True, lanes), holds, lanes)
+                     lane_flag(True, lanes), lane_flag(True, lanes), holds, bends, lanes)
         elif step == 0:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(True, lanes), lane_flag(False, lanes), holds, lanes)
+                     lane_flag(True, lanes), lane_flag(False, lanes), holds, bends, lanes)
         elif dynamic:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(False, lanes), lane_flag(True, lanes), holds, lanes)
+                     lane_flag(False, lanes), lane_flag(True, lanes), holds, bends, lanes)
         else:
             _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
-                     lane_flag(False, lanes), lane_flag(False, lanes), holds, lanes)
+                     lane_flag(False, lanes), lane_flag(False, lanes), holds, bends, lanes)
         _back(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, going,
-              lane_flag(False, lanes), holds, lanes)
+              lane_flag(False, lanes), holds, bends, lanes)
         steps += 1
         any_going = False
         for lane in range(L):

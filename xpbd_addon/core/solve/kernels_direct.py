@@ -3,10 +3,11 @@
 A substep of a block of ropes (``direct_block``): predict; on a frame's first substep the
 tension estimate (``kernels_chain.estimate_tension``); Newton steps of the rope's implicit
 system with its geometric stiffness until each rope has converged (``kernels_chain.newton``,
-stable at any point count and substep count); bending (``kernels_bending``); the optional
-strain limit; velocities. One Gauss-Seidel sweep per substep (``kernels``) instead leaves a
-residual growing with the square of the point count (a stiff 100-point rope stretches 41 %
-at S = 10); here a constraint under tension T settles at C = alpha T at any S.
+stable at any point count and substep count), with the bending rows in the same system
+where a rope bends (``kernels_joint``); the optional strain limit; velocities. One
+Gauss-Seidel sweep per substep (``kernels``) instead leaves a residual growing with the
+square of the point count (a stiff 100-point rope stretches 41 % at S = 10); here a
+constraint under tension T settles at C = alpha T at any S.
 
 The data layout is the lane layout of ``topology.LaneLayout`` (16 chains interleaved).
 """
@@ -39,7 +40,6 @@ from ..layout.lanes import (
     TWO,
     ZERO,
 )
-from .kernels_bending import bend_factor, bend_solve
 from .kernels_chain import MAX_NEWTON_STEPS, NEWTON_TOLERANCE, estimate_tension, newton
 
 
@@ -159,20 +159,6 @@ def _scale_tension(edge_buffer, edge_offset, length, factor, lanes):
         e0 = edge_offset + np.uint64(slot) * ES
         for lane in range(L):
             edge_buffer[e0 + np.uint64(lane) + TENSION] *= factor
-
-
-# Bending: one linear vector constraint per interior point p of a chain,
-#
-#     C_p = (x_{p+1} - x_p) / L_p - (x_p - x_{p-1}) / L_{p-1}          (3 components)
-#
-# the change of the rest-length-scaled tangent, |C_p| ~ the turning angle. Its energy
-# |C_p|^2 / (2 alpha_p) with alpha_p = l_p / EI (l_p = (L_{p-1} + L_p) / 2) is the discrete
-# elastic-rod bending energy EI kappa^2 l_p / 2, so EI [N m^2] is a material constant and the
-# rope bends the same at any resolution. Being linear in x, C has a constant Jacobian B (the
-# coefficients 1/L_{p-1}, -(1/L_{p-1} + 1/L_p), 1/L_p), the same for x, y and z, so the system
-# (B W B^T + alpha_tilde) dlambda = -C is one pentadiagonal matrix for the whole substep loop:
-# factored once per frame (LDL^T), solved per substep for the three components at once.
-# The straight line is the rest state (rest curvature is not kept).
 
 
 @kernel
@@ -303,10 +289,6 @@ def direct_block(buffer, edge_buffer, block, leading, bending, gravity, h, subst
     inverse_h2_second = 2.25 * inverse_h2
     second_scale = 1.5 * velocity_scale
     edges = length - ONE
-    # ``bending`` is None where no rope of the call bends: the branches below are pruned
-    # when the kernel is compiled, and the bending kernels are not compiled at all
-    if bending is not None and bending:
-        bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
     for substep in range(substeps):
         # ``second_order`` None (the calls of one substep, frames with contacts): the BDF2
         # branch is pruned when the kernel is compiled, as ``bending`` above
@@ -339,14 +321,16 @@ def direct_block(buffer, edge_buffer, block, leading, bending, gravity, h, subst
                              inverse_h2, lanes)
         if second and substep == 1:
             _scale_tension(edge_buffer, edge_offset, length, 4.0 / 9.0, lanes)
-            if bending is not None and bending:
-                bend_factor(buffer, edge_buffer, particle_offset, edge_offset, length,
-                             step_inverse_h2, lanes)
-        newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
-               newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(True, lanes),
-               holds, lanes)
+        # ``bending`` is None where no rope of the call bends: the joint solve's code is
+        # pruned when the kernel is compiled (``kernels_joint``)
         if bending is not None and bending:
-            bend_solve(buffer, edge_buffer, particle_offset, edge_offset, length, lanes)
+            newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
+                   newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE,
+                   lane_flag(True, lanes), holds, lane_flag(True, lanes), lanes)
+        else:
+            newton(buffer, edge_buffer, particle_offset, edge_offset, length, step_inverse_h2,
+                   newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE,
+                   lane_flag(True, lanes), holds, None, lanes)
         limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                      strain_limit, step_inverse_h2, lanes)
     last_scale = velocity_scale

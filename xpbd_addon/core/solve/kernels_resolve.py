@@ -56,7 +56,7 @@ def _resolve_block(buffer, edge_buffer, particle_offset, edge_offset, length, le
                 buffer[i + XT + c] = buffer[i + X + c]
     newton(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2,
            newton_iterations, MAX_NEWTON_STEPS, NEWTON_TOLERANCE, lane_flag(False, lanes),
-           holds, lanes)
+           holds, None, lanes)
     limit_chain(buffer, edge_buffer, particle_offset, edge_offset, edges, leading,
                  strain_limit, inverse_h2, lanes)
     for slot in range(length):

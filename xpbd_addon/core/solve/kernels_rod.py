@@ -8,7 +8,7 @@ that takes the old tangent to the new one) and turn about their tangents by the 
 
 A point p between segments a = p - 1 and p has the frame (m1, m2, t) halfway between theirs:
 t = (t_a + t_p) / |t_a + t_p|, m1 the mean of both normals carried to t. The bending row of the
-direct solve (``kernels_bending``) holds
+direct solve (``kernels_joint``) holds
 
     C_p = e_p / L_p - e_a / L_a - b_p,   b_p = B1 m1 + B2 m2 + B3 t,
 
