@@ -151,6 +151,9 @@ PARTICLE_FIELDS: tuple[tuple[str, int, str], ...] = (
     ("JOINT_PHI", 3, "the front's lambda_{i-1}, x_{i+1} fill at node i"),
     ("JOINT_Q", 9, "the coupling of x_{i+1} to x_i, row by row [kg]"),
     ("JOINT_DEN", 1, "1 / den of the elimination at node i"),
+    ("JOINT_FRONT", 35, "the front at node i: the fill of the nodes eliminated before on "
+                        "(lambda_{i-1}, x_i, x_{i+1}), a symmetric 7x7 (28), and its "
+                        "right-hand side (7)"),
     # scratch of the stretch solve (``kernels_chain``):
     ("X_PRED", 3, "the predicted position of the substep [m]"),
     ("K", 6, "the symmetric 3x3 K_i of the block elimination [1/kg]"),
@@ -215,6 +218,7 @@ PARTICLE_BEND_FORCE = _PARTICLE["BEND_FORCE"]
 PARTICLE_JOINT_PHI = _PARTICLE["JOINT_PHI"]
 PARTICLE_JOINT_Q = _PARTICLE["JOINT_Q"]
 PARTICLE_JOINT_DEN = _PARTICLE["JOINT_DEN"]
+PARTICLE_JOINT_FRONT = _PARTICLE["JOINT_FRONT"]
 PARTICLE_X_PRED = _PARTICLE["X_PRED"]
 PARTICLE_K = _PARTICLE["K"]
 PARTICLE_Y = _PARTICLE["Y"]

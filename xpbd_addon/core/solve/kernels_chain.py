@@ -85,7 +85,7 @@ from ..layout.lanes import (
     PSTRIDE,
 )
 from .kernels_held import held_row
-from .kernels_joint import bend_rows, front_scratch, joint_back, joint_eliminate
+from .kernels_joint import bend_rows, joint_back, joint_eliminate
 from .kernels_stretch import back_step, eliminate
 
 NEWTON_TOLERANCE = 1e-3
@@ -150,7 +150,6 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
     ES = ESTRIDE * L
     if bends is not None:
         bend_rows(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes)
-        front = front_scratch(lanes)
     for slot in range(length):
         p = np.uint64(slot)
         a0 = particle_offset + p * PS
@@ -163,8 +162,7 @@ def _forward(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_
             if bends is None:
                 eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, holds, lanes)
             else:
-                joint_eliminate(buffer, edge_buffer, front, a0 + l, e0 + l, slot, lane,
-                                inverse_h2, holds, lanes)
+                joint_eliminate(buffer, edge_buffer, a0 + l, e0 + l, inverse_h2, holds, lanes)
 
 
 @inline_kernel

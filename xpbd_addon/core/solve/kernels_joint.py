@@ -44,8 +44,8 @@ bending compliance of 0 acts as EI = 1 / RIGID_BEND, a 4 cm steel bar).
 
 Fields (``topology.PARTICLE_FIELDS``): BEND_WEIGHT (beta_p), BEND_FORCE (beta_p C_p), and,
 kept for the back substitution, JOINT_PHI (F_i's lambda_{i-1}, x_{i+1} part), JOINT_Q (the
-coupling of x_{i+1} to x_i), JOINT_DEN (1 / den); the front itself lives in a scratch array
-of two slots (``front``), written at node i, read at node i + 1.
+coupling of x_{i+1} to x_i), JOINT_DEN (1 / den), and JOINT_FRONT, the front itself, written
+at node i - 1 and read at node i.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from ..layout.lanes import (
     FBW,
     FIR,
     FJD,
+    FJF,
     FJP,
     FJQ,
     FK,
@@ -80,31 +81,25 @@ from .kernels_stretch import node_system, pivot_inverse
 RIGID_BEND = 1.0e-4
 """The least bending compliance per length, alpha_p / l_p [1/(N m^2)]: EI at most 10^4 N m^2."""
 
-FRONT = 35
-"""Floats of one front (per lane): the symmetric 7x7 fill (28) and its right-hand side (7)"""
-
-# the front's entries, over (lambda, x: 3, y: 3) = (lambda_{i-1}, x_i, x_{i+1}) at node i
-_LL = 0  # lambda lambda
-_LX = 1  # lambda x (3)
-_LY = 4  # lambda y (3)
-_XX = 7  # x x (symmetric: 00 01 02 11 12 22)
-_YX = 13  # y x (3x3, row y_j, column x_k at 3 j + k)
-_YY = 22  # y y (symmetric)
-_FL = 28  # right-hand side: lambda, x (3), y (3)
-_FX = 29
-_FY = 32
-
-
-@inline_kernel
-def front_scratch(lanes):
-    """The two front slots of one block's forward elimination (zeros: nothing eliminated)."""
-    return np.zeros(2 * FRONT * lanes)
+# the front's entries, over (lambda, x: 3, y: 3) = (lambda_{i-1}, x_i, x_{i+1}) at node i,
+# unsigned as the fields in ``lanes`` (an int64 times the uint64 lane count is a float64 in
+# numba, and a float index kept the lane loop scalar: measured, 3.4x slower)
+_LL = np.uint64(0)  # lambda lambda
+_LX = tuple(np.uint64(1 + k) for k in range(3))  # lambda x
+_LY = tuple(np.uint64(4 + k) for k in range(3))  # lambda y
+_XX = tuple(np.uint64(7 + k) for k in range(6))  # x x (symmetric: 00 01 02 11 12 22)
+_YX = tuple(np.uint64(13 + k) for k in range(9))  # y x (row y_j, column x_k at 3 j + k)
+_YY = tuple(np.uint64(22 + k) for k in range(6))  # y y (symmetric)
+_FL = np.uint64(28)  # right-hand side: lambda, x (3), y (3)
+_FX = tuple(np.uint64(29 + k) for k in range(3))
+_FY = tuple(np.uint64(32 + k) for k in range(3))
 
 
 @kernel
 def bend_rows(buffer, edge_buffer, particle_offset, edge_offset, length, inverse_h2, lanes):
     """beta_p = h^2 / alpha_p (0 without a row) and beta_p C_p at the current positions, for
-    the block's slots and the spare slot on either side (the elimination reads one ahead)."""
+    the block's slots and the spare slot on either side (the elimination reads one ahead);
+    the first slot's front is zeroed (nothing eliminated before it)."""
     L = np.uint64(lanes)
     L2 = L + L
     PS = PSTRIDE * L
@@ -116,6 +111,10 @@ def bend_rows(buffer, edge_buffer, particle_offset, edge_offset, length, inverse
     BT = FBT * L
     IR = FIR * L
     REST = FREST * L
+    JF = FJF * L
+    for k in range(35):
+        for lane in range(L):
+            buffer[particle_offset + JF + np.uint64(k) * L + np.uint64(lane)] = 0.0
     for slot in range(length + 2):
         p = np.uint64(slot)
         i0 = particle_offset + p * PS - PS
@@ -132,10 +131,14 @@ def bend_rows(buffer, edge_buffer, particle_offset, edge_offset, length, inverse
             after = edge_buffer[e + IR]
             middle = -(before + after)
             buffer[i + BW] = weight
-            for c in (np.uint64(0), L, L2):
-                row = (before * buffer[i - PS + X + c] + middle * buffer[i + X + c]
-                       + after * buffer[i + PS + X + c] - buffer[i + BT + c])
-                buffer[i + BF + c] = weight * row
+            buffer[i + BF] = weight * (before * buffer[i - PS + X] + middle * buffer[i + X]
+                                       + after * buffer[i + PS + X] - buffer[i + BT])
+            buffer[i + BF + L] = weight * (
+                before * buffer[i - PS + X + L] + middle * buffer[i + X + L]
+                + after * buffer[i + PS + X + L] - buffer[i + BT + L])
+            buffer[i + BF + L2] = weight * (
+                before * buffer[i - PS + X + L2] + middle * buffer[i + X + L2]
+                + after * buffer[i + PS + X + L2] - buffer[i + BT + L2])
 
 
 @inline_kernel
@@ -167,11 +170,11 @@ def _bend_terms(buffer, edge_buffer, i, e, lanes):
 
 
 @inline_kernel
-def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, holds, lanes):
+def joint_eliminate(buffer, edge_buffer, i, e, inverse_h2, holds, lanes):
     """Forward elimination of Z_i = (lambda_{i-1}, x_i) at particle slot i (edge slot e leaves
-    it, e - ES arrives), reading the front of node ``slot`` and writing node ``slot`` + 1's
-    (module docstring). Stores z_i (the Y field and the arriving edge's LAMBDA_STAR), u / den,
-    K, 1 / den and the coupling (JOINT_PHI, JOINT_Q) for the back substitution."""
+    it, e - ES arrives), reading node i's front and writing node i + 1's (module docstring).
+    Stores z_i (the Y field and the arriving edge's LAMBDA_STAR), u / den, K, 1 / den and the
+    coupling (JOINT_PHI, JOINT_Q) for the back substitution."""
     L = np.uint64(lanes)
     L2 = L + L
     L3 = L2 + L
@@ -188,38 +191,40 @@ def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, ho
     JD = FJD * L
     ES = ESTRIDE * L
     f = e - ES
-    parity = np.uint64(slot) & np.uint64(1)
-    rd = parity * np.uint64(FRONT) * L + np.uint64(lane)
-    wr = (np.uint64(1) - parity) * np.uint64(FRONT) * L + np.uint64(lane)
+    # the fronts in the particle slots (JOINT_FRONT), read here, written one slot on: a
+    # constant stride apart in one array, so the lane loop vectorises (a front in an array
+    # of its own kept it scalar: the alias checks it needed)
+    rd = i + FJF * L
+    wr = rd + PSTRIDE * L
     (free, m00, m01, m02, m11, m12, m22, r0, r1, r2, a0, a1, a2, ga, b0, b1, b2,
      gb) = node_system(buffer, edge_buffer, i, e, lanes)
     h_ii, h_next, h_far, bg0, bg1, bg2 = _bend_terms(buffer, edge_buffer, i, e, lanes)
     # the pivot: p, q = n_a + F_lx, B = m I + g_a P_a + g_b P_b + h_ii I + F_xx (+ holds)
-    p = -edge_buffer[f + ALPHA] * inverse_h2 + front[rd + _LL * L]
-    q0 = a0 + front[rd + _LX * L]
-    q1 = a1 + front[rd + (_LX + 1) * L]
-    q2 = a2 + front[rd + (_LX + 2) * L]
-    m00 += h_ii + front[rd + _XX * L]
-    m01 += front[rd + (_XX + 1) * L]
-    m02 += front[rd + (_XX + 2) * L]
-    m11 += h_ii + front[rd + (_XX + 3) * L]
-    m12 += front[rd + (_XX + 4) * L]
-    m22 += h_ii + front[rd + (_XX + 5) * L]
+    p = -edge_buffer[f + ALPHA] * inverse_h2 + buffer[rd + _LL * L]
+    q0 = a0 + buffer[rd + _LX[0] * L]
+    q1 = a1 + buffer[rd + _LX[1] * L]
+    q2 = a2 + buffer[rd + _LX[2] * L]
+    m00 += h_ii + buffer[rd + _XX[0] * L]
+    m01 += buffer[rd + _XX[1] * L]
+    m02 += buffer[rd + _XX[2] * L]
+    m11 += h_ii + buffer[rd + _XX[3] * L]
+    m12 += buffer[rd + _XX[4] * L]
+    m22 += h_ii + buffer[rd + _XX[5] * L]
     # the right-hand side: -(m (x - x_pred) + grad_b - J^T lambda) and C + alpha~ lambda
-    r0 += front[rd + _FX * L] - bg0
-    r1 += front[rd + (_FX + 1) * L] - bg1
-    r2 += front[rd + (_FX + 2) * L] - bg2
-    c = edge_buffer[f + RESIDUAL] + front[rd + _FL * L]
+    r0 += buffer[rd + _FX[0] * L] - bg0
+    r1 += buffer[rd + _FX[1] * L] - bg1
+    r2 += buffer[rd + _FX[2] * L] - bg2
+    c = edge_buffer[f + RESIDUAL] + buffer[rd + _FL * L]
     # the coupling of x_{i+1} to x_i: Q = F_yx - g_b P_b + h_{i,i+1} I (+ the hold's S)
-    q00 = front[rd + _YX * L] - gb * (1.0 - b0 * b0) + h_next
-    q01 = front[rd + (_YX + 1) * L] + gb * b0 * b1
-    q02 = front[rd + (_YX + 2) * L] + gb * b0 * b2
-    q10 = front[rd + (_YX + 3) * L] + gb * b1 * b0
-    q11 = front[rd + (_YX + 4) * L] - gb * (1.0 - b1 * b1) + h_next
-    q12 = front[rd + (_YX + 5) * L] + gb * b1 * b2
-    q20 = front[rd + (_YX + 6) * L] + gb * b2 * b0
-    q21 = front[rd + (_YX + 7) * L] + gb * b2 * b1
-    q22 = front[rd + (_YX + 8) * L] - gb * (1.0 - b2 * b2) + h_next
+    q00 = buffer[rd + _YX[0] * L] - gb * (1.0 - b0 * b0) + h_next
+    q01 = buffer[rd + _YX[1] * L] + gb * b0 * b1
+    q02 = buffer[rd + _YX[2] * L] + gb * b0 * b2
+    q10 = buffer[rd + _YX[3] * L] + gb * b1 * b0
+    q11 = buffer[rd + _YX[4] * L] - gb * (1.0 - b1 * b1) + h_next
+    q12 = buffer[rd + _YX[5] * L] + gb * b1 * b2
+    q20 = buffer[rd + _YX[6] * L] + gb * b2 * b0
+    q21 = buffer[rd + _YX[7] * L] + gb * b2 * b1
+    q22 = buffer[rd + _YX[8] * L] - gb * (1.0 - b2 * b2) + h_next
     if holds is not None:
         n00, n01, n02, n11, n12, n22, d0, d1, d2 = held_node(edge_buffer, f, e, lanes)
         s00, s01, s02, s11, s12, s22 = held_coupling(edge_buffer, e, lanes)
@@ -241,9 +246,9 @@ def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, ho
         q20 += s02
         q21 += s12
         q22 += s22
-    phi0 = front[rd + _LY * L]
-    phi1 = front[rd + (_LY + 1) * L]
-    phi2 = front[rd + (_LY + 2) * L]
+    phi0 = buffer[rd + _LY[0] * L]
+    phi1 = buffer[rd + _LY[1] * L]
+    phi2 = buffer[rd + _LY[2] * L]
     # P^-1 = [[-1/den, v^T], [v, K]], v = u / den, K = B^-1 - u v^T
     i00, i01, i02, i11, i12, i22, u0, u1, u2, inverse_den = pivot_inverse(
         m00, m01, m02, m11, m12, m22, q0, q1, q2, p, free)
@@ -292,14 +297,14 @@ def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, ho
     kb1 = k01 * b0 + k11 * b1 + k12 * b2
     kb2 = k02 * b0 + k12 * b1 + k22 * b2
     vb = v0 * b0 + v1 * b1 + v2 * b2
-    front[wr + _LL * L] = -(b0 * kb0 + b1 * kb1 + b2 * kb2)
+    buffer[wr + _LL * L] = -(b0 * kb0 + b1 * kb1 + b2 * kb2)
     # lambda_i with x_{i+1, k}: n_b . (v phi_k + K Q_k) = vb phi_k + (K n_b) . Q_k
-    front[wr + _LX * L] = vb * phi0 + kb0 * q00 + kb1 * q01 + kb2 * q02
-    front[wr + (_LX + 1) * L] = vb * phi1 + kb0 * q10 + kb1 * q11 + kb2 * q12
-    front[wr + (_LX + 2) * L] = vb * phi2 + kb0 * q20 + kb1 * q21 + kb2 * q22
-    front[wr + _LY * L] = h_far * kb0
-    front[wr + (_LY + 1) * L] = h_far * kb1
-    front[wr + (_LY + 2) * L] = h_far * kb2
+    buffer[wr + _LX[0] * L] = vb * phi0 + kb0 * q00 + kb1 * q01 + kb2 * q02
+    buffer[wr + _LX[1] * L] = vb * phi1 + kb0 * q10 + kb1 * q11 + kb2 * q12
+    buffer[wr + _LX[2] * L] = vb * phi2 + kb0 * q20 + kb1 * q21 + kb2 * q22
+    buffer[wr + _LY[0] * L] = h_far * kb0
+    buffer[wr + _LY[1] * L] = h_far * kb1
+    buffer[wr + _LY[2] * L] = h_far * kb2
     # X_k = P^-1 (phi_k, Q_k): its lambda part and x part, for the columns x_{i+1, k}
     xl0 = v0 * q00 + v1 * q01 + v2 * q02 - inverse_den * phi0
     xl1 = v0 * q10 + v1 * q11 + v2 * q12 - inverse_den * phi1
@@ -314,17 +319,17 @@ def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, ho
     x21 = v1 * phi2 + k01 * q20 + k11 * q21 + k12 * q22
     x22 = v2 * phi2 + k02 * q20 + k12 * q21 + k22 * q22
     # x_{i+1} with x_{i+1}: F_yy - (phi_j X_lambda,k + Q_j . X_x,k)
-    front[wr + _XX * L] = front[rd + _YY * L] - (phi0 * xl0 + q00 * x00 + q01 * x01
+    buffer[wr + _XX[0] * L] = buffer[rd + _YY[0] * L] - (phi0 * xl0 + q00 * x00 + q01 * x01
                                                  + q02 * x02)
-    front[wr + (_XX + 1) * L] = front[rd + (_YY + 1) * L] - (phi0 * xl1 + q00 * x10
+    buffer[wr + _XX[1] * L] = buffer[rd + _YY[1] * L] - (phi0 * xl1 + q00 * x10
                                                              + q01 * x11 + q02 * x12)
-    front[wr + (_XX + 2) * L] = front[rd + (_YY + 2) * L] - (phi0 * xl2 + q00 * x20
+    buffer[wr + _XX[2] * L] = buffer[rd + _YY[2] * L] - (phi0 * xl2 + q00 * x20
                                                              + q01 * x21 + q02 * x22)
-    front[wr + (_XX + 3) * L] = front[rd + (_YY + 3) * L] - (phi1 * xl1 + q10 * x10
+    buffer[wr + _XX[3] * L] = buffer[rd + _YY[3] * L] - (phi1 * xl1 + q10 * x10
                                                              + q11 * x11 + q12 * x12)
-    front[wr + (_XX + 4) * L] = front[rd + (_YY + 4) * L] - (phi1 * xl2 + q10 * x20
+    buffer[wr + _XX[4] * L] = buffer[rd + _YY[4] * L] - (phi1 * xl2 + q10 * x20
                                                              + q11 * x21 + q12 * x22)
-    front[wr + (_XX + 5) * L] = front[rd + (_YY + 5) * L] - (phi2 * xl2 + q20 * x20
+    buffer[wr + _XX[5] * L] = buffer[rd + _YY[5] * L] - (phi2 * xl2 + q20 * x20
                                                              + q21 * x21 + q22 * x22)
     # x_{i+2, j} with x_{i+1, k}: -h_far (phi_k v_j + Q_k . K[:, j])
     kq00 = k00 * q00 + k01 * q01 + k02 * q02  # (K Q_k)_j at [k][j]
@@ -336,32 +341,32 @@ def joint_eliminate(buffer, edge_buffer, front, i, e, slot, lane, inverse_h2, ho
     kq20 = k00 * q20 + k01 * q21 + k02 * q22
     kq21 = k01 * q20 + k11 * q21 + k12 * q22
     kq22 = k02 * q20 + k12 * q21 + k22 * q22
-    front[wr + _YX * L] = -h_far * (phi0 * v0 + kq00)
-    front[wr + (_YX + 1) * L] = -h_far * (phi1 * v0 + kq10)
-    front[wr + (_YX + 2) * L] = -h_far * (phi2 * v0 + kq20)
-    front[wr + (_YX + 3) * L] = -h_far * (phi0 * v1 + kq01)
-    front[wr + (_YX + 4) * L] = -h_far * (phi1 * v1 + kq11)
-    front[wr + (_YX + 5) * L] = -h_far * (phi2 * v1 + kq21)
-    front[wr + (_YX + 6) * L] = -h_far * (phi0 * v2 + kq02)
-    front[wr + (_YX + 7) * L] = -h_far * (phi1 * v2 + kq12)
-    front[wr + (_YX + 8) * L] = -h_far * (phi2 * v2 + kq22)
+    buffer[wr + _YX[0] * L] = -h_far * (phi0 * v0 + kq00)
+    buffer[wr + _YX[1] * L] = -h_far * (phi1 * v0 + kq10)
+    buffer[wr + _YX[2] * L] = -h_far * (phi2 * v0 + kq20)
+    buffer[wr + _YX[3] * L] = -h_far * (phi0 * v1 + kq01)
+    buffer[wr + _YX[4] * L] = -h_far * (phi1 * v1 + kq11)
+    buffer[wr + _YX[5] * L] = -h_far * (phi2 * v1 + kq21)
+    buffer[wr + _YX[6] * L] = -h_far * (phi0 * v2 + kq02)
+    buffer[wr + _YX[7] * L] = -h_far * (phi1 * v2 + kq12)
+    buffer[wr + _YX[8] * L] = -h_far * (phi2 * v2 + kq22)
     hh = h_far * h_far
-    front[wr + _YY * L] = -hh * k00
-    front[wr + (_YY + 1) * L] = -hh * k01
-    front[wr + (_YY + 2) * L] = -hh * k02
-    front[wr + (_YY + 3) * L] = -hh * k11
-    front[wr + (_YY + 4) * L] = -hh * k12
-    front[wr + (_YY + 5) * L] = -hh * k22
-    front[wr + _FL * L] = b0 * z0 + b1 * z1 + b2 * z2
-    front[wr + _FX * L] = front[rd + _FY * L] - (phi0 * z_lambda + q00 * z0 + q01 * z1
+    buffer[wr + _YY[0] * L] = -hh * k00
+    buffer[wr + _YY[1] * L] = -hh * k01
+    buffer[wr + _YY[2] * L] = -hh * k02
+    buffer[wr + _YY[3] * L] = -hh * k11
+    buffer[wr + _YY[4] * L] = -hh * k12
+    buffer[wr + _YY[5] * L] = -hh * k22
+    buffer[wr + _FL * L] = b0 * z0 + b1 * z1 + b2 * z2
+    buffer[wr + _FX[0] * L] = buffer[rd + _FY[0] * L] - (phi0 * z_lambda + q00 * z0 + q01 * z1
                                                  + q02 * z2)
-    front[wr + (_FX + 1) * L] = front[rd + (_FY + 1) * L] - (phi1 * z_lambda + q10 * z0
+    buffer[wr + _FX[1] * L] = buffer[rd + _FY[1] * L] - (phi1 * z_lambda + q10 * z0
                                                              + q11 * z1 + q12 * z2)
-    front[wr + (_FX + 2) * L] = front[rd + (_FY + 2) * L] - (phi2 * z_lambda + q20 * z0
+    buffer[wr + _FX[2] * L] = buffer[rd + _FY[2] * L] - (phi2 * z_lambda + q20 * z0
                                                              + q21 * z1 + q22 * z2)
-    front[wr + _FY * L] = -h_far * z0
-    front[wr + (_FY + 1) * L] = -h_far * z1
-    front[wr + (_FY + 2) * L] = -h_far * z2
+    buffer[wr + _FY[0] * L] = -h_far * z0
+    buffer[wr + _FY[1] * L] = -h_far * z1
+    buffer[wr + _FY[2] * L] = -h_far * z2
 
 
 @inline_kernel
