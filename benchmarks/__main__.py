@@ -5,9 +5,10 @@ kernel's compile time), builtin, collision, collision_ab, cloth_collision, bake,
 damping, reference (`step` against a minimal C kernel, interleaved), pile (crossed ropes on
 the floor coming to rest), thin (ropes on wires and poles: where the segment contacts hold),
 rods (a rod's cost against the same rope's, with the shape each keeps), rod_energy (rods
-released at random: how many gain energy, per substep count), flops (the direct solve's
-flops per particle and Newton step, and the fraction of the CPU's peak it runs at), readouts
-(what the panel's numbers cost a frame).
+released at random: how many gain energy, per substep count), bend_energy (bending ropes
+drawn at random, with `--ref=COMMIT` against that commit: how many gain energy), flops (the
+direct solve's flops per particle and Newton step, and the fraction of the CPU's peak it runs
+at), readouts (what the panel's numbers cost a frame).
 The
 Blender ones need the bpy venv (build.py bench uses .venv, which has it); `builtin` also
 measures Blender 5.3 if `.venv-5.3` exists. `cloth_collision` is Blender's Cloth with
@@ -44,6 +45,7 @@ SCRIPTS = {
     "thin": "bench_thin.py",
     "rods": "bench_rods.py",
     "rod_energy": "bench_rod_energy.py",
+    "bend_energy": "bench_bend_energy.py",
     "flops": "bench_flops.py",
     "readouts": "bench_readouts.py",
 }
