@@ -10,7 +10,10 @@ A rope's total energy is kinetic + gravitational + what its compliant constraint
 Macklin et al. 2016). A rope modelled as a curl stores bending energy at its first frame,
 since bending pulls towards straight; released, it turns that energy into motion. A check
 that counted only kinetic and gravitational energy took that for energy from nowhere.
-Constraints with zero compliance store none (they hold C = 0). A rod (``core.rod``) bends
+Stretch constraints with zero compliance store none (they hold C = 0); a bending row of
+zero compliance is solved as stiff as the solve allows (``kernels_joint.RIGID_BEND``: EI
+10^4 N m^2) and stores what that stiffness does: a rigid rope modelled curled, whose rows
+pull it straight, releases it. A rod (``core.rod``) bends
 against its rest shape, C_p less its target b_p, and stores k_p (phi_p - tau_p)^2 / 2 in its
 twist.
 """
@@ -21,6 +24,7 @@ import numpy as np
 
 from .model import Model
 from .rod import RodState, fresh_state, rod_energies
+from .solve.kernels_joint import RIGID_BEND
 
 
 def stretch_energy(model: Model, x: np.ndarray) -> float:
@@ -50,7 +54,9 @@ def bending_energy(model: Model, x: np.ndarray) -> float:
             continue
         lengths = rest[edges]
         points = chain[1:-1]
-        alpha = compliance[points]
+        # a compliance of 0 (rigid) is solved as the solve's floor, and stores as it does
+        alpha = np.maximum(compliance[points],
+                           RIGID_BEND * 0.5 * (lengths[:-1] + lengths[1:]))
         rows = (lengths[:-1] > 0.0) & (lengths[1:] > 0.0) & (alpha > 0.0)
         if not rows.any():
             continue
