@@ -36,11 +36,12 @@ of the unknowns still ahead (lambda_i, x_{i+1}, x_{i+2}) to Z_i,
 and back from the chain end Z_i = z_i - P^-1 C^T (dlambda_i, dx_{i+1}, dx_{i+2}). P^-1 comes
 from the 3x3 B^-1 as in ``kernels_chain`` (u = B^-1 q, den = q.u - p, K = B^-1 - u u^T / den),
 so den > 0 holds as there and no pivoting is needed, pins and alpha = 0 included. Without
-bending rows (beta = 0) every term here reduces to ``kernels_chain._eliminate``'s. About
+bending rows (beta = 0) every term here reduces to ``kernels_stretch.eliminate``'s. About
 twice the stretch solve's arithmetic per node; only ropes that bend take it.
 
 A row's compliance has a floor, RIGID_BEND: h^2 / alpha must stay finite in the x-rows (a
-bending compliance of 0 acts as EI = 1 / RIGID_BEND, a 4 cm steel bar).
+bending compliance of 0 acts as EI = 1 / RIGID_BEND, a steel bar 3 cm thick; ``energy``
+counts what that stores).
 
 Fields (``topology.PARTICLE_FIELDS``): BEND_WEIGHT (beta_p), BEND_FORCE (beta_p C_p), and,
 kept for the back substitution, JOINT_PHI (F_i's lambda_{i-1}, x_{i+1} part), JOINT_Q (the
