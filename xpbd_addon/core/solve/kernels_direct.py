@@ -291,7 +291,7 @@ def direct_block(buffer, edge_buffer, block, leading, bending, gravity, h, subst
     edges = length - ONE
     for substep in range(substeps):
         # ``second_order`` None (the calls of one substep, frames with contacts): the BDF2
-        # branch is pruned when the kernel is compiled, as ``bending`` above
+        # branch is pruned when the kernel is compiled, as ``bending`` below
         second = False
         if second_order is not None:
             second = second_order and substep > 0
