@@ -59,9 +59,13 @@ from .kernels_resting import (
 
 __all__ = ["CACHE_NOTHING", "CACHE_UNKNOWN", "GEOMETRY_ROWS", "collider_contacts", "face_normals",
            "fill_resting", "mesh_normals", "plane_contacts", "resting_contacts",
-           "resting_static", "resting_two_faces", "segment_contacts"]
+           "resting_static", "resting_two_faces", "segment_contacts", "contact_motion"]
 
 _TINY = 1e-12
+
+CLEARANCE_SLACK = 1e-6
+"""[m] added to what a pair's ends can have moved before its last test's margin lets it be
+passed over (``segment_contacts``): far above the rounding of the gaps it compares."""
 
 
 # ------------------------------------------------------------------ projection (per substep)
@@ -122,7 +126,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
-                     moved, only, selective, near, reach):
+                     moved, only, selective, near, reach, clearance):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
     order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
     the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
@@ -137,17 +141,30 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
     particles moved are flagged in ``moved``, and the pairs found within ``reach`` [m] of
     touching (or crossed) in ``near`` (K,) (those the ropes' solve may hold,
-    ``solve.kernels_held``). Returns how many pairs were in contact."""
+    ``solve.kernels_held``). Returns how many pairs were in contact.
+
+    ``clearance`` = (margin (K,) [m], motion (N, 2) [m]): what each pair's last test left
+    clear (``pair_clearance``), and each particle's move since the base positions those
+    margins are measured from and its move in the substep (``contact_motion``; raised here as
+    the contacts move particles). A pair whose margin exceeds what its ends can have moved
+    since cannot be touching, within ``reach`` or crossed, so it is passed over: the same as
+    testing it (which would change nothing), for a fraction of the cost."""
     inverse_scale = 1.0 / velocity_scale
+    margin, motion = clearance
     acted = 0
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
         if selective and only[a0] == 0 and only[a1] == 0 and only[b0] == 0 and only[b1] == 0:
             continue
+        drift = max(motion[a0, 0], motion[a1, 0]) + max(motion[b0, 0], motion[b1, 0])
+        if margin[k] > drift + max(motion[a0, 1], motion[a1, 1]) + max(
+                motion[b0, 1], motion[b1, 1]) + CLEARANCE_SLACK:
+            continue
         if segments_apart(x, radius, a0, a1, b0, b1, 0.0):
             continue
         s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
+        margin[k] = pair_clearance(radius, a0, a1, b0, b1, gap, drift, reach)
         c0, c1, c2, c3 = 1.0 - s, s, -(1.0 - t), -t  # gradient weights of the four ends
         # relative displacement of the closest points over the substep
         rx = ry = rz = 0.0
@@ -193,6 +210,8 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
         kx = (kept * nx + fx) / W * velocity_scale
         ky = (kept * ny + fy) / W * velocity_scale
         kz = (kept * nz + fz) / W * velocity_scale
+        shift = math.sqrt(jx * jx + jy * jy + jz * jz)
+        speed = math.sqrt(kx * kx + ky * ky + kz * kz) * inverse_scale
         for end, c in ((a0, c0), (a1, c1), (b0, c2), (b1, c3)):
             scale = c * w[end]
             x[end, 0] += scale * jx
@@ -203,5 +222,36 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
             v[end, 2] += scale * kz
             if scale != 0.0:
                 moved[end] = 1
+                motion[end, 0] += abs(scale) * shift
+                motion[end, 1] += abs(scale) * speed
         acted += 1
     return acted
+
+
+@kernel
+def pair_clearance(radius, a0, a1, b0, b1, gap, drift, reach):
+    """What a pair's test at ``gap`` [m] leaves clear (``segment_contacts``' margin [m]):
+    the gap less the most the pair's contact distance can be (the larger radius of each
+    segment's ends), less ``reach`` [m], less ``drift`` [m] (how far the ends had moved from
+    their base positions: the gap is bounded from there). A segment's closest point moves
+    at most as far as its farther-moving end, so later, with the ends moved by ``drift'``
+    from the base, the gap is at least margin + contact + reach - drift'; while margin
+    exceeds drift' plus the ends' moves in the substep (which bound how far the pair can
+    have passed through itself), the pair is clear of touching, of ``reach`` and of
+    crossing."""
+    return gap - drift - reach - (max(radius[a0], radius[a1]) + max(radius[b0], radius[b1]))
+
+
+@kernel
+def contact_motion(x, v, base, inverse_scale, motion):
+    """Each particle's move from ``base`` (N, 3) [m] to x, and its velocity's move in a
+    substep, |v| / velocity_scale [m], into ``motion`` (N, 2): bounds of how far a pair's
+    ends can have moved since it was last tested (``segment_contacts``' clearance), taken
+    at the start of each pass over the pairs."""
+    for i in range(x.shape[0]):
+        dx = x[i, 0] - base[i, 0]
+        dy = x[i, 1] - base[i, 1]
+        dz = x[i, 2] - base[i, 2]
+        motion[i, 0] = math.sqrt(dx * dx + dy * dy + dz * dz)
+        motion[i, 1] = math.sqrt(v[i, 0] * v[i, 0] + v[i, 1] * v[i, 1]
+                                 + v[i, 2] * v[i, 2]) * inverse_scale

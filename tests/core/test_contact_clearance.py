@@ -1,0 +1,138 @@
+"""Rope-rope contacts pass over the pairs their last test left clear
+(``kernels_contact.segment_contacts``' clearance): a pair is skipped only while the gap it
+had, less how far its ends can have moved since, keeps it clear of touching, of the hold's
+reach and of crossing. Skipping must change no bit: these tests run the same passes with
+the margins kept and with every pair tested each time, and compare everything the contacts
+write."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xpbd_addon.core import Model, step
+from xpbd_addon.core.contacts import frame as contact_frame
+from xpbd_addon.core.contacts.kernels_contact import contact_motion, segment_contacts
+
+RADIUS = 0.005
+VELOCITY_SCALE = 240.0  # 1 / h at 24 fps and 10 substeps, undamped
+PUSH = (0.5 / VELOCITY_SCALE, 1e-4)
+
+
+def _segments(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` segments 2 cm long in a 5 cm box: their gaps spread around the contact
+    distance (1 cm), so that some touch, some are within reach and most are near."""
+    start = rng.uniform(0.0, 0.05, (count, 3))
+    direction = rng.normal(size=(count, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    x = np.concatenate([start, start + 0.02 * direction])
+    edges = np.stack([np.arange(count), np.arange(count) + count], axis=1)
+    return x, edges
+
+
+def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int]:
+    """Contact passes over every pair of 24 segments, the particles moved between passes by
+    random steps (most small, some jumps of a few mm, as a solve or a collider moves them)
+    with random velocities; the same random moves whether or not the margins are kept.
+    Returns what each pass wrote (x, v, near, acted) and how many pairs a kept margin let be
+    passed over."""
+    rng = np.random.default_rng(seed)
+    count = 24
+    x, edges = _segments(rng, count)
+    v = np.zeros_like(x)
+    w = rng.choice([0.0, 10.0, 100.0], size=len(x), p=[0.1, 0.45, 0.45])
+    radius = np.full(len(x), RADIUS)
+    first, second = np.triu_indices(count, 1)
+    pairs = np.stack([first, second], axis=1).astype(np.int64)
+    margin = np.full(len(pairs), -np.inf)
+    base = x.copy()
+    motion = np.zeros((len(x), 2))
+    moved = np.zeros(len(x), dtype=np.uint8)
+    near = np.zeros(len(pairs), dtype=np.uint8)
+    written, passed_over = [], 0
+    for _ in range(passes):
+        # Most passes the particles creep, with small velocities (pairs are passed over);
+        # in some, a few jump by millimetres, go back to where they started (a margin
+        # measured while they were away must allow for the way back), or get velocities of
+        # metres a second where they are (moves of centimetres in a substep, through which
+        # a pair can pass through itself)
+        kind = rng.choice(4, p=[0.55, 0.15, 0.15, 0.15])
+        some = rng.random(len(x)) < 0.2
+        x += rng.normal(size=x.shape) * 5e-5
+        v[:] = rng.normal(size=v.shape) * 0.01
+        if kind == 1:
+            x[some] += rng.normal(size=(int(some.sum()), 3)) * 5e-3
+        elif kind == 2:
+            x[some] = base[some]
+        elif kind == 3:
+            v[some] = rng.normal(size=(int(some.sum()), 3)) * 4.0
+        if not keep_margins:
+            margin[:] = -np.inf
+        contact_motion(x, v, base, 1.0 / VELOCITY_SCALE, motion)
+        ends = edges[pairs]
+        drift = motion[ends, 0].max(axis=2).sum(axis=1)
+        speed = motion[ends, 1].max(axis=2).sum(axis=1)
+        passed_over += int(np.count_nonzero(margin > drift + speed + 1e-6))
+        near[:] = 0
+        acted = segment_contacts(x, v, w, radius, VELOCITY_SCALE, edges, pairs, PUSH, 0.4,
+                                 moved, moved, False, near, 0.05 * RADIUS, (margin, motion))
+        written.append((x.copy(), v.copy(), near.copy(), acted))
+    return written, passed_over
+
+
+@pytest.mark.parametrize("seed", range(48))
+def test_passing_over_clear_pairs_changes_no_bit(seed):
+    """Over 200 passes with particles pushed, jumping and given velocities in between, the
+    contacts write the same bits with the margins kept as with every pair tested each time,
+    and the margins do let pairs be passed over."""
+    kept, passed_over = _passes(seed, keep_margins=True)
+    tested, none = _passes(seed, keep_margins=False)
+    assert none == 0
+    assert passed_over > 0
+    for index, (a, b) in enumerate(zip(kept, tested, strict=True)):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), f"pass {index}"
+        assert np.array_equal(a[2], b[2]), f"near flags, pass {index}"
+        assert a[3] == b[3], f"pairs in contact, pass {index}"
+
+
+def _crossed_ropes() -> Model:
+    """Six ropes of 30 points, radius 5 mm: three along x on a line of three along y, 2 cm
+    above them, all falling on a ground plane; they land on each other and lie there."""
+    ropes = []
+    for index in range(3):
+        t = np.linspace(-0.3, 0.3, 30)
+        ropes.append(np.stack([t, np.full(30, 0.1 * (index - 1)), np.full(30, 0.02)], -1))
+        ropes.append(np.stack([np.full(30, 0.1 * (index - 1)), t, np.full(30, 0.04)], -1))
+    x = np.concatenate(ropes)
+    edges = [(30 * r + i, 30 * r + i + 1) for r in range(len(ropes)) for i in range(29)]
+    return Model(x, np.array(edges), np.full(len(x), 100.0), 1e-7, radius=RADIUS,
+                 self_collision=True, self_friction=0.3, damping=0.2)
+
+
+def _play(frames: int) -> list[np.ndarray]:
+    from xpbd_addon.core.collision import Plane
+
+    model = _crossed_ropes()
+    state = model.state()
+    out = []
+    for _ in range(frames):
+        step(model, state, 1.0 / 24.0, 10, colliders=[Plane((0.0, 0.0, -0.01))])
+        out.append(np.concatenate([state.x, state.v]))
+    return out
+
+
+def test_crossed_ropes_land_and_lie_the_same_with_and_without_the_margins(monkeypatch):
+    """Ropes landing crosswise on each other and on the ground, then lying there: every
+    frame's x and v are the same bits with the contacts' margins as with none (every pair
+    tested in every pass)."""
+    kept = _play(36)
+
+    def untested(self, pairs, x, v):
+        return np.full(len(pairs), -np.inf), np.zeros((len(x), 2))
+
+    monkeypatch.setattr(contact_frame.FrameContacts, "_clearance", untested)
+    tested = _play(36)
+    for index, (a, b) in enumerate(zip(kept, tested, strict=True)):
+        assert np.array_equal(a, b), f"frame {index}"
+    low = kept[-1][:len(kept[-1]) // 2, 2].min()
+    assert low > -0.01, "the ropes lie on the ground"
