@@ -19,7 +19,13 @@ import numpy as np
 from ..collision import Collider, Plane
 from ..workspace import Workspace
 from .colliders import ColliderContacts
-from .constants import AGAIN_TOLERANCE, CONTACT_PASSES, HOLD_REACH, SPARSE_AWAKE
+from .constants import (
+    AGAIN_TOLERANCE,
+    CLEARANCE_PAIRS,
+    CONTACT_PASSES,
+    HOLD_REACH,
+    SPARSE_AWAKE,
+)
 from .kernels_contact import contact_motion, segment_contacts
 from .kernels_wake import (
     awake_pairs,
@@ -309,14 +315,19 @@ class FrameContacts:
         margins measured from x), and each particle's motion since (``contact_motion``).
         Passing over the pairs a margin keeps clear changes no bit: a frame costs less
         where ropes lie still on each other, and the same where they move."""
+        if len(self.clear_margin) < len(pairs):
+            self.clear_margin = np.empty(max(len(pairs), 2 * len(self.clear_margin)))
+        margin = self.clear_margin[:len(pairs)]
+        if len(pairs) * CLEARANCE_PAIRS < len(x):
+            # few pairs: testing them all costs less than measuring every particle's motion
+            margin[:] = -np.inf
+            return margin, self.clear_motion
         if pairs is not self.clear_pairs:
-            if len(self.clear_margin) < len(pairs):
-                self.clear_margin = np.empty(max(len(pairs), 2 * len(self.clear_margin)))
-            self.clear_margin[:len(pairs)] = -np.inf
+            margin[:] = -np.inf
             self.clear_pairs = pairs
             self.clear_base[:] = x
         contact_motion(x, v, self.clear_base, 1.0 / self.velocity_scale, self.clear_motion)
-        return self.clear_margin[:len(pairs)], self.clear_motion
+        return margin, self.clear_motion
 
     def _contact_pairs(self) -> np.ndarray:
         """The rope-rope candidate pairs the contacts test: all, or while some ropes sleep
