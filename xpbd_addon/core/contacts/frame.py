@@ -320,7 +320,9 @@ class FrameContacts:
         margin = self.clear_margin[:len(pairs)]
         if len(pairs) * CLEARANCE_PAIRS < len(x):
             # few pairs: testing them all costs less than measuring every particle's motion
+            # (and what the tests write here, at motion not measured, is no margin to keep)
             margin[:] = -np.inf
+            self.clear_pairs = None
             return margin, self.clear_motion
         if pairs is not self.clear_pairs:
             margin[:] = -np.inf
