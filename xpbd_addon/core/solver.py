@@ -398,13 +398,13 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             # the ropes the contacts stretched, solved again (the contacts between ropes
             # held in it: ``kernels_held``), then the colliders again without friction. See
             # ``kernels_resolve``.
-            ropes.hold(frame.rope_pairs(), frame.hold_reach)
+            ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)
             resolve_moves = ropes.resolve(moved, threads)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
-        ropes.hold(frame.rope_pairs(), frame.hold_reach)  # (for the next substep's solve)
+        ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)  # (for the next substep's solve)
         ropes.take_moved(moved)
     ropes.release()
     frame.finish(x)

@@ -58,7 +58,7 @@ class FrameContacts:
                  "motion", "colliders", "ropes", "no_pairs", "moved", "touched", "collided",
                  "awake", "awake_count", "awake_ropes", "particle_rope", "rope_block",
                  "awake_blocks", "pairs_seen", "awake_pairs", "inverse_mass", "sleeping",
-                 "woken", "near", "near_pairs", "hold_reach", "clear_margin", "clear_pairs",
+                 "woken", "hold_reach", "clear_margin", "clear_pairs",
                  "clear_base", "clear_motion")
 
     def __init__(self, model: Any, workspace: Workspace, x: np.ndarray, v: np.ndarray,
@@ -112,11 +112,6 @@ class FrameContacts:
         self.woken = 0
         """How many ropes at rest long enough to sleep were kept awake at the frame's start
         (a pair to an awake rope, a moving candidate; diagnostics)"""
-        self.near = np.zeros(0, dtype=np.uint8)
-        """(>= K,) flags of the pairs of ``near_pairs`` the rope-rope contacts found within
-        ``hold_reach`` of touching this substep (``rope_pairs``)"""
-        self.near_pairs: np.ndarray | None = None
-        """The pairs ``near`` flags (those the substep's contacts tested)"""
         self.hold_reach = HOLD_REACH * float(radius.max()) if len(radius) else 0.0
         """[m] how near touching a pair of segments is held in the ropes' solve"""
         self.clear_margin = np.zeros(0)
@@ -173,7 +168,6 @@ class FrameContacts:
         (the caller clears them)."""
         self.refresh(x, v, substep)
         pairs = self._contact_pairs()
-        near = self._near(pairs, clear=True)
         model, colliders = self.model, self.colliders
         w, radius = self.inverse_mass, model.particle_radius
         s1 = (substep + 1) / self.substeps
@@ -196,7 +190,7 @@ class FrameContacts:
                 acted = segment_contacts(x, v, w, radius, self.velocity_scale,
                                          model.edge_index, pairs, self.motion.push,
                                          model.self_friction, touched, collided, False,
-                                         near, self.hold_reach, self._clearance(pairs, x, v))
+                                         self.hold_reach, self._clearance(pairs, x, v))
             if index > 0 and not acted:
                 break  # the ropes moved nothing: the selective colliders have nothing to do
             if colliders.live:
@@ -229,8 +223,7 @@ class FrameContacts:
         pairs = self._contact_pairs()
         if len(pairs):
             segment_contacts(x, v, w, radius, self.velocity_scale, model.edge_index, pairs,
-                             self.motion.push, 0.0, touched, only, True,
-                             self._near(pairs, clear=False), self.hold_reach,
+                             self.motion.push, 0.0, touched, only, True, self.hold_reach,
                              self._clearance(pairs, x, v))
             np.bitwise_or(only, touched, out=only)
             np.bitwise_or(self.moved, touched, out=self.moved)
@@ -287,26 +280,25 @@ class FrameContacts:
         self.pairs_seen = None
         return True
 
-    def rope_pairs(self) -> np.ndarray:
-        """The rope-rope pairs this substep's contacts found near touching (``near``): the
-        ropes' solve holds those that touch (``solve.kernels_held``). Only those: testing
-        every candidate pair again cost the crossed layers as much as their contacts."""
-        pairs = self.near_pairs
-        if pairs is None or not len(pairs):
-            return self.no_pairs
-        return pairs[self.near[:len(pairs)].view(np.bool_)]
+    def hold_pairs(self, x: np.ndarray,
+                   v: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The rope-rope pairs the ropes' solve holds those of that touch at x, v (N, 3) [m],
+        [m/s] (``solve.kernels_held``), and their clearance: the pairs the contacts tested
+        this substep, with the margins their tests left and each particle's move since
+        (``segment_contacts``). The holds pass over the pairs their margins keep clear: the
+        pairs held are those that touch, whatever else the list holds (testing every pair
+        again cost the crossed layers as much as their contacts)."""
+        pairs = self._contact_pairs()
+        if not len(pairs):
+            return self.no_pairs, self._untested(0)
+        if pairs is not self.clear_pairs:
+            return pairs, self._untested(len(pairs))
+        contact_motion(x, v, self.clear_base, 1.0 / self.velocity_scale, self.clear_motion)
+        return pairs, (self.clear_margin[:len(pairs)], self.clear_motion)
 
-    def _near(self, pairs: np.ndarray, *, clear: bool) -> np.ndarray:
-        """The ``near`` flags of ``pairs``, cleared at a substep's first contacts (``clear``).
-        Pairs found again after the re-solve (``refresh``) start all flagged: what the
-        substep's first contacts found near is not known for them."""
-        if len(self.near) < len(pairs):
-            self.near = np.zeros(max(len(pairs), 2 * len(self.near)), dtype=np.uint8)
-        near = self.near[:len(pairs)]
-        if clear or pairs is not self.near_pairs:
-            near[:] = 0 if clear else 1
-            self.near_pairs = pairs
-        return near
+    def _untested(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """A clearance that passes over none of ``count`` pairs."""
+        return np.full(count, -np.inf), self.clear_motion
 
     def _clearance(self, pairs: np.ndarray, x: np.ndarray,
                    v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -128,7 +128,7 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
-                     moved, only, selective, near, reach, clearance):
+                     moved, only, selective, reach, clearance):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
     order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
     the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
@@ -141,16 +141,16 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     displacement of the closest points the same way. Push-out cap and velocity rule as in
     ``collider_contacts``; coincident segments separate along a fixed perpendicular. With
     ``selective``, only pairs with a particle flagged in ``only`` (N,) are looked at; the
-    particles moved are flagged in ``moved``, and the pairs found within ``reach`` [m] of
-    touching (or crossed) in ``near`` (K,) (those the ropes' solve may hold,
-    ``solve.kernels_held``). Returns how many pairs were in contact.
+    particles moved are flagged in ``moved``. Returns how many pairs were in contact.
 
     ``clearance`` = (margin (K,) [m], motion (N, 2) [m]): what each pair's last test left
     clear (``pair_clearance``), and each particle's move since the base positions those
     margins are measured from and its move in the substep (``contact_motion``; raised here as
     the contacts move particles). A pair whose margin exceeds what its ends can have moved
     since cannot be touching, within ``reach`` or crossed, so it is passed over: the same as
-    testing it (which would change nothing), for a fraction of the cost."""
+    testing it (which would change nothing), for a fraction of the cost. ``reach`` [m]: the
+    margins also keep the pair that far from touching (the holds of ``solve.kernels_held``
+    pass over pairs by them)."""
     inverse_scale = 1.0 / velocity_scale
     margin, motion = clearance
     acted = 0
@@ -186,8 +186,6 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
             signed = dx * nx + dy * ny + dz * nz
             lx, ly, lz = dx - signed * nx, dy - signed * ny, dz - signed * nz
             crossed = lx * lx + ly * ly + lz * lz < contact * contact
-        if crossed or gap < contact + reach:
-            near[k] = 1
         if crossed:
             gap = signed
         elif gap >= contact:

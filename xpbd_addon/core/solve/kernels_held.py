@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..contacts.kernels_contact import CLEARANCE_SLACK
 from ..contacts.kernels_geometry import segments_apart, segments_gap
 from ..jit import inline_kernel, kernel
 from ..layout.lanes import FH, FHAT, FHC, FHMU, FHON, FHS, FHT, FHX, FX, FXT, PSTRIDE
@@ -214,16 +215,27 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
 
 
 @kernel
-def hold_contacts(x, w, radius, edges, pairs, particle_rope, lanes_of, edge_buffer, held,
-                  ratio, reach, grip, lanes):
+def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of,
+                  edge_buffer, held, ratio, reach, grip, lanes):
     """Hold the contacts of segment pairs of different ropes that touch at x (N, 3) [m]
     (within ``reach`` [m]), on both segments: c = sqrt(``ratio`` m) n, ``grip`` the ropes'
     friction (module docstring). ``lanes_of``: each particle's buffer index of field 0 (-1
     outside the lanes), block, and the blocks' particle and edge offsets; ``held`` (int64,
-    1 + the number of edge slots): the count of slots held, then the slots (``clear``)."""
+    1 + the number of edge slots): the count of slots held, then the slots (``clear``).
+
+    ``clearance`` = (margin (K,) [m], motion (N, 2) [m]) as the rope-rope contacts keep
+    them (``contacts.kernels_contact.segment_contacts``), the motion measured at x: a pair
+    whose margin exceeds how far its ends have moved since cannot be within ``reach`` of
+    touching, so it is passed over. So the pairs held are those of ``pairs`` that touch at
+    x, whichever other pairs the list holds: the same for any candidates that hold every
+    contact (a list found again within the substep included)."""
+    margin, motion = clearance
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
+        drift = max(motion[a0, 0], motion[a1, 0]) + max(motion[b0, 0], motion[b1, 0])
+        if margin[k] > drift + CLEARANCE_SLACK:
+            continue
         if (particle_rope[a0] < 0 or particle_rope[b0] < 0
                 or particle_rope[a0] == particle_rope[b0]):
             continue

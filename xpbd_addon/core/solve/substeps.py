@@ -163,11 +163,13 @@ class RopeSubsteps:
         if self.resolves:
             np.copyto(self.before_contacts, x)
 
-    def hold(self, pairs: np.ndarray, reach: float) -> None:
+    def hold(self, pairs: np.ndarray, clearance: tuple[np.ndarray, np.ndarray],
+             reach: float) -> None:
         """The rope-rope contacts of ``pairs`` (segment pairs) that touch at x (within
         ``reach`` [m], ``contacts.frame.FrameContacts.hold_reach``) held in the next solves
         (``kernels_held``: the re-solve after the contacts and the next substep's), in place
-        of those held before."""
+        of those held before; ``clearance``: the margins that let pairs be passed over
+        (``FrameContacts.hold_pairs``)."""
         lanes = self.plan.lanes
         if self.holds is None or lanes is None:
             return
@@ -176,7 +178,7 @@ class RopeSubsteps:
         if len(pairs):
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
-                pairs, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
+                pairs, clearance, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
                 self.workspace.lane_holds, kernels_held.HOLD_STIFFNESS, reach,
                 model.self_friction, lanes.layout.lanes)
 
