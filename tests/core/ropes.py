@@ -54,3 +54,19 @@ def many_ropes(ropes: int, points: int, *, length: float = 2.0, compliance: floa
         e[flip] = e[flip][:, ::-1]
         x, w = x_new, w_new
     return Model(x, e, w, compliance, **model_options)
+
+
+def crossed_ropes() -> Model:
+    """Seven ropes of 30 points, radius 5 mm: four side by side along x, 1.1 cm apart, and
+    three along y 1.5 cm above them, all falling on a ground plane; they land on each other
+    and lie there (with a pair of segments per few particles: the margins are kept)."""
+    ropes = []
+    t = np.linspace(-0.15, 0.15, 30)
+    for index in range(4):
+        ropes.append(np.stack([t, np.full(30, 0.011 * (index - 1.5)), np.full(30, 0.0)], -1))
+    for index in range(3):
+        ropes.append(np.stack([np.full(30, 0.08 * (index - 1)), t, np.full(30, 0.015)], -1))
+    x = np.concatenate(ropes)
+    edges = [(30 * r + i, 30 * r + i + 1) for r in range(len(ropes)) for i in range(29)]
+    return Model(x, np.array(edges), np.full(len(x), 100.0), 1e-7, radius=0.005,
+                 self_collision=True, self_friction=0.3, damping=0.2)

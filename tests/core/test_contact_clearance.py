@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xpbd_addon.core import Model, step
+from xpbd_addon.core import step
 from xpbd_addon.core.contacts import frame as contact_frame
 from xpbd_addon.core.contacts.kernels_contact import contact_motion, segment_contacts
+
+from .ropes import crossed_ropes
 
 RADIUS = 0.005
 VELOCITY_SCALE = 240.0  # 1 / h at 24 fps and 10 substeps, undamped
@@ -92,26 +94,10 @@ def test_passing_over_clear_pairs_changes_no_bit(seed):
         assert a[2] == b[2], f"pairs in contact, pass {index}"
 
 
-def _crossed_ropes() -> Model:
-    """Seven ropes of 30 points, radius 5 mm: four side by side along x, 1.1 cm apart, and
-    three along y 1.5 cm above them, all falling on a ground plane; they land on each other
-    and lie there (with a pair of segments per few particles: the margins are kept)."""
-    ropes = []
-    t = np.linspace(-0.15, 0.15, 30)
-    for index in range(4):
-        ropes.append(np.stack([t, np.full(30, 0.011 * (index - 1.5)), np.full(30, 0.0)], -1))
-    for index in range(3):
-        ropes.append(np.stack([np.full(30, 0.08 * (index - 1)), t, np.full(30, 0.015)], -1))
-    x = np.concatenate(ropes)
-    edges = [(30 * r + i, 30 * r + i + 1) for r in range(len(ropes)) for i in range(29)]
-    return Model(x, np.array(edges), np.full(len(x), 100.0), 1e-7, radius=RADIUS,
-                 self_collision=True, self_friction=0.3, damping=0.2)
-
-
 def _play(frames: int, substeps: int = 10) -> list[np.ndarray]:
     from xpbd_addon.core.collision import Plane
 
-    model = _crossed_ropes()
+    model = crossed_ropes()
     state = model.state()
     out = []
     for _ in range(frames):

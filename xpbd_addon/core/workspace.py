@@ -125,6 +125,9 @@ class PairCarry(NamedTuple):
     """The motion predicted then"""
     pair_from: float
     """[s] from the last frame's start: when the last full search was made"""
+    pair_until: float
+    """[s] from the last frame's start: until when its pairs hold (past its end, where the
+    particles move slowly)"""
     shared_motion: tuple[np.ndarray, np.ndarray]
     """((3,) [m/s], (3,) [m/s^2]) the motion shared by all particles in that search"""
     moved_box: np.ndarray

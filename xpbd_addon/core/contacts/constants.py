@@ -10,6 +10,20 @@ HORIZON_REACH = 8.0
 reaches this many radii (at most the rest of the frame): longer, and boxes and candidate
 pairs grow with the motion."""
 
+CARRY_FRAMES = 2
+"""A rope-rope search whose particles move slowly looks ahead up to this many frames past the
+frame's end (``kernels_segments.frames_past_end``): a pile sliding by millimetres a second
+then keeps its pairs over the next frames instead of being searched again at each frame's
+start (about 8 ms a search in the crossed layers of docs/benchmarks.md). 0: never past the
+frame's end. Longer (measured 1-12 there): the sliding particles stray from their
+predictions more often and the larger boxes hold more pairs; 2 saved the most."""
+
+CARRY_REACH = 1.0
+"""... while all but 1 in ``CARRY_SPARE`` particles move less than this many radii over the
+look ahead (and every one less than ``HORIZON_REACH`` radii)"""
+
+CARRY_SPARE = 100
+
 PARTIAL_PAIR_TESTS = 600_000
 """Most box tests of a partial rope-rope search (segments searched now x segments searched
 since the last full search) before a full search is cheaper: about 3.5 ns a test, against

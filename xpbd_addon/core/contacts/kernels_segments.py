@@ -433,3 +433,50 @@ def moving(v0, a0, flags):
         flags[i] = 0 if still else 1
         count += 0 if still else 1
     return count
+
+
+@kernel
+def frames_past_end(velocity, acceleration, ids, remaining, frame, most, reach, far, spare):
+    """How many whole frames past the frame's end a rope-rope search's pairs may hold, at
+    most ``most``: the largest k for which, over the horizon T = ``remaining`` + k ``frame``
+    [s], the predicted motion |v| T + |a| T^2 / 2 of the particles ``ids`` (v, a: rows of
+    ``velocity`` (N, 3) [m/s], ``acceleration`` (N, 3) [m/s^2]) stays within ``far`` [m]
+    for all and within ``reach`` [m] for all but ``spare`` of them. 0 where none qualifies.
+
+    Why: a search's boxes hold each particle's path until its horizon, and a slowly sliding
+    pile would otherwise be searched again at every frame's start; the bounds keep the boxes
+    (and the candidate pairs) from growing with the longer look ahead."""
+    counts = np.zeros(most + 2, dtype=np.int64)  # particles whose reach allows k - 1 frames
+    allowed = most
+    for index in range(ids.shape[0]):
+        i = ids[index]
+        speed = math.sqrt(velocity[i, 0] ** 2 + velocity[i, 1] ** 2 + velocity[i, 2] ** 2)
+        pull = math.sqrt(acceleration[i, 0] ** 2 + acceleration[i, 1] ** 2
+                         + acceleration[i, 2] ** 2)
+        within_reach = _frames_within(speed, pull, reach, remaining, frame, most)
+        counts[within_reach + 1] += 1
+        allowed = min(allowed, _frames_within(speed, pull, far, remaining, frame, most))
+    # the largest k with at most ``spare`` particles whose reach allows fewer frames than k
+    short = 0
+    best = 0
+    for k in range(most + 1):
+        short += counts[k]  # particles allowing k - 1 frames or fewer
+        if short > spare or k > allowed:
+            break
+        best = k
+    return best
+
+
+@kernel
+def _frames_within(speed, pull, distance, remaining, frame, most):
+    """The whole frames (-1 .. ``most``) past the frame's end (``remaining`` [s] away, each
+    ``frame`` [s]) before a motion |v| t + |a| t^2 / 2 (``speed`` [m/s], ``pull`` [m/s^2])
+    covers ``distance`` [m]: -1 if it does within this frame."""
+    if pull > 0.0:
+        time = (math.sqrt(speed * speed + 2.0 * pull * distance) - speed) / pull
+    elif speed > 0.0:
+        time = distance / speed
+    else:
+        return most
+    whole = math.floor((time - remaining) / frame)
+    return min(max(whole, -1), most)

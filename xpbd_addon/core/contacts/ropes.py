@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import groups
 from ..workspace import PairCarry, PairGrid, PairPrediction, Workspace
+from . import constants
 from .constants import (
     EXTRA_GRID,
     HORIZON_REACH,
@@ -26,6 +27,7 @@ from .constants import (
 from .kernels_segments import (
     clear_flags,
     flagged,
+    frames_past_end,
     left_prediction,
     mark_moved,
     merge_pairs,
@@ -66,7 +68,7 @@ class RopeContacts:
                  "stamp_mark", "extra_lo", "extra_hi", "predicted_position",
                  "predicted_velocity", "pairs", "found_pairs", "pair_grid", "prediction",
                  "pair_from", "pair_until", "shared_motion", "pair_strayed", "moving_flags",
-                 "path_velocity", "refreshes", "resumed_pairs", "rope_segments")
+                 "path_velocity", "refreshes", "resumed_pairs", "rope_segments", "carry_reach")
 
     def __init__(self, model: Any, workspace: Workspace, motion: MotionPrediction,
                  x: np.ndarray, verified_end: np.ndarray | None) -> None:
@@ -135,6 +137,10 @@ class RopeContacts:
         """How often the search was redone within the frame (diagnostics)"""
         self.resumed_pairs = False
         """Whether the frame went on with the last one's pairs (diagnostics)"""
+        radius = float(np.mean(model.particle_radius)) if count else 0.0
+        self.carry_reach = (constants.CARRY_REACH * radius, HORIZON_REACH * radius)
+        """[m] how far most particles, and every one, may move over a look ahead past the
+        frame's end (``frames_past_end``)"""
         carry, workspace.pair_carry = workspace.pair_carry, None  # the frame changes it
         if carry is None or not self._resume_pairs(x, carry, verified_end):
             self._find_pairs(x, 0.0)
@@ -142,16 +148,19 @@ class RopeContacts:
     def carry(self, end: np.ndarray) -> PairCarry:
         """What the next frame goes on with if it starts at ``end`` (N, 3) [m]."""
         return PairCarry(end, self.self_slack, self.pairs, self.pair_grid, self.prediction,
-                         self.pair_from, self.shared_motion, self.moved_box, self.extra_lo,
-                         self.extra_hi, self.extra_segments, self.extra_count, self.motion.dt)
+                         self.pair_from, self.pair_until, self.shared_motion, self.moved_box,
+                         self.extra_lo, self.extra_hi, self.extra_segments, self.extra_count,
+                         self.motion.dt)
 
     def _resume_pairs(self, x: np.ndarray, carry: PairCarry,
                       verified_end: np.ndarray | None) -> bool:
         """Go on with the rope-rope pairs the last frame ended with (``finish``), if this
-        frame starts where it ended and its last full search had no shared motion: the
-        pairs and boxes of particles predicted still hold for any horizon, so only the
-        segments at particles predicted to move, or off their prediction, are searched
-        again, for the whole new frame. False: a full search is due."""
+        frame starts where it ended and its last full search had no shared motion. Where
+        their horizon reaches past this frame's end (``_horizon_end``), only the segments at
+        particles off their prediction are searched again. Otherwise the pairs and boxes of
+        particles predicted still hold for any horizon, so only the segments at particles
+        predicted to move, or off their prediction, are searched again, for the whole new
+        frame and past it where they move slowly. False: a full search is due."""
         same = carry.x_end is verified_end or np.array_equal(carry.x_end, x)
         if not (same and np.array_equal(carry.self_slack, self.self_slack)):
             return False
@@ -161,14 +170,20 @@ class RopeContacts:
         x0, v0, a0, since = carry.prediction
         since -= carry.span  # the times of the last frame, from this one's start
         self.pairs, self.pair_grid, self.prediction = carry.pairs, carry.grid, carry.prediction
-        self.pair_from, self.pair_until = carry.pair_from - carry.span, self.motion.dt
+        self.pair_from = carry.pair_from - carry.span
+        until = carry.pair_until - carry.span
         self.shared_motion = shared
         self.moved_box, self.extra_lo, self.extra_hi = (carry.moved_box, carry.extra_lo,
                                                         carry.extra_hi)
         self.extra_segments, self.extra_count = carry.extra_segments, carry.extra_count
         left_prediction(x, x0, v0, a0, since, 0.0, self.self_slack,
                                       self.pair_strayed)
-        self.pair_strayed |= self._moving(v0, a0)
+        if until >= self.motion.dt * (1.0 - 1e-9):
+            self.pair_until = until  # the boxes hold every prediction through this frame
+        else:
+            self.pair_strayed |= self._moving(v0, a0)
+            self.pair_until = self._horizon_end(0.0, self.motion.velocity,
+                                                self.motion.acceleration)
         if self.pair_strayed.any() and not self._update_pairs(
                 x, 0.0, self.pair_strayed, self.motion.velocity):
             return False
@@ -185,9 +200,18 @@ class RopeContacts:
         acceleration = self.motion.acceleration
         if velocity is None:
             velocity = self.motion.velocity
+        remaining = self.motion.dt - elapsed
         end, grow, cell, horizon, shared_v, shared_a = segment_motion(
             x, velocity, acceleration, model.particle_radius, self.self_slack,
-            self.motion.dt - elapsed, self.motion.h, edges, HORIZON_REACH)
+            remaining, self.motion.h, edges, HORIZON_REACH)
+        if horizon == remaining and not (np.any(shared_v) or np.any(shared_a)):
+            # no shared motion (which a next frame cannot go on with): past the frame's
+            # end where the particles move slowly
+            until = self._horizon_end(elapsed, velocity, acceleration)
+            if until > self.motion.dt:
+                end, grow, cell, horizon, shared_v, shared_a = segment_motion(
+                    x, velocity, acceleration, model.particle_radius, self.self_slack,
+                    until - elapsed, self.motion.h, edges, HORIZON_REACH)
         every = self.every_segment
         lo, hi = segment_boxes(edges, every, x, end, grow)
         start, ids, oversize, mask = segment_grid(lo, hi, cell, float(MAX_BOX_CELLS))
@@ -233,6 +257,12 @@ class RopeContacts:
                 not gridded and len(query) * extra_count > PARTIAL_PAIR_TESTS):
             clear_flags(query, current)
             return False
+        if self.pair_until > self.motion.dt:
+            # the new predictions hold until the pairs' horizon: no farther than the frame's
+            # end plus what keeps every one of them within reach (the others' boxes hold
+            # through a shorter horizon too)
+            self.pair_until = min(self.pair_until, self._horizon_end(
+                now, velocity, self.motion.acceleration, ids, spare=len(ids)))
         x0, v0, a0, since = self.prediction
         restart_prediction(ids, x, velocity, self.motion.acceleration, now, x0, v0, a0, since)
         position, velocity = self.predicted_position, self.predicted_velocity
@@ -305,6 +335,26 @@ class RopeContacts:
                 self.motion.measure(x, v, None)
                 self._path_velocity(x, None)
                 self._find_pairs(self.motion.x_from, begun, self.path_velocity)
+
+    def _horizon_end(self, now: float, velocity: np.ndarray, acceleration: np.ndarray,
+                     ids: np.ndarray | None = None, *, spare: int | None = None) -> float:
+        """[s] into the frame: the end of a search's horizon made at ``now`` [s] with the
+        predictions ``velocity``, ``acceleration`` (N, 3) [m/s], [m/s^2] of the particles
+        ``ids`` (all: None), when their motion does not cut it short: the frame's end, or
+        whole frames past it (up to ``CARRY_FRAMES``) while all but ``spare`` (default: 1 in
+        ``CARRY_SPARE``) of them move less than ``CARRY_REACH`` radii and every one less
+        than ``HORIZON_REACH`` radii (``kernels_segments.frames_past_end``)."""
+        dt = self.motion.dt
+        if constants.CARRY_FRAMES <= 0:
+            return dt
+        if ids is None:
+            ids = self.motion.every_particle
+        if spare is None:
+            spare = len(ids) // constants.CARRY_SPARE
+        reach, far = self.carry_reach
+        frames = frames_past_end(velocity, acceleration, ids, dt - now, dt,
+                                 constants.CARRY_FRAMES, reach, far, spare)
+        return dt * (1 + frames)
 
     def _marks(self, count: int) -> tuple[np.ndarray, int]:
         """``segment_pairs``' seen-marks for a query of ``count`` segments: the marker
