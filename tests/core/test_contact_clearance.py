@@ -12,7 +12,11 @@ import pytest
 
 from xpbd_addon.core import step
 from xpbd_addon.core.contacts import frame as contact_frame
-from xpbd_addon.core.contacts.kernels_contact import contact_motion, segment_contacts
+from xpbd_addon.core.contacts.kernels_contact import (
+    carry_margins,
+    contact_motion,
+    segment_contacts,
+)
 
 from .ropes import crossed_ropes
 
@@ -36,8 +40,10 @@ def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int
     """Contact passes over every pair of 24 segments, the particles moved between passes by
     random steps (most small, some jumps of a few mm, as a solve or a collider moves them)
     with random velocities; the same random moves whether or not the margins are kept.
-    Returns what each pass wrote (x, v, acted) and how many pairs a kept margin let be
-    passed over."""
+    One pass in ten gets a new list of pairs (a random four fifths of them, as a search
+    again finds another list), whose pairs keep their margins from the last list
+    (``carry_margins``). Returns what each pass wrote (x, v, acted) and how many pairs a
+    kept margin let be passed over."""
     rng = np.random.default_rng(seed)
     count = 24
     x, edges = _segments(rng, count)
@@ -45,7 +51,8 @@ def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int
     w = rng.choice([0.0, 10.0, 100.0], size=len(x), p=[0.1, 0.45, 0.45])
     radius = np.full(len(x), RADIUS)
     first, second = np.triu_indices(count, 1)
-    pairs = np.stack([first, second], axis=1).astype(np.int64)
+    every_pair = np.stack([first, second], axis=1).astype(np.int64)
+    pairs = every_pair
     margin = np.full(len(pairs), -np.inf)
     base = x.copy()
     motion = np.zeros((len(x), 2))
@@ -67,6 +74,11 @@ def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int
             x[some] = base[some]
         elif kind == 3:
             v[some] = rng.normal(size=(int(some.sum()), 3)) * 4.0
+        if rng.random() < 0.1:  # a new list
+            chosen = every_pair[rng.random(len(every_pair)) < 0.8]
+            carried = np.empty(len(chosen))
+            carry_margins(pairs, margin, chosen, carried)
+            pairs, margin = chosen, carried
         if not keep_margins:
             margin[:] = -np.inf
         contact_motion(x, v, base, 1.0 / VELOCITY_SCALE, motion)
@@ -167,3 +179,13 @@ def test_the_holds_pass_over_only_pairs_their_margins_keep_clear(monkeypatch):
     _play(36, 5)
     holds, passed_over = compared
     assert holds > 300 and passed_over > 0
+
+
+def test_a_pair_keeps_its_margin_in_a_new_list():
+    """Pairs of both lists keep their margins, new ones start untested (-inf)."""
+    old = np.array([[0, 1], [0, 4], [2, 3], [5, 6]], dtype=np.int64)
+    new = np.array([[0, 0], [0, 4], [1, 2], [2, 3], [7, 8]], dtype=np.int64)
+    margin = np.array([0.1, 0.2, 0.3, 0.4])
+    out = np.empty(len(new))
+    carry_margins(old, margin, new, out)
+    assert out.tolist() == [-np.inf, 0.2, -np.inf, 0.3, -np.inf]

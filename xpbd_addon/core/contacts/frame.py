@@ -26,7 +26,7 @@ from .constants import (
     HOLD_REACH,
     SPARSE_AWAKE,
 )
-from .kernels_contact import contact_motion, segment_contacts
+from .kernels_contact import carry_margins, contact_motion, segment_contacts
 from .kernels_wake import (
     awake_pairs,
     awake_particles,
@@ -303,23 +303,34 @@ class FrameContacts:
     def _clearance(self, pairs: np.ndarray, x: np.ndarray,
                    v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``segment_contacts``' clearance for ``pairs`` at x, v (N, 3) [m], [m/s]: their
-        margins, kept while the pairs are the same list (a new list starts untested, its
-        margins measured from x), and each particle's motion since (``contact_motion``).
-        Passing over the pairs a margin keeps clear changes no bit: a frame costs less
-        where ropes lie still on each other, and the same where they move."""
-        if len(self.clear_margin) < len(pairs):
-            self.clear_margin = np.empty(max(len(pairs), 2 * len(self.clear_margin)))
-        margin = self.clear_margin[:len(pairs)]
+        margins, and each particle's motion since the base positions (``contact_motion``).
+        The frame's first list starts untested, its margins measured from x there (the
+        base); a list found again later in the frame keeps the margins of the pairs it
+        shares with the last (``carry_margins``: a margin bounds the pair's gap from the
+        base, whichever list it was tested in). Passing over the pairs a margin keeps clear
+        changes no bit: a frame costs less where ropes lie still on each other, and the
+        same where they move."""
+        size = max(len(pairs), len(self.clear_margin))
         if len(pairs) * CLEARANCE_PAIRS < len(x):
             # few pairs: testing them all costs less than measuring every particle's motion
             # (and what the tests write here, at motion not measured, is no margin to keep)
+            if len(self.clear_margin) < size:
+                self.clear_margin = np.empty(2 * size)
+            margin = self.clear_margin[:len(pairs)]
             margin[:] = -np.inf
             self.clear_pairs = None
             return margin, self.clear_motion
         if pairs is not self.clear_pairs:
-            margin[:] = -np.inf
+            kept = self.clear_margin
+            self.clear_margin = np.empty(2 * size if len(kept) < size else len(kept))
+            margin = self.clear_margin[:len(pairs)]
+            if self.clear_pairs is None:  # the frame's first: margins from here
+                margin[:] = -np.inf
+                self.clear_base[:] = x
+            else:  # a list found again: the pairs tested before keep their margins
+                carry_margins(self.clear_pairs, kept[:len(self.clear_pairs)], pairs, margin)
             self.clear_pairs = pairs
-            self.clear_base[:] = x
+        margin = self.clear_margin[:len(pairs)]
         contact_motion(x, v, self.clear_base, 1.0 / self.velocity_scale, self.clear_motion)
         return margin, self.clear_motion
 

@@ -260,3 +260,20 @@ def contact_motion(x, v, base, inverse_scale, motion):
         m[k] = math.sqrt(dx * dx + dy * dy + dz * dz)
         m[k + np.uint64(1)] = math.sqrt(u[j] * u[j] + u[j1] * u[j1]
                                         + u[j2] * u[j2]) * inverse_scale
+
+
+@kernel
+def carry_margins(pairs, margin, new_pairs, new_margin):
+    """The margins (``segment_contacts``' clearance) of ``new_pairs`` (K', 2) from those of
+    ``pairs`` (K, 2) and ``margin`` (K,) [m]: a pair of both lists keeps its margin, a new
+    one gets -inf (tested at its next pass); into ``new_margin`` (K',). Both lists in
+    increasing (first, second) order, as the searches keep them. A margin is a bound from
+    the base positions, whichever list the pair was tested in: valid while those stay."""
+    k = 0
+    for j in range(new_pairs.shape[0]):
+        a, b = new_pairs[j, 0], new_pairs[j, 1]
+        while k < pairs.shape[0] and (pairs[k, 0] < a or (pairs[k, 0] == a
+                                                          and pairs[k, 1] < b)):
+            k += 1
+        same = k < pairs.shape[0] and pairs[k, 0] == a and pairs[k, 1] == b
+        new_margin[j] = margin[k] if same else -np.inf
