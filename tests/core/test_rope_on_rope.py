@@ -66,6 +66,25 @@ def test_without_the_holds_the_draped_rope_slides_off(monkeypatch):
     assert top[-1] < 0.4
 
 
+def test_at_stiffness_zero_no_contact_is_listed_as_held(monkeypatch):
+    """A hold of stiffness 0 is no row, so nothing is held and the list of held slots stays
+    empty: a zero row does not mark its slot held, and listing it again for every pair that
+    touches the segment wrote past the list's end (a crash at the process's exit)."""
+    from xpbd_addon.core.solve import substeps as rope_substeps
+
+    monkeypatch.setattr(kernels_held, "HOLD_STIFFNESS", 0.0)
+    original = rope_substeps.RopeSubsteps.hold
+    listed = []
+
+    def counted(self, pairs, clearance, reach):
+        original(self, pairs, clearance, reach)
+        listed.append(int(self.workspace.lane_holds[0]))
+
+    monkeypatch.setattr(rope_substeps.RopeSubsteps, "hold", counted)
+    heights(draped(0.6), 24)
+    assert len(listed) > 100 and max(listed) == 0
+
+
 @pytest.mark.parametrize("substeps", [5, 20])
 @pytest.mark.parametrize("free_mass", [0.05, 0.2])
 def test_ropes_held_on_each_other_never_gain_energy(substeps, free_mass):

@@ -23,6 +23,8 @@ CARRY_REACH = 1.0
 look ahead (and every one less than ``HORIZON_REACH`` radii)"""
 
 CARRY_SPARE = 100
+"""... where 1 in this many particles may move farther than ``CARRY_REACH`` radii (up to
+``HORIZON_REACH``): a few fast ones do not cut every search's look ahead short"""
 
 PARTIAL_PAIR_TESTS = 600_000
 """Most box tests of a partial rope-rope search (segments searched now x segments searched

@@ -282,12 +282,12 @@ class FrameContacts:
 
     def hold_pairs(self, x: np.ndarray,
                    v: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """The rope-rope pairs the ropes' solve holds those of that touch at x, v (N, 3) [m],
-        [m/s] (``solve.kernels_held``), and their clearance: the pairs the contacts tested
-        this substep, with the margins their tests left and each particle's move since
-        (``segment_contacts``). The holds pass over the pairs their margins keep clear: the
-        pairs held are those that touch, whatever else the list holds (testing every pair
-        again cost the crossed layers as much as their contacts)."""
+        """What the ropes' solve holds at x, v (N, 3) [m], [m/s] is chosen from
+        (``solve.kernels_held``): the pairs the contacts tested this substep, and their
+        clearance, the margins their tests left with each particle's move since the base
+        (``segment_contacts``). The holds pass over the pairs their margins keep clear and
+        hold those of the rest that touch: whatever else the list holds, the same pairs
+        (testing every pair again cost the crossed layers as much as their contacts)."""
         pairs = self._contact_pairs()
         if not len(pairs):
             return self.no_pairs, self._untested(0)

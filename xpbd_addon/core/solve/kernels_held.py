@@ -195,6 +195,8 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
     if (edge_buffer[e + EDGE_HOLD * lanes] != 0.0 or edge_buffer[e + (EDGE_HOLD + 1) * lanes]
             != 0.0 or edge_buffer[e + (EDGE_HOLD + 2) * lanes] != 0.0):
         return  # (one hold a segment: the first contact found)
+    if held[0] + 1 >= held.shape[0]:
+        return  # (the list has a place for every slot; never full while c != 0 marks them)
     scale = math.sqrt(ratio * mass / count)
     h0, h1, h2 = scale * n0, scale * n1, scale * n2
     ht = 1.0 - hs
@@ -230,6 +232,8 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of
     x, whichever other pairs the list holds: the same for any candidates that hold every
     contact (a list found again within the substep included)."""
     margin, motion = clearance
+    if not ratio > 0.0:
+        return  # nothing to hold (and a zero row would not mark its slot held: see ``_hold``)
     for k in range(pairs.shape[0]):
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
