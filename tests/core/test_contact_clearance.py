@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from xpbd_addon.core import step
 from xpbd_addon.core.contacts import frame as contact_frame
@@ -17,6 +18,8 @@ from xpbd_addon.core.contacts.kernels_contact import (
     contact_motion,
     segment_contacts,
 )
+from xpbd_addon.core.contacts.kernels_geometry import segments_gap
+from xpbd_addon.core.solve.kernels_held import HOLD_STIFFNESS, _hold
 
 from .ropes import crossed_ropes
 
@@ -106,6 +109,47 @@ def test_passing_over_clear_pairs_changes_no_bit(seed):
         assert a[2] == b[2], f"pairs in contact, pass {index}"
 
 
+def _end_to_end(keep_margins: bool) -> tuple[list, int]:
+    """Two segments of 2 cm on one line, 1.3 cm apart end to end (the contact distance is
+    1 cm), the second moved 0.1 mm towards the first after each of 40 passes: the one case
+    where a pair apart by its midpoints is as near as the midpoints say (pairs apart get
+    their margin from that bound). No reach for holds: the margin is then as tight as it
+    can be. Returns what each pass wrote and how many passes passed the pair over."""
+    x = np.array([[0.0, 0.0, 0.0], [0.02, 0.0, 0.0], [0.033, 0.0, 0.0], [0.053, 0.0, 0.0]])
+    v = np.zeros_like(x)
+    w = np.full(4, 100.0)
+    radius = np.full(4, RADIUS)
+    edges = np.array([[0, 1], [2, 3]], dtype=np.int64)
+    pairs = np.array([[0, 1]], dtype=np.int64)
+    margin = np.full(1, -np.inf)
+    base, motion = x.copy(), np.zeros((4, 2))
+    moved = np.zeros(4, dtype=np.uint8)
+    written, passed_over = [], 0
+    for _ in range(40):
+        if not keep_margins:
+            margin[:] = -np.inf
+        contact_motion(x, v, base, 1.0 / VELOCITY_SCALE, motion)
+        passed_over += int(margin[0] > motion[:2, 0].max() + motion[2:, 0].max() + 1e-6)
+        acted = segment_contacts(x, v, w, radius, VELOCITY_SCALE, edges, pairs, PUSH, 0.4,
+                                 moved, moved, False, 0.0, (margin, motion))
+        written.append((x.copy(), v.copy(), acted))
+        x[2:, 0] -= 1e-4
+    return written, passed_over
+
+
+def test_a_pair_apart_end_to_end_is_tested_before_it_touches():
+    """A pair apart by the midpoints' test keeps a margin from that bound, which is exact
+    for segments on one line: passed over while it is clear, tested as it comes into
+    contact, the same bits as testing it every pass."""
+    kept, passed_over = _end_to_end(keep_margins=True)
+    tested, _ = _end_to_end(keep_margins=False)
+    assert passed_over > 0
+    assert sum(acted for _, _, acted in tested) > 0, "the segments come into contact"
+    for index, (a, b) in enumerate(zip(kept, tested, strict=True)):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), f"pass {index}"
+        assert a[2] == b[2], f"pass {index}"
+
+
 def _play(frames: int, substeps: int = 10) -> list[np.ndarray]:
     from xpbd_addon.core.collision import Plane
 
@@ -179,6 +223,65 @@ def test_the_holds_pass_over_only_pairs_their_margins_keep_clear(monkeypatch):
     _play(36, 5)
     holds, passed_over = compared
     assert holds > 300 and passed_over > 0
+
+
+@njit(cache=False)
+def _hold_every_touching_pair(x, w, radius, edges, pairs, particle_rope, lanes_of, edge_buffer,
+                              held, ratio, reach, grip, lanes):
+    """The holds as the module docstring of ``kernels_held`` states them, every pair tested:
+    each touching pair of two ropes, in list order, offers its contact to both segments, and
+    a segment keeps the first (``_hold`` declines a slot held already). Returns how many
+    touching pairs came when both their segments were held."""
+    both_held = 0
+    for k in range(pairs.shape[0]):
+        a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
+        b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
+        if (particle_rope[a0] < 0 or particle_rope[b0] < 0
+                or particle_rope[a0] == particle_rope[b0]):
+            continue
+        s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
+        if not (gap > 1e-12 and gap < contact + reach):
+            continue
+        count = held[0]
+        n0, n1, n2 = dx / gap, dy / gap, dz / gap
+        first = _hold(x, w, lanes_of, edge_buffer, held, a0, a1, s, n0, n1, n2, ratio, grip,
+                      lanes)
+        second = _hold(x, w, lanes_of, edge_buffer, held, b0, b1, t, -n0, -n1, -n2, ratio,
+                       grip, lanes)
+        if first and second and held[0] == count:
+            both_held += 1
+    return both_held
+
+
+def test_a_segment_holds_the_first_contact_listed_as_if_every_pair_were_tested(monkeypatch):
+    """The holds pass over a pair whose two segments hold a contact already (the flags of
+    ``hold_contacts``), and over pairs their margins keep clear: at every hold of the
+    crossed ropes landing (each rope across lies on four, so a segment touches several),
+    the slots held and what they hold are the same bits as when every pair is tested and
+    offered to both its segments, and such pairs do come."""
+    from xpbd_addon.core.solve import substeps as rope_substeps
+
+    original = rope_substeps.RopeSubsteps.hold
+    compared = [0, 0]
+
+    def both(self, pairs, clearance, reach):
+        edges, holds = self.workspace.lane_edges, self.workspace.lane_holds
+        self.release()
+        model, lanes = self.model, self.plan.lanes
+        compared[1] += _hold_every_touching_pair(
+            self.x, model.particle_inv_mass, model.particle_radius, model.edge_index, pairs,
+            lanes.particle_rope, self.lanes_of, edges, holds, HOLD_STIFFNESS, reach,
+            model.self_friction, lanes.layout.lanes)
+        tested = edges.copy(), holds[:holds[0] + 1].copy()
+        original(self, pairs, clearance, reach)
+        assert np.array_equal(holds[:holds[0] + 1], tested[1])
+        assert np.array_equal(edges, tested[0])
+        compared[0] += 1
+
+    monkeypatch.setattr(rope_substeps.RopeSubsteps, "hold", both)
+    _play(36, 5)
+    holds, both_held = compared
+    assert holds > 300 and both_held > 100
 
 
 def test_a_pair_keeps_its_margin_in_a_new_list():

@@ -50,7 +50,7 @@ from .kernels_collider import (
     friction_correction,
     push_out,
 )
-from .kernels_geometry import cross3, mesh_normals, segments_apart, segments_gap
+from .kernels_geometry import cross3, mesh_normals, segments_clear, segments_gap
 from .kernels_resting import (
     GEOMETRY_ROWS,
     fill_resting,
@@ -148,9 +148,10 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     margins are measured from and its move in the substep (``contact_motion``; raised here as
     the contacts move particles). A pair whose margin exceeds what its ends can have moved
     since cannot be touching, within ``reach`` or crossed, so it is passed over: the same as
-    testing it (which would change nothing), for a fraction of the cost. ``reach`` [m]: the
-    margins also keep the pair that far from touching (the holds of ``solve.kernels_held``
-    pass over pairs by them)."""
+    testing it (which would change nothing), for a fraction of the cost. A pair ruled out by
+    its midpoints (``segments_clear``) gets its margin from the bound that test gives, the
+    rest from their gap. ``reach`` [m]: the margins also keep the pair that far from
+    touching (the holds of ``solve.kernels_held`` pass over pairs by them)."""
     inverse_scale = 1.0 / velocity_scale
     margin, motion = clearance
     acted = 0
@@ -163,7 +164,9 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
         if margin[k] > drift + max(motion[a0, 1], motion[a1, 1]) + max(
                 motion[b0, 1], motion[b1, 1]) + CLEARANCE_SLACK:
             continue
-        if segments_apart(x, radius, a0, a1, b0, b1, 0.0):
+        apart, clear = segments_clear(x, radius, a0, a1, b0, b1)
+        if apart:
+            margin[k] = clear - drift - reach  # (``pair_clearance`` with a bound of the gap)
             continue
         s, t, dx, dy, dz, gap, contact = segments_gap(x, radius, a0, a1, b0, b1)
         margin[k] = pair_clearance(radius, a0, a1, b0, b1, gap, drift, reach)

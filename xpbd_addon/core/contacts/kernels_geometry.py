@@ -88,6 +88,25 @@ def segments_apart(x, radius, a0, a1, b0, b1, reach):
 
 
 @kernel
+def segments_clear(x, radius, a0, a1, b0, b1):
+    """(apart, clear): ``segments_apart`` at no reach, and where the segments are apart a
+    lower bound [m] of how far they are from touching: the midpoints' distance less the half
+    lengths and the largest radii (any two points of the segments are at least the
+    midpoints' distance less the half lengths apart). 0 where they are not apart."""
+    half_a = math.sqrt(0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2
+                               + (x[a1, 2] - x[a0, 2]) ** 2))
+    half_b = math.sqrt(0.25 * ((x[b1, 0] - x[b0, 0]) ** 2 + (x[b1, 1] - x[b0, 1]) ** 2
+                               + (x[b1, 2] - x[b0, 2]) ** 2))
+    mid2 = 0.25 * ((x[a0, 0] + x[a1, 0] - x[b0, 0] - x[b1, 0]) ** 2
+                   + (x[a0, 1] + x[a1, 1] - x[b0, 1] - x[b1, 1]) ** 2
+                   + (x[a0, 2] + x[a1, 2] - x[b0, 2] - x[b1, 2]) ** 2)
+    bound = half_a + half_b + max(radius[a0], radius[a1]) + max(radius[b0], radius[b1])
+    if mid2 >= bound * bound:
+        return True, math.sqrt(mid2) - bound
+    return False, 0.0
+
+
+@kernel
 def segments_gap(x, radius, a0, a1, b0, b1):
     """Where segments (a0, a1) and (b0, b1) of rows of x come closest
     (``closest_on_segments``): (s, t, dx, dy, dz, gap, contact), d = p - q [m] from the second

@@ -166,13 +166,14 @@ def clear(edge_buffer, held, lanes):
 @inline_kernel
 def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
     """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot (and
-    list the slot in ``held``, for ``clear``). Inlined: called for every pair held, twice a
-    substep, a call with its arrays cost about as much as the hold."""
+    list the slot in ``held``, for ``clear``); returns whether the segment is held now (False:
+    outside the lanes, both ends pinned, or the list full). Inlined: called for every pair
+    held, twice a substep, a call with its arrays cost about as much as the hold."""
     particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
     base_a = particle_base[ia]
     base_b = particle_base[ib]
     if base_a < 0 or base_b < 0:
-        return
+        return False
     PS = PSTRIDE_INT * lanes
     block = particle_block[ia]
     po = np.int64(block_particle_offset[block])
@@ -190,13 +191,13 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
             mass += 1.0 / w[i]
             count += 1
     if count == 0:
-        return
+        return False
     e = np.int64(block_edge_offset[block]) + slot * (EDGE_STRIDE * lanes) + lane
     if (edge_buffer[e + EDGE_HOLD * lanes] != 0.0 or edge_buffer[e + (EDGE_HOLD + 1) * lanes]
             != 0.0 or edge_buffer[e + (EDGE_HOLD + 2) * lanes] != 0.0):
-        return  # (one hold a segment: the first contact found)
+        return True  # (one hold a segment: the first contact found)
     if held[0] + 1 >= held.shape[0]:
-        return  # (the list has a place for every slot; never full while c != 0 marks them)
+        return False  # (a place for every slot: never full while c != 0 marks them)
     scale = math.sqrt(ratio * mass / count)
     h0, h1, h2 = scale * n0, scale * n1, scale * n2
     ht = 1.0 - hs
@@ -214,11 +215,12 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
     edge_buffer[e + EDGE_HOLD_MU * lanes] = grip
     held[0] += 1
     held[held[0]] = e
+    return True
 
 
 @kernel
 def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of,
-                  edge_buffer, held, ratio, reach, grip, lanes):
+                  edge_buffer, held, taken, ratio, reach, grip, lanes):
     """Hold the contacts of segment pairs of different ropes that touch at x (N, 3) [m]
     (within ``reach`` [m]), on both segments: c = sqrt(``ratio`` m) n, ``grip`` the ropes'
     friction (module docstring). ``lanes_of``: each particle's buffer index of field 0 (-1
@@ -230,13 +232,23 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of
     whose margin exceeds how far its ends have moved since cannot be within ``reach`` of
     touching, so it is passed over. So the pairs held are those of ``pairs`` that touch at
     x, whichever other pairs the list holds: the same for any candidates that hold every
-    contact (a list found again within the substep included)."""
+    contact (a list found again within the substep included).
+
+    ``taken`` (E,) uint8: scratch flags of the segments held by this call (set here): a pair
+    whose two segments hold a contact already adds nothing (one hold a segment), so it is
+    passed over before any test. In a heap, where each segment touches several others, most
+    touching pairs are; reading the flag costs less than finding the segment's slot in the
+    lane buffer (scattered reads, 60-90 ns a pair)."""
     margin, motion = clearance
+    taken[:] = 0
     if not ratio > 0.0:
         return  # nothing to hold (and a zero row would not mark its slot held: see ``_hold``)
     for k in range(pairs.shape[0]):
-        a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
-        b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
+        ea, eb = pairs[k, 0], pairs[k, 1]
+        if taken[ea] != 0 and taken[eb] != 0:
+            continue
+        a0, a1 = edges[ea, 0], edges[ea, 1]
+        b0, b1 = edges[eb, 0], edges[eb, 1]
         drift = max(motion[a0, 0], motion[a1, 0]) + max(motion[b0, 0], motion[b1, 0])
         if margin[k] > drift + CLEARANCE_SLACK:
             continue
@@ -249,5 +261,9 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of
         if not (gap > 1e-12 and gap < contact + reach):
             continue
         n0, n1, n2 = dx / gap, dy / gap, dz / gap
-        _hold(x, w, lanes_of, edge_buffer, held, a0, a1, s, n0, n1, n2, ratio, grip, lanes)
-        _hold(x, w, lanes_of, edge_buffer, held, b0, b1, t, -n0, -n1, -n2, ratio, grip, lanes)
+        if taken[ea] == 0 and _hold(x, w, lanes_of, edge_buffer, held, a0, a1, s, n0, n1, n2,
+                                    ratio, grip, lanes):
+            taken[ea] = 1
+        if taken[eb] == 0 and _hold(x, w, lanes_of, edge_buffer, held, b0, b1, t, -n0, -n1,
+                                    -n2, ratio, grip, lanes):
+            taken[eb] = 1

@@ -48,7 +48,8 @@ class RopeSubsteps:
     __slots__ = ("model", "plan", "workspace", "x", "v", "gravity", "accelerations", "h",
                  "velocity_scale", "strain_limit", "multipliers", "mode", "resolves",
                  "before_contacts", "resolve_moves", "active_blocks", "active_ropes",
-                 "awake_blocks", "awake", "blocks", "lane_order", "holds", "lanes_of")
+                 "awake_blocks", "awake", "blocks", "lane_order", "holds", "lanes_of",
+                 "hold_taken")
 
     def __init__(self, model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                  v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
@@ -88,6 +89,9 @@ class RopeSubsteps:
         self.lanes_of: tuple = ()
         """Each particle's lane buffer index (-1 outside the lanes), its block, and the
         blocks' particle and edge offsets (``kernels_held.hold_contacts``)"""
+        self.hold_taken = np.zeros(model.edge_count if self.holds is not None else 0,
+                                   dtype=np.uint8)
+        """(E,) scratch flags of the segments a hold took (``kernels_held.hold_contacts``)"""
         if self.holds is not None:
             assert lanes is not None
             base = np.full(len(x), -1, dtype=np.int64)
@@ -179,7 +183,7 @@ class RopeSubsteps:
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
                 pairs, clearance, lanes.particle_rope, self.lanes_of, self.workspace.lane_edges,
-                self.workspace.lane_holds, kernels_held.HOLD_STIFFNESS, reach,
+                self.workspace.lane_holds, self.hold_taken, kernels_held.HOLD_STIFFNESS, reach,
                 model.self_friction, lanes.layout.lanes)
 
     def release(self) -> None:
