@@ -164,26 +164,18 @@ def clear(edge_buffer, held, lanes):
 
 
 @inline_kernel
-def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
-    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot (and
-    list the slot in ``held``, for ``clear``); returns whether the segment is held now (False:
-    outside the lanes, both ends pinned, or the list full). Inlined: called for every pair
-    held, twice a substep, a call with its arrays cost about as much as the hold."""
-    particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
-    base_a = particle_base[ia]
-    base_b = particle_base[ib]
-    if base_a < 0 or base_b < 0:
+def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
+    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot at
+    index ``e`` of the lane buffer (-1: outside the lanes; ``flipped``: ib is the end nearer
+    the chain's start, ``hold_slots``), and list the slot in ``held``, for ``clear``.
+    Returns whether the segment is held now (False: outside the lanes, both ends pinned, or
+    the list full). Inlined: called for every segment held, twice a substep."""
+    if e < 0:
         return False
-    PS = PSTRIDE_INT * lanes
-    block = particle_block[ia]
-    po = np.int64(block_particle_offset[block])
-    slot_a = (base_a - po) // PS
-    slot_b = (base_b - po) // PS
-    lane = (base_a - po) % PS
-    if slot_a < slot_b:
-        slot, hs, first, second = slot_a, s, ia, ib
+    if flipped:
+        hs, first, second = 1.0 - s, ib, ia
     else:
-        slot, hs, first, second = slot_b, 1.0 - s, ib, ia
+        hs, first, second = s, ia, ib
     mass = 0.0
     count = 0
     for i in (ia, ib):
@@ -192,7 +184,6 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
             count += 1
     if count == 0:
         return False
-    e = np.int64(block_edge_offset[block]) + slot * (EDGE_STRIDE * lanes) + lane
     if (edge_buffer[e + EDGE_HOLD * lanes] != 0.0 or edge_buffer[e + (EDGE_HOLD + 1) * lanes]
             != 0.0 or edge_buffer[e + (EDGE_HOLD + 2) * lanes] != 0.0):
         return True  # (one hold a segment: the first contact found)
@@ -218,14 +209,37 @@ def _hold(x, w, lanes_of, edge_buffer, held, ia, ib, s, n0, n1, n2, ratio, grip,
     return True
 
 
+def hold_slots(edges: np.ndarray, lanes_of: tuple,
+               lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the holds of the segments (E, 2) ``edges`` go in the lane buffer: (index (E,)
+    int64 of each segment's edge slot, -1 outside the lanes; flipped (E,) uint8, 1 where
+    the segment's second end is the one nearer the chain's start, whose slot it is; order
+    (E,) int64, the segments in the order of their slots, those outside the lanes last).
+    ``lanes_of``: each particle's buffer index of field 0 (-1 outside the lanes), block, and
+    the blocks' particle and edge offsets. Made once a frame: a hold then finds its slot
+    without integer divisions (a third of its cost) and writes in the buffer's order."""
+    particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
+    first, second = particle_base[edges[:, 0]], particle_base[edges[:, 1]]
+    inside = (first >= 0) & (second >= 0)
+    block = np.where(inside, particle_block[edges[:, 0]], 0)
+    start = block_particle_offset[block].astype(np.int64)
+    stride = PSTRIDE_INT * lanes
+    slot = (np.minimum(first, second) - start) // stride
+    lane = (first - start) % stride
+    index = block_edge_offset[block].astype(np.int64) + slot * (EDGE_STRIDE * lanes) + lane
+    index[~inside] = -1
+    flipped = (second < first).astype(np.uint8)
+    order = np.lexsort((index, ~inside)).astype(np.int64)
+    return index, flipped, order
+
+
 @kernel
-def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of,
-                  edge_buffer, held, taken, ratio, reach, grip, lanes):
+def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buffer, held,
+                  scratch, ratio, reach, grip, lanes):
     """Hold the contacts of segment pairs of different ropes that touch at x (N, 3) [m]
     (within ``reach`` [m]), on both segments: c = sqrt(``ratio`` m) n, ``grip`` the ropes'
-    friction (module docstring). ``lanes_of``: each particle's buffer index of field 0 (-1
-    outside the lanes), block, and the blocks' particle and edge offsets; ``held`` (int64,
-    1 + the number of edge slots): the count of slots held, then the slots (``clear``).
+    friction (module docstring). ``held`` (int64, 1 + the number of edge slots): the count
+    of slots held, then the slots (``clear``).
 
     ``clearance`` = (margin (K,) [m], motion (N, 2) [m]) as the rope-rope contacts keep
     them (``contacts.kernels_contact.segment_contacts``), the motion measured at x: a pair
@@ -234,12 +248,14 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of
     x, whichever other pairs the list holds: the same for any candidates that hold every
     contact (a list found again within the substep included).
 
-    ``taken`` (E,) uint8: scratch flags of the segments held by this call (set here): a pair
-    whose two segments hold a contact already adds nothing (one hold a segment), so it is
-    passed over before any test. In a heap, where each segment touches several others, most
-    touching pairs are; reading the flag costs less than finding the segment's slot in the
-    lane buffer (scattered reads, 60-90 ns a pair)."""
+    ``scratch`` = (taken (E,) uint8, found (E, 4) [-, m/m], ``hold_slots``): each segment's
+    first contact found is noted (taken, its s and n), then the holds are written in the
+    lane buffer's order, where the ropes of a block share the cache lines of the ten fields
+    a hold writes. A pair whose two segments hold a contact already adds nothing (one hold a
+    segment), so it is passed over before any test: in a heap, where each segment touches
+    several others, most touching pairs are."""
     margin, motion = clearance
+    taken, found, (index, flipped, order) = scratch
     taken[:] = 0
     if not ratio > 0.0:
         return  # nothing to hold (and a zero row would not mark its slot held: see ``_hold``)
@@ -261,9 +277,14 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, lanes_of
         if not (gap > 1e-12 and gap < contact + reach):
             continue
         n0, n1, n2 = dx / gap, dy / gap, dz / gap
-        if taken[ea] == 0 and _hold(x, w, lanes_of, edge_buffer, held, a0, a1, s, n0, n1, n2,
-                                    ratio, grip, lanes):
+        if taken[ea] == 0:
             taken[ea] = 1
-        if taken[eb] == 0 and _hold(x, w, lanes_of, edge_buffer, held, b0, b1, t, -n0, -n1,
-                                    -n2, ratio, grip, lanes):
+            found[ea, 0], found[ea, 1], found[ea, 2], found[ea, 3] = s, n0, n1, n2
+        if taken[eb] == 0:
             taken[eb] = 1
+            found[eb, 0], found[eb, 1], found[eb, 2], found[eb, 3] = t, -n0, -n1, -n2
+    for k in range(order.shape[0]):
+        e = order[k]
+        if taken[e] != 0:
+            _hold(x, w, edge_buffer, held, index[e], flipped[e], edges[e, 0], edges[e, 1],
+                  found[e, 0], found[e, 1], found[e, 2], found[e, 3], ratio, grip, lanes)
