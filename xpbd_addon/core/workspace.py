@@ -182,6 +182,10 @@ class Workspace:
     """The collider candidates the last frame with static colliders ended with, or None"""
     pair_carry: PairCarry | None = None
     """The rope-rope pairs the last frame with self-collision ended with, or None"""
+    hold_scratch: tuple = ()
+    """The holds' scratch (``solve.kernels_held.hold_contacts``): each segment's flag and
+    first contact, and where its hold goes in the lane buffer (``kernels_held.hold_slots``);
+    made at the first hold"""
 
     @classmethod
     def for_model(cls, model: PlannedModel) -> Workspace:

@@ -48,8 +48,7 @@ class RopeSubsteps:
     __slots__ = ("model", "plan", "workspace", "x", "v", "gravity", "accelerations", "h",
                  "velocity_scale", "strain_limit", "multipliers", "mode", "resolves",
                  "before_contacts", "resolve_moves", "active_blocks", "active_ropes",
-                 "awake_blocks", "awake", "blocks", "lane_order", "holds",
-                 "hold_scratch")
+                 "awake_blocks", "awake", "blocks", "lane_order", "holds")
 
     def __init__(self, model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                  v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
@@ -86,19 +85,6 @@ class RopeSubsteps:
         """True where contacts between ropes are held in the ropes' solve
         (``kernels_held``), None where there can be none (one rope, no self-collision, the
         sweep): the solve's kernels then compile without that code"""
-        self.hold_scratch: tuple = ()
-        """Each segment's flag and first contact, and where its hold goes in the lane
-        buffer (``kernels_held.hold_contacts``' scratch, ``kernels_held.hold_slots``)"""
-        if self.holds is not None:
-            assert lanes is not None
-            base = np.full(len(x), -1, dtype=np.int64)
-            base[lanes.order_particles] = lanes.order_base
-            lanes_of = (base, lanes.particle_block, lanes.layout.block_particle_offset,
-                        lanes.layout.block_edge_offset)
-            edges = model.edge_count
-            self.hold_scratch = (np.zeros(edges, dtype=np.uint8), np.empty((edges, 4)),
-                                 kernels_held.hold_slots(model.edge_index, lanes_of,
-                                                         lanes.layout.lanes))
         self.before_contacts = np.empty_like(x)
         """(N, 3) [m] x before the substep's contacts (what they stretched is measured)"""
         self.resolve_moves = np.empty(len(x))
@@ -178,13 +164,22 @@ class RopeSubsteps:
         lanes = self.plan.lanes
         if self.holds is None or lanes is None:
             return
-        model = self.model
+        model, workspace = self.model, self.workspace
         self.release()
         if len(pairs):
+            if not workspace.hold_scratch:
+                base = np.full(model.particle_count, -1, dtype=np.int64)
+                base[lanes.order_particles] = lanes.order_base
+                slots = kernels_held.hold_slots(
+                    model.edge_index, (base, lanes.particle_block,
+                                       lanes.layout.block_particle_offset,
+                                       lanes.layout.block_edge_offset), lanes.layout.lanes)
+                workspace.hold_scratch = (np.zeros(model.edge_count, dtype=np.uint8),
+                                          np.empty((model.edge_count, 4)), slots)
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
-                pairs, clearance, lanes.particle_rope, self.workspace.lane_edges,
-                self.workspace.lane_holds, self.hold_scratch, kernels_held.HOLD_STIFFNESS,
+                pairs, clearance, lanes.particle_rope, workspace.lane_edges,
+                workspace.lane_holds, workspace.hold_scratch, kernels_held.HOLD_STIFFNESS,
                 reach, model.self_friction, lanes.layout.lanes)
 
     def release(self) -> None:
