@@ -69,12 +69,11 @@ def closest_on_triangle(px, py, pz, ax, ay, az, bx, by, bz, cx, cy, cz):
 
 
 @kernel
-def segments_apart(x, radius, a0, a1, b0, b1, reach):
-    """True if segments (a0, a1) and (b0, b1) of rows of x cannot come within the sum of
-    their radii plus ``reach`` [m]: their midpoints are farther apart than the half lengths
-    plus the largest radii and the reach. Most candidate pairs are apart in any one substep,
-    and this rules them out for the price of two square roots (``segments_gap`` costs a
-    closest-point search)."""
+def _midpoints_bound(x, radius, a0, a1, b0, b1):
+    """(mid2, bound): the squared distance [m^2] of the midpoints of segments (a0, a1) and
+    (b0, b1) of rows of x, and the half lengths plus the largest radius of each [m]. Any two
+    points of the segments are at least the midpoints' distance less the half lengths
+    apart."""
     half_a2 = 0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2
                       + (x[a1, 2] - x[a0, 2]) ** 2)
     half_b2 = 0.25 * ((x[b1, 0] - x[b0, 0]) ** 2 + (x[b1, 1] - x[b0, 1]) ** 2
@@ -82,25 +81,28 @@ def segments_apart(x, radius, a0, a1, b0, b1, reach):
     mid2 = 0.25 * ((x[a0, 0] + x[a1, 0] - x[b0, 0] - x[b1, 0]) ** 2
                    + (x[a0, 1] + x[a1, 1] - x[b0, 1] - x[b1, 1]) ** 2
                    + (x[a0, 2] + x[a1, 2] - x[b0, 2] - x[b1, 2]) ** 2)
-    bound = (math.sqrt(half_a2) + math.sqrt(half_b2) + max(radius[a0], radius[a1])
-             + max(radius[b0], radius[b1]) + reach)
+    return mid2, (math.sqrt(half_a2) + math.sqrt(half_b2) + max(radius[a0], radius[a1])
+                  + max(radius[b0], radius[b1]))
+
+
+@kernel
+def segments_apart(x, radius, a0, a1, b0, b1, reach):
+    """True if segments (a0, a1) and (b0, b1) of rows of x cannot come within the sum of
+    their radii plus ``reach`` [m]: their midpoints are farther apart than the half lengths
+    plus the largest radii and the reach. Most candidate pairs are apart in any one substep,
+    and this rules them out for the price of two square roots (``segments_gap`` costs a
+    closest-point search)."""
+    mid2, bound = _midpoints_bound(x, radius, a0, a1, b0, b1)
+    bound += reach
     return mid2 >= bound * bound
 
 
 @kernel
 def segments_clear(x, radius, a0, a1, b0, b1):
     """(apart, clear): ``segments_apart`` at no reach, and where the segments are apart a
-    lower bound [m] of how far they are from touching: the midpoints' distance less the half
-    lengths and the largest radii (any two points of the segments are at least the
-    midpoints' distance less the half lengths apart). 0 where they are not apart."""
-    half_a = math.sqrt(0.25 * ((x[a1, 0] - x[a0, 0]) ** 2 + (x[a1, 1] - x[a0, 1]) ** 2
-                               + (x[a1, 2] - x[a0, 2]) ** 2))
-    half_b = math.sqrt(0.25 * ((x[b1, 0] - x[b0, 0]) ** 2 + (x[b1, 1] - x[b0, 1]) ** 2
-                               + (x[b1, 2] - x[b0, 2]) ** 2))
-    mid2 = 0.25 * ((x[a0, 0] + x[a1, 0] - x[b0, 0] - x[b1, 0]) ** 2
-                   + (x[a0, 1] + x[a1, 1] - x[b0, 1] - x[b1, 1]) ** 2
-                   + (x[a0, 2] + x[a1, 2] - x[b0, 2] - x[b1, 2]) ** 2)
-    bound = half_a + half_b + max(radius[a0], radius[a1]) + max(radius[b0], radius[b1])
+    lower bound [m] of how far they are from touching: the midpoints' distance less the
+    half lengths and the largest radii. 0 where they are not apart."""
+    mid2, bound = _midpoints_bound(x, radius, a0, a1, b0, b1)
     if mid2 >= bound * bound:
         return True, math.sqrt(mid2) - bound
     return False, 0.0
