@@ -160,9 +160,8 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
         if selective and only[a0] == 0 and only[a1] == 0 and only[b0] == 0 and only[b1] == 0:
             continue
-        drift = max(motion[a0, 0], motion[a1, 0]) + max(motion[b0, 0], motion[b1, 0])
-        if margin[k] > drift + max(motion[a0, 1], motion[a1, 1]) + max(
-                motion[b0, 1], motion[b1, 1]) + CLEARANCE_SLACK:
+        drift = pair_moved(motion, 0, a0, a1, b0, b1)
+        if margin[k] > drift + pair_moved(motion, 1, a0, a1, b0, b1) + CLEARANCE_SLACK:
             continue
         apart, clear = segments_clear(x, radius, a0, a1, b0, b1)
         if apart:
@@ -229,6 +228,17 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
                 motion[end, 1] += abs(scale) * speed
         acted += 1
     return acted
+
+
+@kernel
+def pair_moved(motion, column, a0, a1, b0, b1):
+    """How far the pair of segments (a0, a1), (b0, b1) can have come nearer by the moves in
+    ``motion[:, column]`` [m] (``contact_motion``): a segment's closest point moves at most
+    as far as its farther-moving end, so the larger move of each segment's ends, summed.
+    The one bound of a pair's drift the contacts and the holds (``solve.kernels_held``)
+    pass pairs over by."""
+    return (max(motion[a0, column], motion[a1, column])
+            + max(motion[b0, column], motion[b1, column]))
 
 
 @kernel

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..contacts.kernels_contact import CLEARANCE_SLACK
+from ..contacts.kernels_contact import CLEARANCE_SLACK, pair_moved
 from ..contacts.kernels_geometry import segments_apart, segments_gap
 from ..jit import inline_kernel, kernel
 from ..layout.lanes import FH, FHAT, FHC, FHMU, FHON, FHS, FHT, FHX, FX, FXT, PSTRIDE
@@ -265,8 +265,7 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buf
             continue
         a0, a1 = edges[ea, 0], edges[ea, 1]
         b0, b1 = edges[eb, 0], edges[eb, 1]
-        drift = max(motion[a0, 0], motion[a1, 0]) + max(motion[b0, 0], motion[b1, 0])
-        if margin[k] > drift + CLEARANCE_SLACK:
+        if margin[k] > pair_moved(motion, 0, a0, a1, b0, b1) + CLEARANCE_SLACK:
             continue
         if (particle_rope[a0] < 0 or particle_rope[b0] < 0
                 or particle_rope[a0] == particle_rope[b0]):
