@@ -216,8 +216,9 @@ def hold_slots(edges: np.ndarray, lanes_of: tuple,
     the segment's second end is the one nearer the chain's start, whose slot it is; order
     (E,) int64, the segments in the order of their slots, those outside the lanes last).
     ``lanes_of``: each particle's buffer index of field 0 (-1 outside the lanes), block, and
-    the blocks' particle and edge offsets. Made once a frame: a hold then finds its slot
-    without integer divisions (a third of its cost) and writes in the buffer's order."""
+    the blocks' particle and edge offsets. Made once (``Workspace.hold_scratch``): a hold
+    then finds its slot without integer divisions (a third of its cost) and writes in the
+    buffer's order."""
     particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
     first, second = particle_base[edges[:, 0]], particle_base[edges[:, 1]]
     inside = (first >= 0) & (second >= 0)
