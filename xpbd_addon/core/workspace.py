@@ -184,7 +184,7 @@ class Workspace:
     """The rope-rope pairs the last frame with self-collision ended with, or None"""
     hold_scratch: tuple = ()
     """The holds' scratch (``solve.kernels_held.hold_contacts``): each segment's flag and
-    first contact, and where its hold goes in the lane buffer (``kernels_held.hold_slots``);
+    first contact, and where its hold goes in the lane buffer (``kernels_held.hold_scratch``);
     made at the first hold"""
 
     @classmethod

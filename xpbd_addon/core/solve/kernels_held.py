@@ -29,6 +29,7 @@ pull mu |c|^2 P (x_c - x_0)).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from ..contacts.kernels_geometry import segments_apart, segments_gap
 from ..jit import inline_kernel, kernel
 from ..layout.lanes import FH, FHAT, FHC, FHMU, FHON, FHS, FHT, FHX, FX, FXT, PSTRIDE
 from ..layout.topology import EDGE_HOLD, EDGE_HOLD_MU, EDGE_HOLD_X, EDGE_STRIDE
+
+if TYPE_CHECKING:
+    from ..layout.plan import LanePlan
 
 HOLD_STIFFNESS = 10.0
 """k of a held contact over the segment's mean point mass (the solve's inertia m): ten times
@@ -167,7 +171,7 @@ def clear(edge_buffer, held, lanes):
 def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
     """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot at
     index ``e`` of the lane buffer (-1: outside the lanes; ``flipped``: ib is the end nearer
-    the chain's start, ``hold_slots``), and list the slot in ``held``, for ``clear``.
+    the chain's start, ``hold_scratch``), and list the slot in ``held``, for ``clear``.
     Returns whether the segment is held now (False: outside the lanes, both ends pinned, or
     the list full). Inlined: called for every segment held, twice a substep."""
     if e < 0:
@@ -209,29 +213,31 @@ def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, ratio, gri
     return True
 
 
-def hold_slots(edges: np.ndarray, lanes_of: tuple,
-               lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where the holds of the segments (E, 2) ``edges`` go in the lane buffer: (index (E,)
-    int64 of each segment's edge slot, -1 outside the lanes; flipped (E,) uint8, 1 where
-    the segment's second end is the one nearer the chain's start, whose slot it is; order
-    (E,) int64, the segments in the order of their slots, those outside the lanes last).
-    ``lanes_of``: each particle's buffer index of field 0 (-1 outside the lanes), block, and
-    the blocks' particle and edge offsets. Made once (``Workspace.hold_scratch``): a hold
-    then finds its slot without integer divisions (a third of its cost) and writes in the
-    buffer's order."""
-    particle_base, particle_block, block_particle_offset, block_edge_offset = lanes_of
+def hold_scratch(edges: np.ndarray, lanes: LanePlan) -> tuple:
+    """``hold_contacts``' scratch for the segments (E, 2) ``edges`` in ``lanes``: (taken (E,)
+    uint8, found (E, 4), slots), slots = (index (E,) int64 of each segment's edge slot in
+    the lane buffer, -1 outside the lanes; flipped (E,) uint8, 1 where the segment's second
+    end is the one nearer the chain's start, whose slot it is; order (E,) int64, the
+    segments in the order of their slots, those outside the lanes last). Made once
+    (``Workspace.hold_scratch``): a hold then finds its slot without integer divisions (a
+    third of its cost) and writes in the buffer's order."""
+    particle_base = np.full(len(lanes.particle_block), -1, dtype=np.int64)
+    particle_base[lanes.order_particles] = lanes.order_base
+    layout = lanes.layout
     first, second = particle_base[edges[:, 0]], particle_base[edges[:, 1]]
     inside = (first >= 0) & (second >= 0)
-    block = np.where(inside, particle_block[edges[:, 0]], 0)
-    start = block_particle_offset[block].astype(np.int64)
-    stride = PSTRIDE_INT * lanes
+    block = np.where(inside, lanes.particle_block[edges[:, 0]], 0)
+    start = layout.block_particle_offset[block].astype(np.int64)
+    stride = PSTRIDE_INT * layout.lanes
     slot = (np.minimum(first, second) - start) // stride
     lane = (first - start) % stride
-    index = block_edge_offset[block].astype(np.int64) + slot * (EDGE_STRIDE * lanes) + lane
+    index = (layout.block_edge_offset[block].astype(np.int64)
+             + slot * (EDGE_STRIDE * layout.lanes) + lane)
     index[~inside] = -1
     flipped = (second < first).astype(np.uint8)
     order = np.lexsort((index, ~inside)).astype(np.int64)
-    return index, flipped, order
+    count = len(edges)
+    return (np.zeros(count, dtype=np.uint8), np.empty((count, 4)), (index, flipped, order))
 
 
 @kernel
@@ -249,12 +255,12 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buf
     x, whichever other pairs the list holds: the same for any candidates that hold every
     contact (a list found again within the substep included).
 
-    ``scratch`` = (taken (E,) uint8, found (E, 4) [-, m/m], ``hold_slots``): each segment's
-    first contact found is noted (taken, its s and n), then the holds are written in the
-    lane buffer's order, where the ropes of a block share the cache lines of the ten fields
-    a hold writes. A pair whose two segments hold a contact already adds nothing (one hold a
-    segment), so it is passed over before any test: in a heap, where each segment touches
-    several others, most touching pairs are."""
+    ``scratch`` = (taken (E,) uint8, found (E, 4) [-, m/m], slots) of ``hold_scratch``:
+    each segment's first contact found is noted (taken, its s and n), then the holds are
+    written in the lane buffer's order, where the ropes of a block share the cache lines of
+    the ten fields a hold writes. A pair whose two segments hold a contact already adds
+    nothing (one hold a segment), so it is passed over before any test: in a heap, where
+    each segment touches several others, most touching pairs are."""
     margin, motion = clearance
     taken, found, (index, flipped, order) = scratch
     taken[:] = 0

@@ -168,14 +168,7 @@ class RopeSubsteps:
         self.release()
         if len(pairs):
             if not workspace.hold_scratch:
-                base = np.full(model.particle_count, -1, dtype=np.int64)
-                base[lanes.order_particles] = lanes.order_base
-                slots = kernels_held.hold_slots(
-                    model.edge_index, (base, lanes.particle_block,
-                                       lanes.layout.block_particle_offset,
-                                       lanes.layout.block_edge_offset), lanes.layout.lanes)
-                workspace.hold_scratch = (np.zeros(model.edge_count, dtype=np.uint8),
-                                          np.empty((model.edge_count, 4)), slots)
+                workspace.hold_scratch = kernels_held.hold_scratch(model.edge_index, lanes)
             kernels_held.hold_contacts(
                 self.x, model.particle_inv_mass, model.particle_radius, model.edge_index,
                 pairs, clearance, lanes.particle_rope, workspace.lane_edges,
