@@ -61,7 +61,7 @@ def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int
     motion = np.zeros((len(x), 2))
     moved = np.zeros(len(x), dtype=np.uint8)
     written, passed_over = [], 0
-    for _ in range(passes):
+    for index in range(passes):
         # Most passes the particles creep, with small velocities (pairs are passed over);
         # in some, a few jump by millimetres, go back to where they started (a margin
         # measured while they were away must allow for the way back), or get velocities of
@@ -90,7 +90,8 @@ def _passes(seed: int, keep_margins: bool, passes: int = 200) -> tuple[list, int
         speed = motion[ends, 1].max(axis=2).sum(axis=1)
         passed_over += int(np.count_nonzero(margin > drift + speed + 1e-6))
         acted = segment_contacts(x, v, w, radius, VELOCITY_SCALE, edges, pairs, PUSH, 0.4,
-                                 moved, moved, False, 0.05 * RADIUS, (margin, motion))
+                                 moved, moved, False, 0.05 * RADIUS, (margin, motion),
+                                 index % 2 == 1)  # (both orders, as the substeps alternate)
         written.append((x.copy(), v.copy(), acted))
     return written, passed_over
 
@@ -131,7 +132,7 @@ def _end_to_end(keep_margins: bool) -> tuple[list, int]:
         contact_motion(x, v, base, 1.0 / VELOCITY_SCALE, motion)
         passed_over += int(margin[0] > motion[:2, 0].max() + motion[2:, 0].max() + 1e-6)
         acted = segment_contacts(x, v, w, radius, VELOCITY_SCALE, edges, pairs, PUSH, 0.4,
-                                 moved, moved, False, 0.0, (margin, motion))
+                                 moved, moved, False, 0.0, (margin, motion), False)
         written.append((x.copy(), v.copy(), acted))
         x[2:, 0] -= 1e-4
     return written, passed_over

@@ -128,10 +128,14 @@ def _perpendicular(ax, ay, az, bx, by, bz):
 
 @kernel
 def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, friction,
-                     moved, only, selective, reach, clearance):
+                     moved, only, selective, reach, clearance, backward):
     """Push apart rope segments closer than the sum of their radii, Gauss-Seidel in pair
-    order: C = |p - q| - (r_a(s) + r_b(t)) >= 0 with p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
-    the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
+    order (last to first if ``backward``: the caller alternates, since one fixed order drags
+    a rope lying across others towards its later segments):
+
+        C = |p - q| - (r_a(s) + r_b(t)) >= 0,  p = a0 + s (a1 - a0), q = b0 + t (b1 - b0)
+
+    with p, q the closest points. The gradient of C is n at p, -n at q, spread to the ends with the
     barycentric weights, so
 
         W = (1 - s)^2 w_a0 + s^2 w_a1 + (1 - t)^2 w_b0 + t^2 w_b1,   dlambda = -C / W,
@@ -155,7 +159,9 @@ def segment_contacts(x, v, w, radius, velocity_scale, edges, pairs, push, fricti
     inverse_scale = 1.0 / velocity_scale
     margin, motion = clearance
     acted = 0
-    for k in range(pairs.shape[0]):
+    last = pairs.shape[0] - 1
+    for index in range(pairs.shape[0]):
+        k = last - index if backward else index
         a0, a1 = edges[pairs[k, 0], 0], edges[pairs[k, 0], 1]
         b0, b1 = edges[pairs[k, 1], 0], edges[pairs[k, 1], 1]
         if selective and only[a0] == 0 and only[a1] == 0 and only[b0] == 0 and only[b1] == 0:
