@@ -9,17 +9,18 @@ one rope with a segment of another rope, at x_c = (1 - s) x_a + s x_b, becomes
 
     E = 1/2 (c . x_c - at)^2 + 1/2 mu |c|^2 |P (x_c - x_0)|^2,
 
-c = sqrt(k) n (n the contact normal, k = ``HOLD_STIFFNESS`` times the segment's mean point
-mass), at = c . x_0 with x_0 where the contacts left the contact point, P = I - n n^T, and mu
-the ropes' friction: a penalty on the plane through x_0 and a tangential anchor at x_0 as
-stiff as mu times it (friction in the solve, sticking). It acts where the prediction of x_c
-is not clear of the plane (and the step's x_c not in front of it). Its Hessian couples only
-x_a and x_b, neighbours of one chain, which the block elimination couples already
-(``kernels_chain``): the diagonal blocks gain s^2 and (1 - s)^2 times H = c c^T + mu (|c|^2 I
-- c c^T), and the block between them, where the geometric stiffness has -g P, gains s (1 - s)
-H. One hold a segment (the first contact found); none within one rope (a rope's own segments
-i and i + 2 touch end to end when its solve gives a little, and held planes fixed in the world
-would carry it, docs/collisions.md), none at a frame's start (a frame depends on x, v alone).
+c = sqrt(k) n (n the contact normal, k = ``HOLD_STIFFNESS`` times the mean point mass of the
+segment, or of the one it touches if that is heavier), at = c . x_0 with x_0 where the
+contacts left the contact point, P = I - n n^T, and mu the ropes' friction: a penalty on the
+plane through x_0 and a tangential anchor at x_0 as stiff as mu times it (friction in the
+solve, sticking). It acts where the prediction of x_c is not clear of the plane (and the
+step's x_c not in front of it). Its Hessian couples only x_a and x_b, neighbours of one
+chain, which the block elimination couples already (``kernels_chain``): the diagonal blocks
+gain s^2 and (1 - s)^2 times H = c c^T + mu (|c|^2 I - c c^T), and the block between them,
+where the geometric stiffness has -g P, gains s (1 - s) H. One hold a segment (the first
+contact found); none within one rope (a rope's own segments i and i + 2 touch end to end
+when its solve gives a little, and held planes fixed in the world would carry it,
+docs/collisions.md), none at a frame's start (a frame depends on x, v alone).
 
 Fields of the edge slot (``topology.EDGE_FIELDS``): HOLD (c), HOLD_S (s, from slot p), HOLD_AT,
 HOLD_X (x_0), HOLD_MU, and the scratch HOLD_ON, HOLD_C (c . x_c - at), HOLD_T (the anchor's
@@ -42,9 +43,13 @@ from ..layout.topology import EDGE_HOLD, EDGE_HOLD_MU, EDGE_HOLD_X, EDGE_STRIDE
 if TYPE_CHECKING:
     from ..layout.plan import LanePlan
 
-HOLD_STIFFNESS = 10.0
-"""k of a held contact over the segment's mean point mass (the solve's inertia m): ten times
-it. Measured (docs/collisions.md): both rope-rope cases hold at 10, not at 3."""
+HOLD_STIFFNESS = 160.0
+"""k of a held contact over the mean point mass m of the segment (the solve's inertia), or of
+the segment it touches where that one is heavier. The anchor's friction is a drag (mu k a
+substep's slip), so k sets how fast a fold draped over a rope creeps along it under the legs'
+unequal pull: at 10 it crept 7 points (19 cm) in 5 s and a rope four times heavier than the
+one under it slid off; at 160 it stays (docs/collisions.md, "Held contacts"); at 3 neither
+held."""
 
 PSTRIDE_INT = int(PSTRIDE)
 """The particle slot's stride as a plain int (the hold kernels index with int64)"""
@@ -168,32 +173,43 @@ def clear(edge_buffer, held, lanes):
 
 
 @inline_kernel
-def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, ratio, grip, lanes):
-    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot at
-    index ``e`` of the lane buffer (-1: outside the lanes; ``flipped``: ib is the end nearer
-    the chain's start, ``hold_scratch``), and list the slot in ``held``, for ``clear``.
-    Returns whether the segment is held now (False: outside the lanes, both ends pinned, or
-    the list full). Inlined: called for every segment held, twice a substep."""
-    if e < 0:
-        return False
-    if flipped:
-        hs, first, second = 1.0 - s, ib, ia
-    else:
-        hs, first, second = s, ia, ib
+def mean_mass(w, ia, ib):
+    """[kg] the mean mass of the free ends of the segment (ia, ib) (inverse masses ``w``
+    [1/kg]); 0 where both are pinned."""
     mass = 0.0
     count = 0
     for i in (ia, ib):
         if w[i] > 0.0:
             mass += 1.0 / w[i]
             count += 1
-    if count == 0:
+    return mass / count if count else 0.0
+
+
+@inline_kernel
+def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, other, ratio, grip,
+          lanes):
+    """Hold the contact at ``s`` along the segment (ia, ib), normal n, in its edge slot at
+    index ``e`` of the lane buffer (-1: outside the lanes; ``flipped``: ib is the end nearer
+    the chain's start, ``hold_scratch``), and list the slot in ``held``, for ``clear``;
+    ``other`` [kg], the mean point mass of the segment touched (``mean_mass``). Returns
+    whether the segment is held now (False: outside the lanes, both ends pinned, or the list
+    full). Inlined: called for every segment held, twice a substep."""
+    if e < 0:
+        return False
+    if flipped:
+        hs, first, second = 1.0 - s, ib, ia
+    else:
+        hs, first, second = s, ia, ib
+    mass = mean_mass(w, ia, ib)
+    if mass == 0.0:
         return False
     if (edge_buffer[e + EDGE_HOLD * lanes] != 0.0 or edge_buffer[e + (EDGE_HOLD + 1) * lanes]
             != 0.0 or edge_buffer[e + (EDGE_HOLD + 2) * lanes] != 0.0):
         return True  # (one hold a segment: the first contact found)
     if held[0] + 1 >= held.shape[0]:
         return False  # (a place for every slot: never full while c != 0 marks them)
-    scale = math.sqrt(ratio * mass / count)
+    # (the hold stands in for the other rope: stiff enough for its weight too)
+    scale = math.sqrt(ratio * max(mass, other))
     h0, h1, h2 = scale * n0, scale * n1, scale * n2
     ht = 1.0 - hs
     # at as ``held_row`` computes c . x_c: the same bits where nothing moved
@@ -215,7 +231,7 @@ def _hold(x, w, edge_buffer, held, e, flipped, ia, ib, s, n0, n1, n2, ratio, gri
 
 def hold_scratch(edges: np.ndarray, lanes: LanePlan) -> tuple:
     """``hold_contacts``' scratch for the segments (E, 2) ``edges`` in ``lanes``: (taken (E,)
-    uint8, found (E, 4), slots), slots = (index (E,) int64 of each segment's edge slot in
+    uint8, found (E, 5), slots), slots = (index (E,) int64 of each segment's edge slot in
     the lane buffer, -1 outside the lanes; flipped (E,) uint8, 1 where the segment's second
     end is the one nearer the chain's start, whose slot it is; order (E,) int64, the
     segments in the order of their slots, those outside the lanes last). Made once
@@ -237,7 +253,7 @@ def hold_scratch(edges: np.ndarray, lanes: LanePlan) -> tuple:
     flipped = (second < first).astype(np.uint8)
     order = np.lexsort((index, ~inside)).astype(np.int64)
     count = len(edges)
-    return (np.zeros(count, dtype=np.uint8), np.empty((count, 4)), (index, flipped, order))
+    return (np.zeros(count, dtype=np.uint8), np.empty((count, 5)), (index, flipped, order))
 
 
 @kernel
@@ -255,8 +271,9 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buf
     x, whichever other pairs the list holds: the same for any candidates that hold every
     contact (a list found again within the substep included).
 
-    ``scratch`` = (taken (E,) uint8, found (E, 4) [-, m/m], slots) of ``hold_scratch``:
-    each segment's first contact found is noted (taken, its s and n), then the holds are
+    ``scratch`` = (taken (E,) uint8, found (E, 5) [-, m/m, kg], slots) of ``hold_scratch``:
+    each segment's first contact found is noted (taken, its s and n, the other segment's
+    mean point mass), then the holds are
     written in the lane buffer's order, where the ropes of a block share the cache lines of
     the ten fields a hold writes. A pair whose two segments hold a contact already adds
     nothing (one hold a segment), so it is passed over before any test: in a heap, where
@@ -286,11 +303,14 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buf
         if taken[ea] == 0:
             taken[ea] = 1
             found[ea, 0], found[ea, 1], found[ea, 2], found[ea, 3] = s, n0, n1, n2
+            found[ea, 4] = mean_mass(w, b0, b1)
         if taken[eb] == 0:
             taken[eb] = 1
             found[eb, 0], found[eb, 1], found[eb, 2], found[eb, 3] = t, -n0, -n1, -n2
+            found[eb, 4] = mean_mass(w, a0, a1)
     for k in range(order.shape[0]):
         e = order[k]
         if taken[e] != 0:
             _hold(x, w, edge_buffer, held, index[e], flipped[e], edges[e, 0], edges[e, 1],
-                  found[e, 0], found[e, 1], found[e, 2], found[e, 3], ratio, grip, lanes)
+                  found[e, 0], found[e, 1], found[e, 2], found[e, 3], found[e, 4], ratio,
+                  grip, lanes)
