@@ -202,8 +202,11 @@ def step_sequential(
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
-             wind: Any = None, pin_turns: Any = None, inner: bool = False) -> None:
-    # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there
+             wind: Any = None, pin_turns: Any = None, inner: bool = False,
+             holds: tuple[bool, bool] = (False, False)) -> None:
+    # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there;
+    # ``holds``: whether that substep goes on with the contacts the last one held, and
+    # whether it keeps its own for the next (``_advance_with_contacts``)
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     most = (model.damping if model.particle_damping is None
@@ -262,7 +265,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     k.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     if meshes or planes or plan.self_contacts:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
-                               targets, plan, parallel, meshes, planes, velocity_scale)
+                               targets, plan, parallel, meshes, planes, velocity_scale,
+                               holds=holds)
         k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
     lanes = plan.lanes
@@ -319,9 +323,11 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
             assert state.workspace is not None and plan.lanes is not None
             rod.add_frame_pull(state.x, model.particle_inv_mass, total)
             rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
+        # the contacts between ropes held in the ropes' solve carry from substep to substep
+        # within the frame, as in a frame of one call (``kernels_held``)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
-                 inner=True)
+                 inner=True, holds=(substep > 0, substep < substeps - 1))
         if rod is not None:
             rod.follow(before, state.x, h)
         if air is not None:
@@ -346,14 +352,18 @@ def _add_air_work(state: State, model: Model, drag: np.ndarray, before: np.ndarr
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
-                           meshes: list, planes: list, velocity_scale: float) -> None:
+                           meshes: list, planes: list, velocity_scale: float, *,
+                           holds: tuple[bool, bool] = (False, False)) -> None:
     """The frame with contacts, a pipeline of stages per substep (``solve.substeps``): the
     ropes' kernels run one substep per call (the contacts need the positions at every
     substep end), then ``contacts.FrameContacts.project`` moves the particles (x += dx,
     v += dx velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are
     solved again, and only the moved particles go back to the lane buffer. Without any
     contact this is bit-identical to the frame-at-once path (each kernel call continues
-    exactly where the last one stopped)."""
+    exactly where the last one stopped). ``holds`` = (go on, keep): whether the first substep's
+    solve holds the contacts the last call left held (a frame stepped one substep per call,
+    ``_advance_each_substep``), and whether the last one's are left held for the next call;
+    else they are let go (a frame depends on x, v alone)."""
     kernels()
     from .contacts.frame import FrameContacts
     from .solve.substeps import RopeSubsteps
@@ -382,6 +392,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
                          threads)
+    go_on, keep = holds
+    if not go_on:
+        ropes.release()  # (none are left but by a call that stopped short)
     everything_asleep = False
     if rest is not None and ready:
         assert lanes is not None
@@ -406,7 +419,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
         frame.end_substep(v)
         ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)  # (for the next substep's solve)
         ropes.take_moved(moved)
-    ropes.release()
+    if not keep:
+        ropes.release()
     frame.finish(x)
     if rest is not None:
         state.rest = rest.finish(x)
