@@ -8,9 +8,11 @@ that still moves) and on (``--sleep=SPEED`` [m/s], default the Model's default, 
 in turn in one process. Prints, every second, the largest move of a particle in a frame
 [mm], the kinetic energy [J], the fastest particle [mm/s], how many ropes slept through the
 frame and the median ms per frame of that second; then when each rope fell asleep for good
-and the median ms per frame before the first rope slept and once all slept.
+and the median ms per frame before the first rope slept and once all slept. ``--air``: in
+the air (``core.Air()``, as ropes from Add > Curve > XPBD Rope are), which steps a frame one
+substep per call.
 
-    python -m benchmarks pile [--sleep=1e-3] [--frames=240] [--only=on|off]
+    python -m benchmarks pile [--sleep=1e-3] [--frames=240] [--only=on|off] [--air]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from xpbd_addon.core import Model, Plane, step  # noqa: E402
+from xpbd_addon.core import Air, Model, Plane, step  # noqa: E402
 
 ROPES, POINTS, LENGTH, RADIUS = 10, 60, 1.2, 0.005
 DT, SUBSTEPS, FRAMES = 1.0 / 24.0, 20, 240
@@ -42,7 +44,7 @@ def pile(sleep_speed: float) -> Model:
                  self_collision=True, damping=0.2, sleep_speed=sleep_speed)
 
 
-def play(label: str, sleep_speed: float, frames: int) -> None:
+def play(label: str, sleep_speed: float, frames: int, air: Air | None = None) -> None:
     model = pile(sleep_speed)
     state = model.state()
     ground = [Plane((0.0, 0.0, 0.0))]
@@ -54,7 +56,7 @@ def play(label: str, sleep_speed: float, frames: int) -> None:
     for frame in range(frames):
         before = state.x.copy()
         start = time.perf_counter()
-        step(model, state, DT, SUBSTEPS, colliders=ground)
+        step(model, state, DT, SUBSTEPS, colliders=ground, air=air)
         times.append(time.perf_counter() - start)
         asleep = (np.zeros(count, dtype=bool) if state.rest is None
                   else state.rest.asleep.reshape(count, POINTS)[:, 0] != 0)
@@ -88,10 +90,11 @@ def main(argv: list[str]) -> None:
     speed = float(options.get("sleep", pile(1e-3).sleep_speed))
     frames = int(options.get("frames", FRAMES))
     only = options.get("only")
+    air, where = (Air(), ", in the air") if "--air" in argv else (None, "")
     if only in (None, "off"):
-        play("sleeping off (sleep_speed 0)", 0.0, frames)
+        play(f"sleeping off (sleep_speed 0){where}", 0.0, frames, air)
     if only in (None, "on"):
-        play(f"sleeping on (sleep_speed {speed:g} m/s)", speed, frames)
+        play(f"sleeping on (sleep_speed {speed:g} m/s){where}", speed, frames, air)
 
 
 if __name__ == "__main__":

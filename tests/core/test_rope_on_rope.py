@@ -117,8 +117,7 @@ def test_ropes_held_on_each_other_never_gain_energy(substeps, free_mass):
     """The holds are springs in the solve: dropped on the taut rope (as heavy, or four times
     heavier per point) at few and many substeps, the two ropes' kinetic plus gravitational
     energy never rises above its start by more than 1 % of the free rope's weight times its
-    length (whether the heavy rope stays on at 5 substeps is another matter: it slides off,
-    docs/collisions.md, Limits)."""
+    length."""
     model = draped(0.6, free_mass=free_mass)
     state = model.state()
     mass = np.zeros(model.particle_count)

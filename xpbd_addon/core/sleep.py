@@ -123,15 +123,20 @@ def _model_digest(model: Any) -> bytes:
 
 
 def balance_key(model: Any, gravity: np.ndarray, extra: np.ndarray | None, meshes: list,
-                planes: list) -> bytes:
+                planes: list, *, air: tuple[Any, np.ndarray] | None = None) -> bytes:
     """A digest of what a resting rope's balance depends on besides its own state and the
     colliders' motion within the frame: the Model (every setting), gravity [m/s^2], the
-    external accelerations (N, 3) [m/s^2] (None: none) and the colliders' settings. The frame
+    external accelerations (N, 3) [m/s^2] (None: none), the air and the wind (``air``: the
+    ``core.Air`` and the (N, 3) wind [m/s], or None: no air; the air's drag, which follows
+    the ropes' own velocities, is not part of it) and the colliders' settings. The frame
     length is not part of it (a subframe of a sleeping rope keeps it asleep)."""
     h = hashlib.blake2b(_model_digest(model), digest_size=16)
     h.update(np.ascontiguousarray(gravity, dtype=np.float64).tobytes())
     if extra is not None:
         h.update(np.ascontiguousarray(extra).tobytes())
+    if air is not None:
+        h.update(repr(tuple(air[0])).encode())
+        h.update(np.ascontiguousarray(air[1], dtype=np.float64).tobytes())
     for mesh in meshes:
         h.update(repr(("mesh", mesh.vertices.shape, mesh.thickness, mesh.static_friction,
                        mesh.dynamic_friction)).encode())
@@ -139,6 +144,32 @@ def balance_key(model: Any, gravity: np.ndarray, extra: np.ndarray | None, meshe
         h.update(repr(("plane", plane.point.tolist(), plane.normal.tolist(), plane.thickness,
                        plane.static_friction, plane.dynamic_friction)).encode())
     return h.digest()
+
+
+@dataclass(eq=False)
+class SubstepSleep:
+    """Sleeping over a frame stepped one substep per call (``solver._advance_each_substep``:
+    air, a damping map): every call decides from the frame's start which ropes sleep (a rope
+    near a moving one wakes at the call's start), and the last call measures the whole
+    frame. A substep alone is no measure: crossed ropes jiggle within a frame while they
+    creep by micrometres over it."""
+
+    previous: Rest | None
+    """What the frame starts with (``State.rest``)"""
+    x_start: np.ndarray
+    """(N, 3) [m] the positions at the frame's start"""
+    dt: float
+    """[s] the frame"""
+    extra: np.ndarray | None
+    """(N, 3) [m/s^2] the external accelerations, without the air's drag (None: none)"""
+    air: tuple[Any, np.ndarray] | None
+    """(``core.Air``, wind (N, 3) [m/s]), or None: no air (``balance_key``)"""
+    key: bytes | None = None
+    """The frame's ``balance_key``, once its first call made it (the colliders' settings are
+    the same in every call)"""
+    everything_asleep: bool = False
+    """Set by a call in which every rope slept: the frame's calls up to its last would move
+    nothing either (the same start, no pin or collider moving, or they would have woken)"""
 
 
 class FrameSleep:
@@ -170,13 +201,15 @@ class FrameSleep:
         """(N, 3) [m] the positions at the frame's start"""
 
     def start(self, rest: Rest | None, x: np.ndarray, v: np.ndarray, pinned: np.ndarray,
-              targets: np.ndarray) -> int:
+              targets: np.ndarray, *, x_start: np.ndarray | None = None) -> int:
         """The ropes quiet for ``SLEEP_TIME`` under the same ``key`` sleep, but those whose
         pinned particles move to ``targets`` this frame. Returns how many may sleep (the
-        contacts then wake those linked to awake ropes, ``FrameContacts.fall_asleep``)."""
+        contacts then wake those linked to awake ropes, ``FrameContacts.fall_asleep``).
+        ``x_start`` (N, 3) [m]: where the frame started, if before x (a frame stepped one
+        substep per call, ``SubstepSleep``)."""
         from .solve.kernels_sleep import ready_ropes, wake_pinned
         lanes = self.lanes
-        self.x_start = x.copy()
+        self.x_start = x.copy() if x_start is None else x_start
         if rest is None or rest.key != self.key or len(rest.still) != len(x):
             return 0
         self.still, self.last_speed = rest.still, rest.speed

@@ -12,7 +12,7 @@ from .air import Air, as_air, as_wind, drag_accelerations
 from .layout import topology
 from .model import Model, SolvePlan, State
 from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
-from .sleep import FrameSleep, balance_key
+from .sleep import FrameSleep, SubstepSleep, balance_key
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -203,10 +203,10 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
              wind: Any = None, pin_turns: Any = None, inner: bool = False,
-             holds: tuple[bool, bool] = (False, False)) -> None:
+             holds: tuple[bool, bool] = (False, False),
+             sleep: SubstepSleep | None = None) -> None:
     # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there;
-    # ``holds``: whether that substep goes on with the contacts the last one held, and
-    # whether it keeps its own for the next (``_advance_with_contacts``)
+    # ``holds``, ``sleep``: that substep's, as ``_advance_with_contacts`` takes them
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     most = (model.damping if model.particle_damping is None
@@ -266,7 +266,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if meshes or planes or plan.self_contacts:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale,
-                               holds=holds)
+                               holds=holds, sleep=sleep)
         k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
     lanes = plan.lanes
@@ -301,13 +301,22 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
     The pins move in a straight line to their ``targets`` over the frame and the colliders
     over their motion, as in one call."""
     h = dt / substeps
+    # ropes at rest sleep over the frame, its calls deciding from its start (``SubstepSleep``);
+    # not a rod, whose frames move on while its centreline rests
+    sleep = None
+    if rod is None:
+        assert state.workspace is not None  # (``_advance`` made it)
+        sleep = SubstepSleep(state.rest, state.x.copy(), dt,
+                             None if extra is state.workspace.no_accelerations else extra,
+                             None if air is None else (air, wind))
     pinned = plan.pinned
     pin_start = state.x[pinned].copy()
     pin_end = state.x.copy()
     force = np.empty_like(state.x)
     drag = np.empty_like(state.x)
     total = np.empty_like(state.x)
-    for substep in range(substeps):
+    substep = 0
+    while substep < substeps:
         s0, s1 = substep / substeps, (substep + 1) / substeps
         if air is not None:
             drag_accelerations(state.x, state.v, wind, model.edge_index,
@@ -327,11 +336,15 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
         # within the frame, as in a frame of one call (``kernels_held``)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
-                 inner=True, holds=(substep > 0, substep < substeps - 1))
+                 inner=True, holds=(substep > 0, substep < substeps - 1), sleep=sleep)
         if rod is not None:
             rod.follow(before, state.x, h)
         if air is not None:
             _add_air_work(state, model, drag, before)
+        # every rope asleep: the calls up to the frame's last, which measures it, would
+        # leave every bit of x, v as it is
+        skip = sleep is not None and sleep.everything_asleep and substep < substeps - 2
+        substep = substeps - 1 if skip else substep + 1
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
 
@@ -353,7 +366,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
                            meshes: list, planes: list, velocity_scale: float, *,
-                           holds: tuple[bool, bool] = (False, False)) -> None:
+                           holds: tuple[bool, bool] = (False, False),
+                           sleep: SubstepSleep | None = None) -> None:
     """The frame with contacts, a pipeline of stages per substep (``solve.substeps``): the
     ropes' kernels run one substep per call (the contacts need the positions at every
     substep end), then ``contacts.FrameContacts.project`` moves the particles (x += dx,
@@ -363,7 +377,10 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     exactly where the last one stopped). ``holds`` = (go on, keep): whether the first substep's
     solve holds the contacts the last call left held (a frame stepped one substep per call,
     ``_advance_each_substep``), and whether the last one's are left held for the next call;
-    else they are let go (a frame depends on x, v alone)."""
+    else they are let go (a frame depends on x, v alone). ``sleep``: a call of one substep of
+    such a frame, whose ropes at rest sleep as the frame decides (``core.sleep.SubstepSleep``,
+    keyed by its forces and air, not by ``extra``, which holds the air's drag); None: a whole
+    frame, which sleeps with more than one substep."""
     kernels()
     from .contacts.frame import FrameContacts
     from .solve.substeps import RopeSubsteps
@@ -374,15 +391,24 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     lanes = plan.lanes
     # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
     rest = None
-    if lanes is not None and substeps > 1 and model.sleep_speed > 0.0:
+    if lanes is not None and (substeps > 1 or sleep is not None) and model.sleep_speed > 0.0:
         forces = None if extra is workspace.no_accelerations else extra
         most = 0.0 if forces is None else float(np.sqrt((forces * forces).sum(axis=1).max()))
         # [m] the most gravity and the external accelerations move a particle from rest in
         # the frame (how far a moving rope can reach a sleeping one)
-        fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
-        rest = FrameSleep(model, lanes, dt, fall,
-                          balance_key(model, gravity, forces, meshes, planes))
-        ready = rest.start(state.rest, x, v, plan.pinned, targets)
+        if sleep is None:
+            fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
+            rest = FrameSleep(model, lanes, dt, fall,
+                              balance_key(model, gravity, forces, meshes, planes))
+            ready = rest.start(state.rest, x, v, plan.pinned, targets)
+        else:  # over the whole frame, from its start
+            fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * sleep.dt * sleep.dt
+            if sleep.key is None:
+                sleep.key = balance_key(model, gravity, sleep.extra, meshes, planes,
+                                        air=sleep.air)
+            rest = FrameSleep(model, lanes, sleep.dt, fall, sleep.key)
+            ready = rest.start(sleep.previous, x, v, plan.pinned, targets,
+                               x_start=sleep.x_start)
     state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
                           planes, velocity_scale,
@@ -404,6 +430,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             # nothing to move: the substeps would leave every bit of x, v as it is
             everything_asleep = (frame.sleeping == len(lanes.rope_block)
                                  and not len(plan.sweep_particles))
+            if sleep is not None:
+                sleep.everything_asleep = everything_asleep
     for substep in range(0 if everything_asleep else substeps):
         ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
@@ -423,4 +451,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
         ropes.release()
     frame.finish(x)
     if rest is not None:
-        state.rest = rest.finish(x)
+        # (a call of one substep: the frame's last measures it, the others leave what it
+        # started with)
+        state.rest = (rest.finish(x) if sleep is None or not keep
+                      else sleep.previous)
