@@ -304,7 +304,7 @@ def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
     # ropes at rest sleep over the frame, its calls deciding from its start (``SubstepSleep``);
     # not a rod, whose frames move on while its centreline rests
     sleep = None
-    if rod is None:
+    if rod is None and model.sleep_speed > 0.0:
         assert state.workspace is not None  # (``_advance`` made it)
         sleep = SubstepSleep(state.rest, state.x.copy(), dt,
                              None if extra is state.workspace.no_accelerations else extra,

@@ -46,10 +46,10 @@ if TYPE_CHECKING:
 HOLD_STIFFNESS = 160.0
 """k of a held contact over the mean point mass m of the segment (the solve's inertia), or of
 the segment it touches where that one is heavier. The anchor's friction is a drag (mu k a
-substep's slip), so k sets how fast a fold draped over a rope creeps along it under the legs'
-unequal pull: at 10 it crept 7 points (19 cm) in 5 s and a rope four times heavier than the
-one under it slid off; at 160 it stays (docs/collisions.md, "Held contacts"); at 3 neither
-held."""
+substep's slip), so k sets how fast a fold draped over a rope creeps along it under the
+legs' unequal pull: at 10 it crept 7 points (19 cm) in 5 s and a rope four times heavier
+than the one under it slid off; at 160 it stays (docs/collisions.md, "How stiff a hold is");
+at 3 neither held."""
 
 PSTRIDE_INT = int(PSTRIDE)
 """The particle slot's stride as a plain int (the hold kernels index with int64)"""
@@ -273,11 +273,11 @@ def hold_contacts(x, w, radius, edges, pairs, clearance, particle_rope, edge_buf
 
     ``scratch`` = (taken (E,) uint8, found (E, 5) [-, m/m, kg], slots) of ``hold_scratch``:
     each segment's first contact found is noted (taken, its s and n, the other segment's
-    mean point mass), then the holds are
-    written in the lane buffer's order, where the ropes of a block share the cache lines of
-    the ten fields a hold writes. A pair whose two segments hold a contact already adds
-    nothing (one hold a segment), so it is passed over before any test: in a heap, where
-    each segment touches several others, most touching pairs are."""
+    mean point mass), then the holds are written in the lane buffer's order, where the ropes
+    of a block share the cache lines of the ten fields a hold writes. A pair whose two
+    segments hold a contact already adds nothing (one hold a segment), so it is passed over
+    before any test: in a heap, where each segment touches several others, most touching
+    pairs are."""
     margin, motion = clearance
     taken, found, (index, flipped, order) = scratch
     taken[:] = 0
