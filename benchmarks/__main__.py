@@ -16,7 +16,8 @@ collisions on the scenes of `collision` (with our solver's rows beside it; `--bl
 adds bpy 5.3).
 `collision_ab --ref=COMMIT` runs `collision`'s terrain with that commit's core and the
 working tree's in turns, in one process (this VM's speed drifts more than most changes gain);
-`step_ab --ref=COMMIT` does the same for the cost of a `step` call without contacts, and
+`step_ab --ref=COMMIT` does the same for the cost of a `step` call without contacts,
+`air_ab --ref=COMMIT` for default ropes with and without air, and
 `small_contacts_ab --ref=COMMIT` for a 12-point rope on a collider (the cost of kernel calls).
 """
 
@@ -35,6 +36,7 @@ SCRIPTS = {
     "builtin": "blender_builtin.py",
     "collision": "bench_collision.py",
     "collision_ab": "bench_collision_ab.py",
+    "air_ab": "bench_air_ab.py",
     "cloth_collision": "blender_cloth_collision.py",
     "bake": "bench_bake.py",
     "damping": "bench_damping.py",

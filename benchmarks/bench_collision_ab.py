@@ -49,6 +49,12 @@ def _package_at(ref: str, into: Path) -> str:
     return "xpbd_ref"
 
 
+def cores_ab(ref: str, into: Path) -> dict:
+    """{ref: that commit's ``core`` (extracted under ``into``), "working tree": this one's}."""
+    return {ref: importlib.import_module(f"{_package_at(ref, into)}.core"),
+            "working tree": importlib.import_module("xpbd_addon.core")}
+
+
 def _runner(package: str, layout: str):
     core = importlib.import_module(f"{package}.core")
     collision = importlib.import_module(f"{package}.core.collision")

@@ -9,8 +9,8 @@ in turn in one process. Prints, every second, the largest move of a particle in 
 [mm], the kinetic energy [J], the fastest particle [mm/s], how many ropes slept through the
 frame and the median ms per frame of that second; then when each rope fell asleep for good
 and the median ms per frame before the first rope slept and once all slept. ``--air``: in
-the air (``core.Air()``, as ropes from Add > Curve > XPBD Rope are), which steps a frame one
-substep per call.
+the air (``core.Air()``, as ropes from Add > Curve > XPBD Rope are), its drag taken at every
+substep.
 
     python -m benchmarks pile [--sleep=1e-3] [--frames=240] [--only=on|off] [--air]
 """

@@ -14,7 +14,6 @@ The trajectories of the two are compared too (bit for bit).
 
 from __future__ import annotations
 
-import importlib
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_collision_ab import _option, _package_at  # noqa: E402
+from benchmarks.bench_collision_ab import _option, cores_ab  # noqa: E402
 from benchmarks.bench_core import ropes  # noqa: E402
 
 DT = 1.0 / 24.0
@@ -55,8 +54,7 @@ def main() -> None:
     ref = _option("ref", "HEAD")
     calls = int(_option("calls", "200"))
     with tempfile.TemporaryDirectory() as directory:
-        cores = {ref: importlib.import_module(f"{_package_at(ref, Path(directory))}.core"),
-                 "working tree": importlib.import_module("xpbd_addon.core")}
+        cores = cores_ab(ref, Path(directory))
         print(f"\nms per step call, median of {calls} alternating calls; fixed cost F = "
               "2 t(20) - t(40)\n")
         print("| scene | solver | " + " | ".join(

@@ -18,7 +18,7 @@ FRAMES = 48
 
 def _lying(scene, name, height, turn=0.0, air=False):
     """A free 0.8 m rope ``height`` [m] above a ground plane, along x (or turned), in the
-    air with ``air`` (stepped one substep per call)."""
+    air with ``air``."""
     obj = ropes.curve_rope(scene, "POLY", n=25, length=0.8, name=name)
     obj.location = (-0.4 * np.cos(turn), -0.4 * np.sin(turn), height)
     obj.rotation_euler[2] = turn

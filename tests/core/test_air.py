@@ -194,7 +194,7 @@ def test_without_air_nothing_changes_bit_for_bit():
 
 
 def test_wind_with_pins_moving_and_a_ground():
-    """Frames with air run a substep per call: the pins still follow their straight path and
+    """With the drag taken at every substep, the pins still follow their straight path and
     the ground still holds."""
     model = hanging(damping=0.5)
     state = model.state()

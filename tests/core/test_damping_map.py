@@ -11,16 +11,17 @@ from xpbd_addon.core import Model, step
 from .ropes import hanging_chain
 
 
-def _two_pairs(damping):
+def _two_pairs(damping, solver="direct"):
     """Two free two-point ropes side by side (particles 0-1 and 2-3)."""
     x = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 1.0, 0.0], [0.1, 1.0, 0.0]])
-    return Model(x, [(0, 1), (2, 3)], np.ones(4), 0.0, damping=damping)
+    return Model(x, [(0, 1), (2, 3)], np.ones(4), 0.0, damping=damping, solver=solver)
 
 
+@pytest.mark.parametrize("solver", ["direct", "sweep"])
 @pytest.mark.parametrize("substeps", [1, 10])
-def test_each_particle_slows_at_its_own_rate(substeps):
+def test_each_particle_slows_at_its_own_rate(substeps, solver):
     rates = np.array([1.0, 1.0, 5.0, 5.0])  # [1/s]
-    model = _two_pairs(rates)
+    model = _two_pairs(rates, solver)
     assert model.damping == 1.0 and model.particle_damping is not None
     state = model.state()
     state.v[:] = (0.0, 0.0, 2.0)  # every rope moving as a whole: no constraint acts
@@ -79,3 +80,23 @@ def test_the_map_survives_a_change_of_the_rope():
 def test_a_bad_map_is_refused_naming_damping(bad):
     with pytest.raises(ValueError, match="damping"):
         _two_pairs(bad)
+
+
+def test_a_pinned_particles_rate_is_ignored_while_its_pin_moves():
+    """A damping map is applied at each substep's start to the free particles only: a pinned
+    particle follows its target's straight path whatever its rate (here 40 1/s), so the rope
+    moves as with the scalar, bit for bit."""
+    scalar = hanging_chain(12, 0.1, 1e-6, damping=0.5)
+    rates = np.full(12, 0.5)
+    rates[scalar.particle_inv_mass == 0.0] = 40.0
+    mapped = Model(scalar.particle_rest_x, scalar.edge_index, scalar.particle_inv_mass, 1e-6,
+                   damping=rates)
+    assert mapped.particle_damping is not None
+    a, b = scalar.state(), mapped.state()
+    target = scalar.particle_rest_x.copy()
+    for frame in range(24):
+        target[scalar.particle_inv_mass == 0.0, 0] = 0.05 * (frame + 1)
+        step(scalar, a, 1 / 24, 10, pin_targets=target)
+        step(mapped, b, 1 / 24, 10, pin_targets=target)
+    assert np.abs(a.x[:, 0]).max() > 0.5  # the pin carried the rope
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.v, b.v)

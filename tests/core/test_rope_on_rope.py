@@ -60,7 +60,7 @@ def test_a_heavy_rope_dropped_on_a_light_taut_rope_rests_on_it():
 
 def fold_points(model: Model, frames: int, substeps: int, air: Air | None = None) -> list[int]:
     """Which of the free rope's points is its highest (the fold over the taut rope) after
-    each frame (``air``: stepped through it, one substep per call)."""
+    each frame (``air``: stepped through it, its drag a stage of each substep)."""
     state = model.state()
     out = []
     for _ in range(frames):
@@ -76,10 +76,10 @@ def fold_points(model: Model, frames: int, substeps: int, air: Air | None = None
 def test_the_fold_of_a_draped_rope_stays_where_it_landed(taut_mass, substeps, air):
     """Friction 0.6 holds the off-centre fold (above): from 1.5 s to 5 s it stays on the
     same point of the free rope (a point is 2.7 cm), as heavy as the taut rope or four times
-    heavier, at 5, 10 and 20 substeps, and in air (a frame stepped one substep per call).
-    With holds too soft for the legs' pull, the fold crept along the free rope, 7 points in
-    5 s, until it slid off; in air the holds were let go after every substep and it slid
-    off too (docs/collisions.md)."""
+    heavier, at 5, 10 and 20 substeps, and in air. With holds too soft for the legs' pull,
+    the fold crept along the free rope, 7 points in 5 s, until it slid off; while a frame in
+    air was stepped one call per substep, the holds were let go after every substep and it
+    slid off too (docs/collisions.md)."""
     fold = fold_points(draped(0.6, free_mass=0.05, taut_mass=taut_mass), 120, substeps, air)
     assert max(fold[36:]) - min(fold[36:]) <= 1, fold[36::12]
 
@@ -184,8 +184,8 @@ def test_a_rope_on_ropes_down_a_slope_within_its_friction_stays():
 
 
 def test_in_air_a_frame_from_the_cache_is_the_frame_played():
-    """Stepped through air (one substep per call), the holds carry from substep to substep
-    but not past the frame: frames computed from a copy of the state (x, v, as the cache
+    """Stepped through air, the holds carry from substep to substep but not past the
+    frame: frames computed from a copy of the state (x, v, as the cache
     keeps them) after 30 played frames are those played, bit for bit."""
     model = draped(0.6)
     state = model.state()

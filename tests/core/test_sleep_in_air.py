@@ -1,8 +1,7 @@
-"""Ropes at rest sleep in the air too: a frame with air is stepped one substep per call
-(``solver._advance_each_substep``), and sleeping is decided over the whole frame
-(``core.sleep.SubstepSleep``): from its start, keyed by the forces and the air (the wind), not
-by the drag, which follows the ropes' own velocities. Until 2026-12-06 ropes in the air (the
-default for ropes from Add > Curve > XPBD Rope) never slept."""
+"""Ropes at rest sleep in the air too: sleeping is decided over the whole frame, keyed by the
+forces and the air (the wind), not by the drag, which follows the ropes' own velocities
+(``core.sleep.balance_key``). Until 2026-12-06 ropes in the air (the default for ropes from
+Add > Curve > XPBD Rope) never slept."""
 
 from __future__ import annotations
 
@@ -67,50 +66,34 @@ def test_in_the_air_a_wind_wakes_them_and_frames_from_the_cache_are_those_played
     assert np.abs(state.x - before).max() > 1e-5  # the wind moved them (friction holds them)
 
 
-def test_a_frame_with_every_rope_asleep_makes_two_calls_and_the_same_bits(monkeypatch):
-    """Once every rope sleeps, a frame in the air calls the substep twice, not ten times (the
-    first finds them all asleep, the last measures the frame): the states are those of every
-    call made, bit for bit, and so is when they sleep."""
+def test_a_frame_in_the_air_is_one_call_and_asleep_it_solves_no_substep(monkeypatch):
+    """The air's drag is a stage of the frame's substeps (``core.substep_forces``), not a call
+    of ``step``'s machinery per substep: one frame, one pass of set-up (until 2026-12-07 ten,
+    which made a default rope's frame 2.5 times dearer). Awake, the frame solves its ten
+    substeps; with every rope asleep, none."""
     from xpbd_addon.core import solver
+    from xpbd_addon.core.solve.substeps import RopeSubsteps
 
-    class EveryCall(solver.SubstepSleep):
-        """A frame's sleeping that never lets calls be passed over"""
+    frames, solves = [], []
+    original_frame, original_solve = solver._advance_with_contacts, RopeSubsteps.solve
 
-        @property
-        def everything_asleep(self):
-            return False
+    def counted_frame(*args, **kwargs):
+        frames.append(1)
+        return original_frame(*args, **kwargs)
 
-        @everything_asleep.setter
-        def everything_asleep(self, value):
-            pass
+    def counted_solve(self, *args, **kwargs):
+        solves.append(1)
+        return original_solve(self, *args, **kwargs)
 
-    def play(frames):
-        model = crossed()
-        state = model.state()
-        counts = asleep_counts(model, state, frames)
-        return counts, model, state
-
-    calls = []
-    original = solver._advance_with_contacts
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(solver, "_advance_with_contacts", counted)
-    skipped_counts, model, skipped = play(40)
-    calls.clear()
-    asleep_counts(model, model.state(), 1)
-    assert len(calls) == 10  # (awake: a call a substep)
-    calls.clear()
-    asleep_counts(model, skipped.copy(), 1)
-    assert len(calls) == 2  # every rope asleep (from frame 30, above)
-    skipped_counts, model, skipped = play(40)
-    monkeypatch.setattr(solver, "SubstepSleep", EveryCall)
-    every_counts, model, every = play(40)
-    calls.clear()
-    asleep_counts(model, every, 1)
-    assert len(calls) == 10
-    assert skipped_counts == every_counts and skipped_counts[-1] == 2
-    np.testing.assert_array_equal(skipped.x, every.x)
-    np.testing.assert_array_equal(skipped.v, every.v)
+    monkeypatch.setattr(solver, "_advance_with_contacts", counted_frame)
+    monkeypatch.setattr(RopeSubsteps, "solve", counted_solve)
+    model = crossed()
+    state = model.state()
+    asleep_counts(model, state, 1)
+    assert (len(frames), len(solves)) == (1, 10)  # awake: ten substeps in one call
+    counts = asleep_counts(model, state, 39)
+    assert counts[-1] == 2
+    frames.clear()
+    solves.clear()
+    asleep_counts(model, state, 1)
+    assert (len(frames), len(solves)) == (1, 0)

@@ -15,11 +15,11 @@ moving through still air is slowed by the same law.
 
 The drag is taken at the start of every substep from that substep's velocities, explicitly
 but bounded so that it never carries a particle past the air's velocity (stable at any
-strength; it never raises the kinetic energy relative to the air). It makes the frame run one
-substep per call (``solver._advance_each_substep``), so the frames with air take implicit Euler
-steps even with ``integrator="bdf2"``. Without air (``air=None``, a density of 0, both
-coefficients 0, or radius 0 everywhere) nothing of it runs and the frame is the same, bit for
-bit, as before air existed.
+strength; it never raises the kinetic energy relative to the air). It is a stage of each
+substep (``substep_forces``), so the frame runs one kernel call per substep, as with contacts,
+and the frames with air take implicit Euler steps even with ``integrator="bdf2"``. Without
+air (``air=None``, a density of 0, both coefficients 0, or radius 0 everywhere) nothing of it
+runs and the frame is the same, bit for bit, as before air existed.
 
 Why a velocity field and not a force: Blender's Wind field on cloth and hair, Houdini's Vellum
 wind and Obi's aerodynamics all mean the air's velocity; a force would push a rope lying along

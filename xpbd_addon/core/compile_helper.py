@@ -180,7 +180,8 @@ def _compile(entries: list[dict]) -> None:
 
 def compile_solve(contacts: bool) -> None:
     """This process's first share while a helper runs: the default rope's direct solve, a
-    substep per call (``contacts``: a frame with colliders) or a whole frame per call, by
+    substep per call (``contacts``: a frame with colliders, air or a damping map,
+    ``solver._advance_with_contacts``) or a whole frame per call, by
     its manifest types, before the preparation's steps reach the checks before the solve
     (which the helper compiles first, meanwhile)."""
     name = HERE_KERNELS[1] if contacts else HERE_KERNELS[0]

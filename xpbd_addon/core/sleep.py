@@ -146,32 +146,6 @@ def balance_key(model: Any, gravity: np.ndarray, extra: np.ndarray | None, meshe
     return h.digest()
 
 
-@dataclass(eq=False)
-class SubstepSleep:
-    """Sleeping over a frame stepped one substep per call (``solver._advance_each_substep``:
-    air, a damping map): every call decides from the frame's start which ropes sleep (a rope
-    near a moving one wakes at the call's start), and the last call measures the whole
-    frame. A substep alone is no measure: crossed ropes jiggle within a frame while they
-    creep by micrometres over it."""
-
-    previous: Rest | None
-    """What the frame starts with (``State.rest``)"""
-    x_start: np.ndarray
-    """(N, 3) [m] the positions at the frame's start"""
-    dt: float
-    """[s] the frame"""
-    extra: np.ndarray | None
-    """(N, 3) [m/s^2] the external accelerations, without the air's drag (None: none)"""
-    air: tuple[Any, np.ndarray] | None
-    """(``core.Air``, wind (N, 3) [m/s]), or None: no air (``balance_key``)"""
-    key: bytes | None = None
-    """The frame's ``balance_key``, once its first call made it (the colliders' settings are
-    the same in every call)"""
-    everything_asleep: bool = False
-    """Set by a call in which every rope slept: the frame's calls up to its last would move
-    nothing either (the same start, no pin or collider moving, or they would have woken)"""
-
-
 class FrameSleep:
     """Sleeping in one frame with contacts: which ropes sleep (``start``), then the measure
     that decides the next frames (``finish``)."""
@@ -201,15 +175,13 @@ class FrameSleep:
         """(N, 3) [m] the positions at the frame's start"""
 
     def start(self, rest: Rest | None, x: np.ndarray, v: np.ndarray, pinned: np.ndarray,
-              targets: np.ndarray, *, x_start: np.ndarray | None = None) -> int:
+              targets: np.ndarray) -> int:
         """The ropes quiet for ``SLEEP_TIME`` under the same ``key`` sleep, but those whose
         pinned particles move to ``targets`` this frame. Returns how many may sleep (the
-        contacts then wake those linked to awake ropes, ``FrameContacts.fall_asleep``).
-        ``x_start`` (N, 3) [m]: where the frame started, if before x (a frame stepped one
-        substep per call, ``SubstepSleep``)."""
+        contacts then wake those linked to awake ropes, ``FrameContacts.fall_asleep``)."""
         from .solve.kernels_sleep import ready_ropes, wake_pinned
         lanes = self.lanes
-        self.x_start = x.copy() if x_start is None else x_start
+        self.x_start = x.copy()
         if rest is None or rest.key != self.key or len(rest.still) != len(x):
             return 0
         self.still, self.last_speed = rest.still, rest.speed

@@ -8,11 +8,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import collision
-from .air import Air, as_air, as_wind, drag_accelerations
-from .layout import topology
+from .air import Air, as_air, as_wind
 from .model import Model, SolvePlan, State
 from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
-from .sleep import FrameSleep, SubstepSleep, balance_key
+from .sleep import FrameSleep, balance_key
+from .substep_forces import SubstepForces
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -57,22 +57,6 @@ def kernels() -> StepKernels:
         _kernels = StepKernels(frame.first_nonfinite, frame.pin_start, frame.pin_finish,
                                solve_frame)
     return _kernels
-
-
-def _put_lane_accelerations(plan: SolvePlan, workspace: Workspace,
-                            accelerations: np.ndarray | None) -> None:
-    """Write each chain particle's external acceleration [m/s^2] ((N, 3), None: zero) into
-    the workspace's lane buffer (``topology.PARTICLE_ACCELERATION``), where the lane kernels'
-    predict adds it to gravity."""
-    lanes = plan.lanes
-    if lanes is None:
-        return
-    layout = lanes.layout
-    rows = layout.particle_base + topology.PARTICLE_ACCELERATION * layout.lanes
-    for c in range(3):
-        workspace.lane_particles[rows + c * layout.lanes] = (
-            0.0 if accelerations is None else accelerations[layout.particles, c])
-    workspace.lane_accelerations = accelerations is not None
 
 
 def _check_state(model: Model, state: Any, first_nonfinite: Any) -> None:
@@ -163,10 +147,12 @@ def step(
     to the rope; see ``air``), taken at every substep's start, bounded so that it never
     carries a particle past the air. ``wind`` [m/s]: the air's velocity, a 3-vector or
     (N, 3) per particle (default: still air); it acts only through ``air``. With air the
-    frame runs one substep per call (implicit Euler, also with ``integrator="bdf2"``);
-    without it (None, density 0, both coefficients 0, radius 0) nothing of it runs.
+    frame runs as stages, one kernel call per substep, as with contacts
+    (``core.substep_forces``; implicit Euler, also with ``integrator="bdf2"``); without it
+    (None, density 0, both coefficients 0, radius 0) nothing of it runs.
 
-    A Model with a ``rod`` (``rod.Rod``) steps one substep per call, and its frames follow
+    A Model with a ``rod`` (``rod.Rod``) steps one substep per ``step``-like call
+    (``_advance_each_substep``), and its frames follow
     each substep (``state.rod``). ``pin_turns`` (N,) [rad], optional: for a pinned rope end,
     how far what holds it turns its end segment's frame about the segment over the frame
     (0: it holds the end's roll; the turn travels down the rod as twist); nan, and the rows
@@ -203,10 +189,9 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
              wind: Any = None, pin_turns: Any = None, inner: bool = False,
-             holds: tuple[bool, bool] = (False, False),
-             sleep: SubstepSleep | None = None) -> None:
+             holds: tuple[bool, bool] = (False, False)) -> None:
     # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there;
-    # ``holds``, ``sleep``: that substep's, as ``_advance_with_contacts`` takes them
+    # ``holds``: that substep's, as ``_advance_with_contacts`` takes them
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     most = (model.damping if model.particle_damping is None
@@ -224,10 +209,10 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if accelerations is None:
         extra = workspace.no_accelerations
         if workspace.lane_accelerations:
-            _put_lane_accelerations(plan, workspace, None)
+            workspace.put_accelerations(plan, None)
     else:
         extra = as_float_array(accelerations, "accelerations", (model.particle_count, 3))
-        _put_lane_accelerations(plan, workspace, extra)
+        workspace.put_accelerations(plan, extra)
     meshes, planes = collision.as_colliders(colliders)
     pinned = plan.pinned
     if pin_targets is None:
@@ -250,23 +235,27 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
                                                 bend_rest=state.rod.bend_rest))
         rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
                              turns, substeps, math.exp(-model.damping * dt / substeps))
-    if (checked_air is not None or (model.particle_damping is not None and substeps > 1)
-            or rod_frame is not None):
-        _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
-                              plan, parallel, meshes + planes, checked_air, air_velocity,
-                              rod_frame)
-        return
-    if model.particle_damping is not None:  # this one substep's damping beyond the least
-        _damp_more(state.v, model.particle_damping - model.damping, dt)
     h = dt / substeps
+    # the air and a damping map act anew at every substep's start (``substep_forces``)
+    forces = (SubstepForces(model, checked_air, air_velocity, extra, h,
+                            damping_map=rod_frame is None)
+              if checked_air is not None or (model.particle_damping is not None
+                                             and substeps > 1) else None)
+    if rod_frame is not None:
+        _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
+                              plan, parallel, meshes + planes, forces, rod_frame)
+        return
+    if model.particle_damping is not None and forces is None:
+        # this one substep's damping beyond the least
+        _damp_more(state.v, model.particle_damping - model.damping, dt)
     velocity_scale = math.exp(-model.damping * h) / h
     # Pinned particles are kinematic: constant velocity to the target over the frame.
     pin_velocity = np.empty((len(pinned), 3))
     k.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
-    if meshes or planes or plan.self_contacts:
+    if meshes or planes or plan.self_contacts or forces is not None:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale,
-                               holds=holds, sleep=sleep)
+                               holds=holds, forces=forces)
         k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
     lanes = plan.lanes
@@ -292,74 +281,36 @@ def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
 def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
                           gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
                           plan: SolvePlan, parallel: bool | None, colliders: list,
-                          air: Air | None, wind: np.ndarray, rod: RodFrame | None) -> None:
-    """The frame one substep per ``_advance`` call, for what acts on every substep: a rod's
-    bending targets, twist pull and frames (``rod``, ``core.rod``), and on its start
-    velocities: the air (``air``: the drag of those velocities added to the external
-    accelerations, a velocity change of the substep as the predict x + h v + h^2 a takes
-    it) and a damping map (``Model.particle_damping``, applied by the one-substep call).
-    The pins move in a straight line to their ``targets`` over the frame and the colliders
-    over their motion, as in one call."""
+                          forces: SubstepForces | None, rod: RodFrame) -> None:
+    """A rod's frame one substep per ``_advance`` call: its bending targets, twist pull and
+    frames (``core.rod``) act on every substep, and so does the air (``forces``: its drag
+    added to the external accelerations; a damping map is applied by each one-substep
+    call). The pins move in a straight line to their ``targets`` over the frame and the
+    colliders over their motion, as in one call. A rod does not sleep: its frames move on
+    while its centreline rests."""
     h = dt / substeps
-    # ropes at rest sleep over the frame, its calls deciding from its start (``SubstepSleep``);
-    # not a rod, whose frames move on while its centreline rests
-    sleep = None
-    if rod is None and model.sleep_speed > 0.0:
-        assert state.workspace is not None  # (``_advance`` made it)
-        sleep = SubstepSleep(state.rest, state.x.copy(), dt,
-                             None if extra is state.workspace.no_accelerations else extra,
-                             None if air is None else (air, wind))
+    assert state.workspace is not None and plan.lanes is not None  # (``_advance`` made it)
     pinned = plan.pinned
     pin_start = state.x[pinned].copy()
     pin_end = state.x.copy()
-    force = np.empty_like(state.x)
-    drag = np.empty_like(state.x)
     total = np.empty_like(state.x)
-    substep = 0
-    while substep < substeps:
+    for substep in range(substeps):
         s0, s1 = substep / substeps, (substep + 1) / substeps
-        if air is not None:
-            drag_accelerations(state.x, state.v, wind, model.edge_index,
-                               model.particle_radius, model.particle_inv_mass, air, h, force,
-                               drag)
-            np.add(extra, drag, out=total)
-        else:
-            total[:] = extra
+        np.copyto(total, extra if forces is None else forces.start(state.x, state.v))
         pin_end[pinned] = pin_start + s1 * (targets - pin_start)
-        # where the substep starts: the rod's frames follow from it, the air's work is along it
-        before = state.x.copy()
-        if rod is not None:
-            assert state.workspace is not None and plan.lanes is not None
-            rod.add_frame_pull(state.x, model.particle_inv_mass, total)
-            rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
+        before = state.x.copy()  # where the substep starts: the rod's frames follow from it
+        rod.add_frame_pull(state.x, model.particle_inv_mass, total)
+        rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
         # the contacts between ropes held in the ropes' solve carry from substep to substep
         # within the frame, as in a frame of one call (``kernels_held``)
         _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
                  colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
-                 inner=True, holds=(substep > 0, substep < substeps - 1), sleep=sleep)
-        if rod is not None:
-            rod.follow(before, state.x, h)
-        if air is not None:
-            _add_air_work(state, model, drag, before)
-        # every rope asleep: the calls up to the frame's last, which measures it, would
-        # leave every bit of x, v as it is
-        skip = sleep is not None and sleep.everything_asleep and substep < substeps - 2
-        substep = substeps - 1 if skip else substep + 1
+                 inner=True, holds=(substep > 0, substep < substeps - 1))
+        rod.follow(before, state.x, h)
+        if forces is not None:
+            forces.finish(state)
     # the straight-line path lands on the target up to rounding; make it exact, as ``step``
     state.x[pinned] = targets
-
-
-def _add_air_work(state: State, model: Model, drag: np.ndarray, before: np.ndarray) -> None:
-    """Add the substep's work of the drag accelerations ``drag`` (N, 3) [m/s^2] on the
-    free particles moving from ``before`` to ``state.x`` [m] to ``state.air_work``."""
-    inv_mass = model.particle_inv_mass
-    free = inv_mass > 0.0
-    work = np.zeros(len(inv_mass))
-    work[free] = ((state.x[free] - before[free]) * drag[free]).sum(axis=1) / inv_mass[free]
-    if state.air_work is None or len(state.air_work) != len(work):
-        state.air_work = work
-    else:
-        state.air_work += work
 
 
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
@@ -367,20 +318,18 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
                            meshes: list, planes: list, velocity_scale: float, *,
                            holds: tuple[bool, bool] = (False, False),
-                           sleep: SubstepSleep | None = None) -> None:
-    """The frame with contacts, a pipeline of stages per substep (``solve.substeps``): the
-    ropes' kernels run one substep per call (the contacts need the positions at every
-    substep end), then ``contacts.FrameContacts.project`` moves the particles (x += dx,
-    v += dx velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are
-    solved again, and only the moved particles go back to the lane buffer. Without any
-    contact this is bit-identical to the frame-at-once path (each kernel call continues
-    exactly where the last one stopped). ``holds`` = (go on, keep): whether the first substep's
-    solve holds the contacts the last call left held (a frame stepped one substep per call,
-    ``_advance_each_substep``), and whether the last one's are left held for the next call;
-    else they are let go (a frame depends on x, v alone). ``sleep``: a call of one substep of
-    such a frame, whose ropes at rest sleep as the frame decides (``core.sleep.SubstepSleep``,
-    keyed by its forces and air, not by ``extra``, which holds the air's drag); None: a whole
-    frame, which sleeps with more than one substep."""
+                           forces: SubstepForces | None = None) -> None:
+    """The frame as a pipeline of stages per substep (``solve.substeps``), for contacts and
+    for what acts anew at every substep (``forces``: the air, a damping map): the ropes'
+    kernels run one substep per call (the contacts need the positions at every substep
+    end), then ``contacts.FrameContacts.project`` moves the particles (x += dx, v += dx
+    velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are solved
+    again, and only the moved particles go back to the lane buffer. Without any contact or
+    ``forces`` this is bit-identical to the frame-at-once path (each kernel call continues
+    exactly where the last one stopped). ``holds`` = (go on, keep): whether the first
+    substep's solve holds the contacts the last call left held (a rod's frame, stepped one
+    substep per call, ``_advance_each_substep``), and whether the last one's are left held
+    for the next call; else they are let go (a frame depends on x, v alone)."""
     kernels()
     from .contacts.frame import FrameContacts
     from .solve.substeps import RopeSubsteps
@@ -389,30 +338,24 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     pin_end = x.copy()
     pin_end[plan.pinned] = targets
     lanes = plan.lanes
-    # ropes (chains, in the lanes) at rest sleep through whole frames (``core.sleep``)
+    external = None if extra is workspace.no_accelerations else extra
+    # ropes (chains, in the lanes) at rest on something sleep through whole frames
+    # (``core.sleep``)
     rest = None
-    if lanes is not None and (substeps > 1 or sleep is not None) and model.sleep_speed > 0.0:
-        forces = None if extra is workspace.no_accelerations else extra
-        most = 0.0 if forces is None else float(np.sqrt((forces * forces).sum(axis=1).max()))
+    if (lanes is not None and substeps > 1 and model.sleep_speed > 0.0
+            and (meshes or planes or plan.self_contacts)):
+        most = (0.0 if external is None
+                else float(np.sqrt((external * external).sum(axis=1).max())))
         # [m] the most gravity and the external accelerations move a particle from rest in
         # the frame (how far a moving rope can reach a sleeping one)
-        if sleep is None:
-            fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
-            rest = FrameSleep(model, lanes, dt, fall,
-                              balance_key(model, gravity, forces, meshes, planes))
-            ready = rest.start(state.rest, x, v, plan.pinned, targets)
-        else:  # over the whole frame, from its start
-            fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * sleep.dt * sleep.dt
-            if sleep.key is None:
-                sleep.key = balance_key(model, gravity, sleep.extra, meshes, planes,
-                                        air=sleep.air)
-            rest = FrameSleep(model, lanes, sleep.dt, fall, sleep.key)
-            ready = rest.start(sleep.previous, x, v, plan.pinned, targets,
-                               x_start=sleep.x_start)
+        fall = 0.5 * (float(np.linalg.norm(gravity)) + most) * dt * dt
+        rest = FrameSleep(model, lanes, dt, fall,
+                          balance_key(model, gravity, external, meshes, planes,
+                                      air=None if forces is None else forces.sleep_air))
+        ready = rest.start(state.rest, x, v, plan.pinned, targets)
     state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
-                          planes, velocity_scale,
-                          accelerations=None if extra is workspace.no_accelerations else extra)
+                          planes, velocity_scale, accelerations=external)
     # one substep per call: a parallel region's start-up is paid every substep
     threads = lanes is not None and (parallel if parallel is not None
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
@@ -430,9 +373,11 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             # nothing to move: the substeps would leave every bit of x, v as it is
             everything_asleep = (frame.sleeping == len(lanes.rope_block)
                                  and not len(plan.sweep_particles))
-            if sleep is not None:
-                sleep.everything_asleep = everything_asleep
     for substep in range(0 if everything_asleep else substeps):
+        if forces is not None:
+            # the air's drag and the damping map from the velocities the substep starts with
+            ropes.accelerate(forces.start(x, v), frame.moved,
+                             velocities_changed=forces.decay is not None)
         ropes.solve(substep, frame.moved)
         moved = frame.project(x, v, substep)
         if ropes.stretched(moved):
@@ -447,11 +392,10 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
         frame.end_substep(v)
         ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)  # (for the next substep's solve)
         ropes.take_moved(moved)
+        if forces is not None:
+            forces.finish(state)
     if not keep:
         ropes.release()
     frame.finish(x)
     if rest is not None:
-        # (a call of one substep: the frame's last measures it, the others leave what it
-        # started with)
-        state.rest = (rest.finish(x) if sleep is None or not keep
-                      else sleep.previous)
+        state.rest = rest.finish(x)

@@ -71,7 +71,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     Self-collision comes with the model. ``model`` is static (``step`` writes only into the
     warm-up state and its workspace), so it is stepped itself. Raises what ``step`` raises
     for input it refuses. ``air``: the real steps drag the rope through air (``step(...,
-    air=...)``: the drag kernel and the frame run a substep per call), so they run too.
+    air=...)``: the drag kernel runs at every substep of the frame's stages), so they run
+    too.
     """
     if part not in PARTS:
         raise ValueError(f"part: expected one of {PARTS}, got {part!r}")

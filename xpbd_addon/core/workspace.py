@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
-from .layout.topology import EDGE_STRIDE
+from .layout.topology import EDGE_STRIDE, PARTICLE_ACCELERATION
 
 if TYPE_CHECKING:
     from .contacts.candidates import CandidateLists
@@ -204,3 +204,17 @@ class Workspace:
         holds = np.zeros(1 + len(edges) // EDGE_STRIDE, dtype=np.int64)  # one a slot at most
         return cls(model, particles, edges, holds, np.empty((model.particle_count, 3)),
                    multipliers, reference, no_accelerations)
+
+    def put_accelerations(self, plan: SolvePlan, accelerations: np.ndarray | None) -> None:
+        """Write each chain particle's external acceleration [m/s^2] ((N, 3), None: zero)
+        into the lane buffer (``topology.PARTICLE_ACCELERATION``), where the lane kernels'
+        predict adds it to gravity."""
+        lanes = plan.lanes
+        if lanes is None:
+            return
+        layout = lanes.layout
+        rows = layout.particle_base + PARTICLE_ACCELERATION * layout.lanes
+        for c in range(3):
+            self.lane_particles[rows + c * layout.lanes] = (
+                0.0 if accelerations is None else accelerations[layout.particles, c])
+        self.lane_accelerations = accelerations is not None

@@ -106,6 +106,18 @@ class RopeSubsteps:
             lane_gather(workspace.lane_particles, lanes.order_base, lanes.order_particles, x,
                         v, lanes.layout.lanes)
 
+    def accelerate(self, accelerations: np.ndarray, moved: np.ndarray, *,
+                   velocities_changed: bool) -> None:
+        """The next substeps' external accelerations [m/s^2] (N, 3) besides gravity (the
+        air's drag of this substep's start, ``core.substep_forces``), into the lane buffer
+        and for the sweep. ``velocities_changed``: v was changed in place (a damping map),
+        so every particle goes back into the lane buffer (flagged in ``moved``)."""
+        self.accelerations = accelerations
+        self.workspace.put_accelerations(self.plan, accelerations)
+        if velocities_changed:
+            moved[:] = 1
+            self.take_moved(moved)
+
     def solve(self, substep: int, moved: np.ndarray) -> None:
         """Predict (gravity and the external accelerations), project every rope's
         constraints and update the velocities, for ``substep`` (0-based) of the frame: the
