@@ -220,9 +220,12 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     else:
         targets = _pin_targets(pin_targets, model, pinned, k.first_nonfinite)
     checked_air = as_air(air)
-    air_velocity = as_wind(wind, model.particle_count)
+    # (a wind is checked with air or without; still air is made only for the air)
+    air_velocity = None if wind is None else as_wind(wind, model.particle_count)
     if checked_air is None or not (model.edge_count and model.particle_radius.any()):
         checked_air = None
+    elif air_velocity is None:
+        air_velocity = as_wind(None, model.particle_count)
     rod_frame = None
     if model.rod_layout is not None and plan.lanes is not None and not inner:
         # (rods act in the lanes' direct solve; ``step_sequential`` sweeps plain ropes)

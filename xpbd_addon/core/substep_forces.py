@@ -29,13 +29,13 @@ class SubstepForces:
     __slots__ = ("model", "air", "wind", "extra", "h", "decay", "total", "drag", "force",
                  "before")
 
-    def __init__(self, model: Any, air: Air | None, wind: np.ndarray, extra: np.ndarray,
+    def __init__(self, model: Any, air: Air | None, wind: np.ndarray | None, extra: np.ndarray,
                  h: float, *, damping_map: bool) -> None:
         self.model = model
         self.air = air
         """The air (checked, ``air.as_air``), or None: no drag"""
         self.wind = wind
-        """(N, 3) [m/s] the air's velocity"""
+        """(N, 3) [m/s] the air's velocity (None without air)"""
         self.extra = extra
         """(N, 3) [m/s^2] the frame's external accelerations besides gravity (without drag)"""
         self.h = h
@@ -58,7 +58,7 @@ class SubstepForces:
     @property
     def sleep_air(self) -> tuple[Air, np.ndarray] | None:
         """(air, wind) for the frame's sleeping key (``sleep.balance_key``), or None."""
-        return None if self.air is None else (self.air, self.wind)
+        return None if self.air is None or self.wind is None else (self.air, self.wind)
 
     def start(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """A substep starting at x [m], v [m/s] (N, 3): the damping map takes its part of v
@@ -70,6 +70,7 @@ class SubstepForces:
             return self.total
         model = self.model
         assert self.force is not None and self.drag is not None and self.before is not None
+        assert self.wind is not None
         drag_accelerations(x, v, self.wind, model.edge_index, model.particle_radius,
                            model.particle_inv_mass, self.air, self.h, self.force, self.drag)
         np.add(self.extra, self.drag, out=self.total)
