@@ -26,8 +26,8 @@ from .air import Air, drag_accelerations
 class SubstepForces:
     """The air and the damping map of one frame (see the module), for substeps of ``h``."""
 
-    __slots__ = ("model", "air", "wind", "extra", "h", "decay", "total", "drag", "force",
-                 "before")
+    __slots__ = ("model", "air", "wind", "extra", "h", "decay", "mass", "total", "drag",
+                 "force", "before")
 
     def __init__(self, model: Any, air: Air | None, wind: np.ndarray | None, extra: np.ndarray,
                  h: float, *, damping_map: bool) -> None:
@@ -48,6 +48,9 @@ class SubstepForces:
                               model.particle_damping - model.damping, 0.0)
             self.decay = np.exp(-beyond * h)[:, None]
         count = model.particle_count
+        inv_mass = model.particle_inv_mass
+        self.mass = np.divide(1.0, inv_mass, out=np.zeros(count), where=inv_mass > 0.0)
+        """(N,) [kg] each free particle's mass, 0 for pinned ones"""
         self.total = extra if air is None else np.empty((count, 3))
         """(N, 3) [m/s^2] the substep's accelerations besides gravity: ``extra`` + drag"""
         self.drag = np.zeros((count, 3)) if air is not None else None
@@ -83,11 +86,9 @@ class SubstepForces:
         if self.air is None:
             return
         assert self.drag is not None and self.before is not None
-        inv_mass = self.model.particle_inv_mass
-        free = inv_mass > 0.0
-        work = np.zeros(len(inv_mass))
-        work[free] = ((state.x[free] - self.before[free]) * self.drag[free]).sum(axis=1) / (
-            inv_mass[free])
+        # (the drag of a pinned particle is 0, and so is its mass here)
+        work = np.einsum("ij,ij->i", state.x - self.before, self.drag)
+        work *= self.mass
         if state.air_work is None or len(state.air_work) != len(work):
             state.air_work = work
         else:

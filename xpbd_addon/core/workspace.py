@@ -213,8 +213,9 @@ class Workspace:
         if lanes is None:
             return
         layout = lanes.layout
-        rows = layout.particle_base + PARTICLE_ACCELERATION * layout.lanes
-        for c in range(3):
-            self.lane_particles[rows + c * layout.lanes] = (
-                0.0 if accelerations is None else accelerations[layout.particles, c])
+        # (K, 3): each lane particle's three acceleration rows (one scatter, not three)
+        rows = ((layout.particle_base + PARTICLE_ACCELERATION * layout.lanes)[:, None]
+                + np.arange(3) * layout.lanes)
+        self.lane_particles[rows] = (0.0 if accelerations is None
+                                     else accelerations[layout.particles])
         self.lane_accelerations = accelerations is not None
