@@ -10,6 +10,12 @@ steps of a 1/24 s step as fixed cost: 0.72 ms at 100 x 100, where S = 20 and 40 
 The trajectories of the two are compared too (bit for bit).
 
     python -m benchmarks step_ab --ref=COMMIT [--calls=200]
+    python -m benchmarks step_ab --breakdown [--calls=300]
+
+``--breakdown``: where the working tree's fixed cost at 100 x 100 sits, the direct solve's
+frame kernel called alone with S = 0 (dispatch and the copies of x, v in and out), 1, 2, 3,
+20 and 40 substeps, against the Python part of ``step`` (``step`` with that kernel replaced
+by nothing).
 """
 
 from __future__ import annotations
@@ -50,7 +56,51 @@ def _stretch(model, state) -> float:
     return float(np.abs(length / model.edge_rest_length - 1.0).max() * 100.0)
 
 
+def breakdown(calls: int) -> None:
+    """The ``--breakdown`` table (module docstring)."""
+    from xpbd_addon import core
+    from xpbd_addon.core import solver
+    from xpbd_addon.core.solve import frame
+    from xpbd_addon.core.solve.kernels_frame import direct_frame
+
+    model = _model(core, 100, 100, "direct")
+    state = model.state()
+    for _ in range(3):
+        core.step(model, state, DT, 20)
+    workspace, plan = state.workspace, model.plan
+    blocks, order = frame.lane_blocks(plan), frame.lane_order(plan)
+    gravity = np.array([0.0, 0.0, -9.81])
+    h = DT / 20
+
+    def median_us(call) -> float:
+        call()
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - start)
+        return float(np.median(samples)) * 1e6
+
+    print("\n100 x 100, direct solve: us a call, median of", calls)
+    print("\n| what | us |\n|---|---|")
+    for substeps in (0, 1, 2, 3, 20, 40):
+        us = median_us(lambda substeps=substeps: direct_frame(
+            workspace.lane_particles, workspace.lane_edges, blocks, gravity, h, substeps,
+            False, model.iterations, model.strain_limit, 1.0 / h, order, state.x, state.v))
+        print(f"| frame kernel, S = {substeps} | {us:.0f} |")
+    kernels = solver.kernels()
+    solver._kernels = kernels._replace(solve_frame=lambda *args: None)
+    try:
+        us = median_us(lambda: core.step(model, state, DT, 20))
+    finally:
+        solver._kernels = kernels
+    print(f"| `step` without the frame kernel | {us:.0f} |")
+
+
 def main() -> None:
+    if "--breakdown" in sys.argv:
+        breakdown(int(_option("calls", "300")))
+        return
     ref = _option("ref", "HEAD")
     calls = int(_option("calls", "200"))
     with tempfile.TemporaryDirectory() as directory:
