@@ -85,11 +85,10 @@ class SubstepForces:
         particles, m a . (x_end - x_start) [J], added to ``state.air_work`` (N,)."""
         if self.air is None:
             return
+        from .solve.kernels_air import add_work
+
         assert self.drag is not None and self.before is not None
+        if state.air_work is None or len(state.air_work) != len(self.mass):
+            state.air_work = np.zeros(len(self.mass))
         # (the drag of a pinned particle is 0, and so is its mass here)
-        work = np.einsum("ij,ij->i", state.x - self.before, self.drag)
-        work *= self.mass
-        if state.air_work is None or len(state.air_work) != len(work):
-            state.air_work = work
-        else:
-            state.air_work += work
+        add_work(state.x, self.before, self.drag, self.mass, state.air_work)

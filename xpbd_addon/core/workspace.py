@@ -212,10 +212,11 @@ class Workspace:
         lanes = plan.lanes
         if lanes is None:
             return
+        from .solve.kernels_direct_io import put_rows  # (numba: only once a rope steps)
+
         layout = lanes.layout
-        # (K, 3): each lane particle's three acceleration rows (one scatter, not three)
-        rows = ((layout.particle_base + PARTICLE_ACCELERATION * layout.lanes)[:, None]
-                + np.arange(3) * layout.lanes)
-        self.lane_particles[rows] = (0.0 if accelerations is None
-                                     else accelerations[layout.particles])
+        # (a writeable zeros for none: a read-only array would compile the kernel again)
+        values = np.zeros_like(self.no_accelerations) if accelerations is None else accelerations
+        put_rows(self.lane_particles, layout.particle_base, layout.particles, values,
+                 PARTICLE_ACCELERATION, layout.lanes)
         self.lane_accelerations = accelerations is not None

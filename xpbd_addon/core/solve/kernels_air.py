@@ -87,3 +87,14 @@ def drag_accelerations(x, v, wind, edges, radius, inv_mass, density, normal_drag
         out[i, 0] = a0 * scale
         out[i, 1] = a1 * scale
         out[i, 2] = a2 * scale
+
+
+@kernel
+def add_work(x, before, drag, mass, work):
+    """Add the work [J] of the accelerations ``drag`` (N, 3) [m/s^2] on particles of mass
+    ``mass`` (N,) [kg] moving from ``before`` to x (N, 3) [m], m a . (x - before), to
+    ``work`` (N,)."""
+    for i in range(x.shape[0]):
+        work[i] += mass[i] * ((x[i, 0] - before[i, 0]) * drag[i, 0]
+                              + (x[i, 1] - before[i, 1]) * drag[i, 1]
+                              + (x[i, 2] - before[i, 2]) * drag[i, 2])

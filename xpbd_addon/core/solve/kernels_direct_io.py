@@ -96,3 +96,16 @@ def gather_moved(buffer, particle_base, particles, moved, x, v, lanes):
             for c in range(3):
                 buffer[base + (PARTICLE_X + c) * lanes] = x[i, c]
                 buffer[base + (PARTICLE_V + c) * lanes] = v[i, c]
+
+
+@kernel
+def put_rows(buffer, particle_base, particles, values, field, lanes):
+    """Write ``values`` (N, 3) of the lane particles ``particles`` (K,) (buffer index of field
+    0: ``particle_base`` (K,)) into the lane buffer's three rows from ``field``
+    (``topology``'s particle fields, e.g. ``PARTICLE_ACCELERATION``): the numpy scatter
+    cost 0.3 ms at 10,000 particles, every substep of a frame with air."""
+    for k in range(particles.shape[0]):
+        i = particles[k]
+        base = particle_base[k]
+        for c in range(3):
+            buffer[base + (field + c) * lanes] = values[i, c]
