@@ -319,11 +319,13 @@ def _compile_solve(item: Request) -> None:
     from .core import compile_helper
 
     try:
-        # (the air and a damping map, like the contacts, step the frame a substep per call)
+        # (the air, a damping map and a rod, like the contacts, step the frame a substep
+        # per kernel call)
         compile_helper.compile_solve(
             item.ground or item.meshes or item.air
             or bool(getattr(item.model, "self_collision", False))
-            or getattr(item.model, "particle_damping", None) is not None)
+            or getattr(item.model, "particle_damping", None) is not None
+            or getattr(item.model, "rod_layout", None) is not None)
     except Exception:  # noqa: BLE001 - the warm-up compiles it then
         traceback.print_exc()
 

@@ -180,7 +180,7 @@ def _compile(entries: list[dict]) -> None:
 
 def compile_solve(contacts: bool) -> None:
     """This process's first share while a helper runs: the default rope's direct solve, a
-    substep per call (``contacts``: a frame with colliders, air or a damping map,
+    substep per call (``contacts``: a frame with colliders, air, a damping map or a rod,
     ``solver._advance_with_contacts``) or a whole frame per call, by
     its manifest types, before the preparation's steps reach the checks before the solve
     (which the helper compiles first, meanwhile)."""

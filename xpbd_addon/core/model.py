@@ -136,8 +136,9 @@ class Model:
             frames with contacts use implicit Euler.
         rod: a ``rod.Rod``: the chains keep the shape of ``positions`` as their rest bend
             (with ``bending_compliance``), carry a material frame that twists and can turn
-            at a pinned end, and can yield (plasticity); stepped one substep per call,
-            implicit Euler. None (default): ropes, whose bending pulls towards straight.
+            at a pinned end, and can yield (plasticity); its frames follow every
+            substep (``substep_forces``), implicit Euler. None (default): ropes, whose
+            bending pulls towards straight.
 
     Raises ValueError naming the argument for wrong shapes, NaN or inf, negative masses,
     compliances, rest lengths or damping, and edge indices out of range.

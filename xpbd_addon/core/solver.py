@@ -151,9 +151,8 @@ def step(
     (``core.substep_forces``; implicit Euler, also with ``integrator="bdf2"``); without it
     (None, density 0, both coefficients 0, radius 0) nothing of it runs.
 
-    A Model with a ``rod`` (``rod.Rod``) steps one substep per ``step``-like call
-    (``_advance_each_substep``), and its frames follow
-    each substep (``state.rod``). ``pin_turns`` (N,) [rad], optional: for a pinned rope end,
+    A Model with a ``rod`` (``rod.Rod``) runs as stages too, and its frames follow each
+    substep (``state.rod``). ``pin_turns`` (N,) [rad], optional: for a pinned rope end,
     how far what holds it turns its end segment's frame about the segment over the frame
     (0: it holds the end's roll; the turn travels down the rod as twist); nan, and the rows
     of other particles, are ignored. Without it the rod's ends turn freely.
@@ -188,10 +187,7 @@ def step_sequential(
 def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
              pin_targets: Any, plan: SolvePlan, *, parallel: bool | None = None,
              colliders: Any = (), accelerations: Any = None, air: Any = None,
-             wind: Any = None, pin_turns: Any = None, inner: bool = False,
-             holds: tuple[bool, bool] = (False, False)) -> None:
-    # ``inner``: one substep of ``_advance_each_substep``, whose rod frame is stepped there;
-    # ``holds``: that substep's, as ``_advance_with_contacts`` takes them
+             wind: Any = None, pin_turns: Any = None) -> None:
     dt = as_positive_float(dt, "dt")
     substeps = as_substeps(substeps)
     most = (model.damping if model.particle_damping is None
@@ -227,7 +223,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     elif air_velocity is None:
         air_velocity = as_wind(None, model.particle_count)
     rod_frame = None
-    if model.rod_layout is not None and plan.lanes is not None and not inner:
+    if model.rod_layout is not None and plan.lanes is not None:
         # (rods act in the lanes' direct solve; ``step_sequential`` sweeps plain ropes)
         turns = as_pin_turns(pin_turns, model.particle_count)
         if state.rod is None:
@@ -239,15 +235,13 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         rod_frame = RodFrame(model.rod_layout, state.rod, model.particle_inv_mass == 0.0,
                              turns, substeps, math.exp(-model.damping * dt / substeps))
     h = dt / substeps
-    # the air and a damping map act anew at every substep's start (``substep_forces``)
-    forces = (SubstepForces(model, checked_air, air_velocity, extra, h,
-                            damping_map=rod_frame is None)
-              if checked_air is not None or (model.particle_damping is not None
-                                             and substeps > 1) else None)
-    if rod_frame is not None:
-        _advance_each_substep(model, state, dt, substeps, gravity_vector, extra, targets,
-                              plan, parallel, meshes + planes, forces, rod_frame)
-        return
+    # the air, a damping map and a rod act anew at every substep's start
+    # (``substep_forces``)
+    forces = (SubstepForces(model, checked_air, air_velocity, extra, h, rod=rod_frame,
+                            lanes=(workspace.lane_particles,
+                                   None if plan.lanes is None else plan.lanes.layout))
+              if checked_air is not None or rod_frame is not None
+              or (model.particle_damping is not None and substeps > 1) else None)
     if model.particle_damping is not None and forces is None:
         # this one substep's damping beyond the least
         _damp_more(state.v, model.particle_damping - model.damping, dt)
@@ -258,7 +252,7 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     if meshes or planes or plan.self_contacts or forces is not None:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale,
-                               holds=holds, forces=forces)
+                               forces=forces)
         k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
         return
     lanes = plan.lanes
@@ -281,58 +275,21 @@ def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
     v *= np.exp(-beyond * h)[:, None]
 
 
-def _advance_each_substep(model: Model, state: State, dt: float, substeps: int,
-                          gravity: np.ndarray, extra: np.ndarray, targets: np.ndarray,
-                          plan: SolvePlan, parallel: bool | None, colliders: list,
-                          forces: SubstepForces | None, rod: RodFrame) -> None:
-    """A rod's frame one substep per ``_advance`` call: its bending targets, twist pull and
-    frames (``core.rod``) act on every substep, and so does the air (``forces``: its drag
-    added to the external accelerations; a damping map is applied by each one-substep
-    call). The pins move in a straight line to their ``targets`` over the frame and the
-    colliders over their motion, as in one call. A rod does not sleep: its frames move on
-    while its centreline rests."""
-    h = dt / substeps
-    assert state.workspace is not None and plan.lanes is not None  # (``_advance`` made it)
-    pinned = plan.pinned
-    pin_start = state.x[pinned].copy()
-    pin_end = state.x.copy()
-    total = np.empty_like(state.x)
-    for substep in range(substeps):
-        s0, s1 = substep / substeps, (substep + 1) / substeps
-        np.copyto(total, extra if forces is None else forces.start(state.x, state.v))
-        pin_end[pinned] = pin_start + s1 * (targets - pin_start)
-        before = state.x.copy()  # where the substep starts: the rod's frames follow from it
-        rod.add_frame_pull(state.x, model.particle_inv_mass, total)
-        rod.targets_into(state.x, state.workspace.lane_particles, plan.lanes.layout)
-        # the contacts between ropes held in the ropes' solve carry from substep to substep
-        # within the frame, as in a frame of one call (``kernels_held``)
-        _advance(model, state, h, 1, gravity, pin_end, plan, parallel=parallel,
-                 colliders=collision.colliders_over(colliders, s0, s1), accelerations=total,
-                 inner=True, holds=(substep > 0, substep < substeps - 1))
-        rod.follow(before, state.x, h)
-        if forces is not None:
-            forces.finish(state)
-    # the straight-line path lands on the target up to rounding; make it exact, as ``step``
-    state.x[pinned] = targets
-
-
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
                            meshes: list, planes: list, velocity_scale: float, *,
-                           holds: tuple[bool, bool] = (False, False),
                            forces: SubstepForces | None = None) -> None:
     """The frame as a pipeline of stages per substep (``solve.substeps``), for contacts and
-    for what acts anew at every substep (``forces``: the air, a damping map): the ropes'
-    kernels run one substep per call (the contacts need the positions at every substep
-    end), then ``contacts.FrameContacts.project`` moves the particles (x += dx, v += dx
-    velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are solved
-    again, and only the moved particles go back to the lane buffer. Without any contact or
-    ``forces`` this is bit-identical to the frame-at-once path (each kernel call continues
-    exactly where the last one stopped). ``holds`` = (go on, keep): whether the first
-    substep's solve holds the contacts the last call left held (a rod's frame, stepped one
-    substep per call, ``_advance_each_substep``), and whether the last one's are left held
-    for the next call; else they are let go (a frame depends on x, v alone)."""
+    for what acts anew at every substep (``forces``: the air, a damping map, a rod): the
+    ropes' kernels run one substep per call (the contacts need the positions at every
+    substep end), then ``contacts.FrameContacts.project`` moves the particles (x += dx,
+    v += dx velocity_scale, see ``kernels_contact``), the ropes the contacts stretched are
+    solved again, and only the moved particles go back to the lane buffer. Without any
+    contact or ``forces`` this is bit-identical to the frame-at-once path (each kernel call
+    continues exactly where the last one stopped). The contacts held between ropes carry
+    from substep to substep and are let go at the frame's end (a frame depends on x, v
+    alone)."""
     kernels()
     from .contacts.frame import FrameContacts
     from .solve.substeps import RopeSubsteps
@@ -345,8 +302,10 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     # ropes (chains, in the lanes) at rest on something sleep through whole frames
     # (``core.sleep``)
     rest = None
+    # (not a rod, whose frames move on while its centreline rests)
     if (lanes is not None and substeps > 1 and model.sleep_speed > 0.0
-            and (meshes or planes or plan.self_contacts)):
+            and (meshes or planes or plan.self_contacts)
+            and (forces is None or forces.rod is None)):
         most = (0.0 if external is None
                 else float(np.sqrt((external * external).sum(axis=1).max())))
         # [m] the most gravity and the external accelerations move a particle from rest in
@@ -364,9 +323,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
                          threads)
-    go_on, keep = holds
-    if not go_on:
-        ropes.release()  # (none are left but by a call that stopped short)
+    ropes.release()  # (none are left but by a call that stopped short)
     everything_asleep = False
     if rest is not None and ready:
         assert lanes is not None
@@ -397,8 +354,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
         ropes.take_moved(moved)
         if forces is not None:
             forces.finish(state)
-    if not keep:
-        ropes.release()
+    ropes.release()
     frame.finish(x)
     if rest is not None:
         state.rest = rest.finish(x)

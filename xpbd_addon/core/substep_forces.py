@@ -1,17 +1,21 @@
-"""What acts anew at every substep's start: the air's drag and a damping map.
+"""What acts anew at every substep's start: the air's drag, a damping map and a rod's frames.
 
-Both depend on the velocities each substep starts with, so neither can be folded into a
-frame's constant accelerations:
+Each depends on the state each substep starts with, so none can be folded into a frame's
+constant accelerations:
 
 - the air (``air.Air``): the drag of the substep's start velocities, an acceleration [m/s^2]
   added to the external ones (``kernels_air``), whose work is kept in ``State.air_work``
   (the energy a run's checks count);
 - a damping map (``Model.particle_damping``): each particle's damping beyond the Model's
-  least, v *= exp(-(d_i - d) h), the rest coming from the solve's velocity update.
+  least, v *= exp(-(d_i - d) h), the rest coming from the solve's velocity update;
+- a rod (``rod.RodFrame``): the pull of its frames on the centreline (an acceleration), its
+  bending targets (into the lane buffer for the substep's solve), and afterwards its frames
+  following the centreline's move.
 
-``SubstepForces`` is their one owner. ``solver`` asks it for each substep's accelerations
-in the stages of a frame (``solver._advance_with_contacts``, one kernel call per substep,
-which the contacts need anyway) or, for a rod, before each one-substep call.
+``SubstepForces`` is their one owner: ``solver._advance_with_contacts`` asks it for each
+substep's accelerations before the ropes' solve (``start``) and lets it finish the substep
+after the contacts (``finish``), in the stages a frame with contacts runs anyway, one
+kernel call per substep.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ from .air import Air, drag_accelerations
 
 
 class SubstepForces:
-    """The air and the damping map of one frame (see the module), for substeps of ``h``."""
+    """The air, the damping map and the rod of one frame (see the module), for substeps of
+    ``h`` [s]."""
 
-    __slots__ = ("model", "air", "wind", "extra", "h", "decay", "mass", "total", "drag",
-                 "force", "before")
+    __slots__ = ("model", "air", "wind", "extra", "h", "decay", "rod", "lanes", "mass",
+                 "total", "drag", "force", "before")
 
     def __init__(self, model: Any, air: Air | None, wind: np.ndarray | None, extra: np.ndarray,
-                 h: float, *, damping_map: bool) -> None:
+                 h: float, *, rod: Any = None, lanes: Any = None) -> None:
         self.model = model
         self.air = air
         """The air (checked, ``air.as_air``), or None: no drag"""
@@ -42,20 +47,25 @@ class SubstepForces:
         """[s] the substep"""
         self.decay: np.ndarray | None = None
         """(N, 1) exp(-(d_i - d) h) per free particle, 1 for pinned ones (their velocity is
-        their target's path), or None: no damping map applied here"""
-        if damping_map and model.particle_damping is not None:
+        their target's path), or None: no damping map"""
+        if model.particle_damping is not None:
             beyond = np.where(model.particle_inv_mass > 0.0,
                               model.particle_damping - model.damping, 0.0)
             self.decay = np.exp(-beyond * h)[:, None]
+        self.rod = rod
+        """The rod's frame (``rod.RodFrame``), or None"""
+        self.lanes = lanes
+        """(lane particle buffer, lane layout) the rod's bending targets go into"""
         count = model.particle_count
         inv_mass = model.particle_inv_mass
         self.mass = np.divide(1.0, inv_mass, out=np.zeros(count), where=inv_mass > 0.0)
         """(N,) [kg] each free particle's mass, 0 for pinned ones"""
-        self.total = extra if air is None else np.empty((count, 3))
-        """(N, 3) [m/s^2] the substep's accelerations besides gravity: ``extra`` + drag"""
+        self.total = extra if air is None and rod is None else np.empty((count, 3))
+        """(N, 3) [m/s^2] the substep's accelerations besides gravity: ``extra``, the drag and
+        the rod's pull"""
         self.drag = np.zeros((count, 3)) if air is not None else None
         self.force = np.empty((count, 3)) if air is not None else None
-        self.before = np.empty((count, 3)) if air is not None else None
+        self.before = np.empty((count, 3)) if air is not None or rod is not None else None
         """(N, 3) scratch: the drag [m/s^2], its force [N], where the substep starts [m]"""
 
     @property
@@ -65,24 +75,36 @@ class SubstepForces:
 
     def start(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """A substep starting at x [m], v [m/s] (N, 3): the damping map takes its part of v
-        (in place), and the substep's accelerations [m/s^2] (N, 3) besides gravity are
-        returned: the frame's external ones plus the drag of these velocities."""
+        (in place), the rod's bending targets go into the lane buffer, and the substep's
+        accelerations [m/s^2] (N, 3) besides gravity are returned: the frame's external ones
+        plus the drag of these velocities and the rod's pull."""
         if self.decay is not None:
             v *= self.decay
-        if self.air is None:
+        if self.before is None:
             return self.total
-        model = self.model
-        assert self.force is not None and self.drag is not None and self.before is not None
-        assert self.wind is not None
-        drag_accelerations(x, v, self.wind, model.edge_index, model.particle_radius,
-                           model.particle_inv_mass, self.air, self.h, self.force, self.drag)
-        np.add(self.extra, self.drag, out=self.total)
         np.copyto(self.before, x)
+        if self.air is not None:
+            model = self.model
+            assert self.force is not None and self.drag is not None and self.wind is not None
+            drag_accelerations(x, v, self.wind, model.edge_index, model.particle_radius,
+                               model.particle_inv_mass, self.air, self.h, self.force,
+                               self.drag)
+            np.add(self.extra, self.drag, out=self.total)
+        else:
+            np.copyto(self.total, self.extra)
+        if self.rod is not None:
+            lane_particles, layout = self.lanes
+            self.rod.add_frame_pull(x, self.model.particle_inv_mass, self.total)
+            self.rod.targets_into(x, lane_particles, layout)
         return self.total
 
     def finish(self, state: Any) -> None:
         """The substep done (``state.x`` where it ends): the drag's work on the free
-        particles, m a . (x_end - x_start) [J], added to ``state.air_work`` (N,)."""
+        particles, m a . (x_end - x_start) [J], added to ``state.air_work`` (N,), and the
+        rod's frames following the move."""
+        if self.rod is not None:
+            assert self.before is not None
+            self.rod.follow(self.before, state.x, self.h)
         if self.air is None:
             return
         from .solve.kernels_air import add_work
