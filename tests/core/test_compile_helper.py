@@ -152,13 +152,14 @@ def test_a_helper_that_is_done_leaves_its_mark(helped: dict) -> None:
 @pytest.mark.slow
 def test_the_helped_first_frame_is_the_ropes_first_frame(helped: dict) -> None:
     from xpbd_addon import preparation
-    from xpbd_addon.core import step
+    from xpbd_addon.core import Air, step
     from xpbd_addon.core.collision import Plane
 
     request = preparation.default_request()
     state = request.model.state()
     step(request.model, state, bench_first_use.FRAME_S, request.substeps,
-         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))])
+         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))],
+         air=Air() if request.air else None)  # (Air on, as the benchmark steps it)
     np.testing.assert_array_equal(np.array(helped["x"]), state.x)
     np.testing.assert_array_equal(np.array(helped["v"]), state.v)
 

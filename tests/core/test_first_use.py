@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks import bench_first_use
 from xpbd_addon import preparation
-from xpbd_addon.core import step
+from xpbd_addon.core import Air, step
 from xpbd_addon.core.collision import Plane
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,8 @@ def test_the_first_frame_from_an_empty_cache_is_the_ropes_first_frame(cold: dict
     request = preparation.default_request()
     state = request.model.state()
     step(request.model, state, bench_first_use.FRAME_S, request.substeps,
-         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))])
+         colliders=[Plane((0.0, 0.0, bench_first_use.GROUND_Z))],
+         air=Air() if request.air else None)  # (Air on, as the benchmark steps it)
     x, v = np.array(cold["x"]), np.array(cold["v"])
     # the same bits as kernels compiled in another process (this one's)
     np.testing.assert_array_equal(x, state.x)
