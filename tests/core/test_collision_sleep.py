@@ -176,6 +176,61 @@ def test_a_sleeping_rope_follows_its_pin_once_the_pin_moves():
     assert states[-1][0][points - 1, 0] > 0.01  # the free end followed
 
 
+@pytest.mark.parametrize("what_moves", ["its end", "its pin"])
+def test_a_rope_lying_across_sleeping_ropes_wakes_those_its_moving_part_reaches(what_moves):
+    """A rope lies across six sleeping ropes on the ground. When only its free end moved in
+    the last frame (it slid off the pile's last rope), that end wakes the rope under it and
+    no other: its resting part presses on the rest as it did while they slept (one moving
+    rope used to wake every rope it lay on, so a pile with one creeping end never slept).
+    When its pinned end moves, all of it may move: it wakes every rope it lies on. The
+    ropes left asleep do not move."""
+    count = 6
+    s = np.linspace(-0.2, 0.2, POINTS)
+    ropes = [np.stack([s, np.full(POINTS, 0.03 * (k - count / 2)), np.full(POINTS, R)], -1)
+             for k in range(count)]
+    ropes.append(np.stack([np.full(POINTS, 0.02), s, np.full(POINTS, 3 * R)], -1))
+    x = np.concatenate(ropes)
+    base = np.arange(len(ropes))[:, None] * POINTS
+    edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
+    w = np.full(len(x), float(POINTS))
+    top = count * POINTS  # the crossing rope's first particle, at y = -0.2
+    pinned_end = top + POINTS - 1  # its last, at y = +0.2
+    w[pinned_end] = 0.0
+    model = Model(x, edges.reshape(-1, 2), w, 1e-8, radius=R, self_collision=True,
+                  self_friction=0.3, damping=0.5)
+    ground = [Plane((0.0, 0.0, 0.0), static_friction=0.5, dynamic_friction=0.5)]
+    state = rested(model, ground, range(count))
+    targets = None
+    if what_moves == "its end":
+        state.rest.speed[top:top + 3] = 0.05  # [m/s] 2 mm in the last frame
+    else:
+        targets = x.copy()
+        targets[pinned_end, 0] += 0.002
+    before = state.x.copy()
+    seen = []
+    original = contacts_module.FrameContacts.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append(self)
+
+    contacts_module.FrameContacts.__init__ = spy
+    try:
+        step(model, state, DT, SUBSTEPS, colliders=ground, pin_targets=targets)
+    finally:
+        contacts_module.FrameContacts.__init__ = original
+    awake = seen[0].awake_ropes[:count]
+    if what_moves == "its end":
+        # the rope under the moving end (y = -0.09, within reach of its first run of
+        # particles) wakes; the others, 3 cm and more farther on, sleep
+        assert awake.tolist() == [1, 0, 0, 0, 0, 0]
+    else:
+        assert awake.all()
+    for rope in np.nonzero(awake == 0)[0]:
+        rows = slice(rope * POINTS, (rope + 1) * POINTS)
+        np.testing.assert_array_equal(state.x[rows], before[rows])
+
+
 def test_a_frame_from_a_restored_state_equals_the_frame_played_in_order():
     model, ground = ground_ropes(falling=True)
     state = rested(model, ground, range(6))
@@ -317,11 +372,12 @@ def test_ropes_sleep_alike_on_one_thread_and_on_many(solver):
 
 
 def _boxes(x, v, speed, radius, moving, fall, dt):
-    """A box (lo, hi, grow) round particles x as ``wake_near_moving_ropes`` makes it."""
+    """A box (lo, hi, grow) round particles x as ``wake_near_moving_ropes`` makes it
+    (``moving`` (n,) bool: which of them reach where they can get in the frame)."""
     from xpbd_addon.core.contacts.kernels_wake import SLACK, SWEEP
 
-    ends = np.concatenate([x, x + SWEEP * dt * v]) if moving else x
-    reach = radius + (SLACK * speed * dt + fall if moving else 0.0)
+    ends = np.concatenate([x, x[moving] + SWEEP * dt * v[moving]])
+    reach = radius + np.where(moving, SLACK * speed * dt + fall, 0.0)
     return ends.min(0), ends.max(0), reach.max()
 
 
@@ -333,7 +389,9 @@ def _meet(a, b):
 def test_a_moving_rope_wakes_the_ropes_within_its_reach_and_no_other():
     """``kernels_wake.wake_near_moving_ropes`` against a direct test of the boxes round runs
     of ``CHUNK`` particles, on random scenes (some particles outside any rope, which always
-    move; ropes' particles not always in one run)."""
+    move; ropes' particles not always in one run; ropes moved by a pin or a collider, whose
+    every particle counts as moving; moving ropes with some particles slower than the wake
+    speed, whose runs of slow particles wake nothing)."""
     from xpbd_addon.core.contacts import kernels_wake
 
     rng = np.random.default_rng(7)
@@ -348,9 +406,10 @@ def test_a_moving_rope_wakes_the_ropes_within_its_reach_and_no_other():
         v = rng.normal(0.0, 0.5, (count, 3))
         speed = rng.random(count) * 0.3
         radius = rng.random(count) * 0.02
-        moving = (rng.random(ropes) < 0.3).astype(np.uint8)
+        whole = (rng.random(ropes) < 0.15).astype(np.uint8)
+        moving = whole | (rng.random(ropes) < 0.3).astype(np.uint8)
         awake = moving | (rng.random(ropes) < 0.3).astype(np.uint8)
-        fall, dt = 0.01, 1.0 / 24.0
+        fall, dt, wake = 0.01, 1.0 / 24.0, 0.15
         runs = []  # (rope, particle ids)
         for i in range(count):
             if (not runs or particle_rope[i] != particle_rope[i - 1]
@@ -358,30 +417,40 @@ def test_a_moving_rope_wakes_the_ropes_within_its_reach_and_no_other():
                 runs.append((int(particle_rope[i]), []))
             runs[-1][1].append(i)
 
-        def boxes(rope, runs=runs, x=x, v=v, speed=speed, radius=radius, moving=moving,
-                  fall=fall, dt=dt):
-            moves = rope < 0 or bool(moving[rope])
-            ids = [np.array(r[1]) for r in runs if r[0] == rope]
-            return [_boxes(x[i], v[i], speed[i], radius[i], moves, fall, dt) for i in ids]
+        def moves(rope, i, moving=moving, whole=whole, speed=speed, wake=wake):
+            return rope < 0 or bool(whole[rope]) or (bool(moving[rope]) and speed[i] > wake)
+
+        def boxes(rope, runs=runs, x=x, v=v, speed=speed, radius=radius, fall=fall, dt=dt):
+            """(box, whether a particle of the run moves) of each run of ``rope``."""
+            found = []
+            for owner, ids in runs:
+                if owner != rope:
+                    continue
+                ids = np.array(ids)
+                flags = np.array([moves(rope, i) for i in ids])
+                found.append((_boxes(x[ids], v[ids], speed[ids], radius[ids], flags, fall, dt),
+                              bool(flags.any())))
+            return found
 
         expected = awake.copy()
         movers = [m for m in range(-1, ropes) if m < 0 or moving[m]]
         for r in range(ropes):
             if awake[r] or not boxes(r):
                 continue
-            mine = boxes(r)
-            whole = (np.min([b[0] for b in mine], 0), np.max([b[1] for b in mine], 0),
-                     max(b[2] for b in mine))
+            mine = [b for b, _ in boxes(r)]
+            whole_r = (np.min([b[0] for b in mine], 0), np.max([b[1] for b in mine], 0),
+                       max(b[2] for b in mine))
             for m in movers:
                 theirs = boxes(m)
                 if not theirs:
                     continue
-                outer = (np.min([b[0] for b in theirs], 0), np.max([b[1] for b in theirs], 0),
-                         max(b[2] for b in theirs))
-                if _meet(outer, whole) and any(_meet(a, b) for a in theirs for b in mine):
+                outer = (np.min([b[0] for b, _ in theirs], 0),
+                         np.max([b[1] for b, _ in theirs], 0), max(b[2] for b, _ in theirs))
+                if _meet(outer, whole_r) and any(_meet(a, b) for a, on in theirs if on
+                                                 for b in mine):
                     expected[r] = 1
         before = awake.copy()
         woke = kernels_wake.wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving,
-                                                   awake, fall, dt)
+                                                   whole, awake, fall, dt, wake)
         np.testing.assert_array_equal(awake, expected)
         assert woke == int(expected.sum() - before.sum())

@@ -9,9 +9,10 @@ its velocities are 0 and its positions stay as they are, bit for bit, frame afte
 
 It stays awake (or wakes, at a frame's start) when:
 
-* it is within reach of a moving rope: one that moved faster than ``WAKE_SPEED`` x
-  ``sleep_speed`` in the last frame or whose pin moves, the boxes round both ropes at the
-  frame's start, the moving one's grown by what it can move in the frame
+* it is within reach of the moving part of a moving rope: the particles that moved faster
+  than ``WAKE_SPEED`` x ``sleep_speed`` in the last frame, or every particle of a rope
+  whose pin moves, the boxes round runs of particles at the frame's start, the moving
+  ones grown by what they can move in the frame
   (``contacts.kernels_wake.wake_near_moving_ropes``). A slower rope rests on a sleeping one
   as on a static body, and a rope that meets a sleeping one within a frame without having
   been within reach at its start finds it static until the next frame's start;
@@ -67,8 +68,7 @@ class Rest:
     still: np.ndarray
     """(N,) float64 [s] how long each particle's rope has been quiet (0 outside ropes)"""
     speed: np.ndarray
-    """(N,) float64 [m/s] the largest move of a particle of each particle's rope over that
-    frame / dt (0 asleep)"""
+    """(N,) float64 [m/s] each particle's move over that frame / dt (0 asleep)"""
     asleep: np.ndarray
     """(N,) uint8, 1 where the particle's rope slept through the frame that made this"""
     key: bytes
@@ -151,7 +151,7 @@ class FrameSleep:
     that decides the next frames (``finish``)."""
 
     __slots__ = ("lanes", "speed", "dt", "fall", "key", "still", "last_speed", "awake_ropes",
-                 "moving", "x_start")
+                 "moving", "whole", "x_start")
 
     def __init__(self, model: Any, lanes: Any, dt: float, fall: float, key: bytes) -> None:
         self.lanes = lanes
@@ -166,11 +166,15 @@ class FrameSleep:
         self.still = np.zeros(model.particle_count)
         """(N,) [s] the quiet time the frame starts with"""
         self.last_speed = self.still
-        """(N,) [m/s] each particle's rope's speed over the last frame (``Rest.speed``)"""
+        """(N,) [m/s] each particle's speed over the last frame (``Rest.speed``)"""
         self.awake_ropes = np.ones(len(lanes.rope_block), dtype=np.uint8)
         """(R,) flags of the ropes awake in this frame"""
         self.moving = np.ones(len(lanes.rope_block), dtype=np.uint8)
-        """(R,) flags of the ropes that wake the sleeping ones they touch"""
+        """(R,) flags of the ropes that wake the sleeping ones they touch: with their
+        particles that moved (``Rest.speed``), or with all of them where ``whole``"""
+        self.whole = np.zeros(len(lanes.rope_block), dtype=np.uint8)
+        """(R,) flags of the ropes a pin or a collider moves this frame (every particle of
+        them counts as moving)"""
         self.x_start = np.empty((0, 3))
         """(N, 3) [m] the positions at the frame's start"""
 
@@ -187,9 +191,11 @@ class FrameSleep:
         self.still, self.last_speed = rest.still, rest.speed
         ready = ready_ropes(self.still, SLEEP_TIME, rest.speed, WAKE_SPEED * self.speed,
                             lanes.particle_rope, self.awake_ropes, self.moving)
+        self.whole[:] = 0
         if ready and len(pinned):
             ready -= wake_pinned(pinned, x, targets, lanes.particle_rope, self.awake_ropes,
-                                 self.moving)
+                                 self.whole)
+            np.bitwise_or(self.moving, self.whole, out=self.moving)
         return int(ready)
 
     def stop(self, v: np.ndarray) -> None:

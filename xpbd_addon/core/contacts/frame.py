@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..collision import Collider, Plane
+from ..sleep import WAKE_SPEED
 from ..workspace import Workspace
 from .colliders import ColliderContacts
 from .constants import (
@@ -266,14 +267,18 @@ class FrameContacts:
                                                                 rope_block)
         ready = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
         scene, lists = self.colliders.scene, self.colliders.lists
+        # (a collider moves every particle of the ropes it reaches: ``sleep.whole``)
+        whole = sleep.whole
         if scene is not None and scene.moving:
             wake_near_moving(lists.spans, lists.candidates, scene.triangle_moves,
-                             particle_rope, moving)
+                             particle_rope, whole)
         if self.colliders.edges is not None:
-            self.colliders.edges.wake(particle_rope, moving)
+            self.colliders.edges.wake(particle_rope, whole)
+        np.bitwise_or(moving, whole, out=moving)
         np.bitwise_or(awake_ropes, moving, out=awake_ropes)
         wake_near_moving_ropes(x, v, sleep.last_speed, particle_rope, self.model.particle_radius,
-                               moving, awake_ropes, sleep.fall, self.dt)
+                               moving, whole, awake_ropes, sleep.fall, self.dt,
+                               WAKE_SPEED * sleep.speed)
         self.sleeping = len(awake_ropes) - int(np.count_nonzero(awake_ropes))
         self.woken = ready - self.sleeping
         if not self.sleeping:

@@ -20,16 +20,23 @@ SLACK = 0.25
 
 
 @kernel
-def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fall, dt):
-    """Wake (flag in ``awake`` (R,)) every rope not yet awake that comes within reach of a
-    moving rope (flagged in ``moving`` (R,); the particles outside the lanes always move) at
-    the frame's start: boxes round runs of ``CHUNK`` particles of one rope (x (N, 3) [m])
-    overlap, a moving one's reaching where it can get in the frame (to x + ``SWEEP`` v dt,
-    v (N, 3) [m/s], grown by ``SLACK`` times its rope's last frame's ``speed`` (N,) [m/s]
-    times dt [s] and ``fall`` [m], what the accelerations add), both grown by their
-    particles' ``radius`` (N,) [m]. Boxes round whole ropes first rule pairs of ropes
-    out. A function of the frame's start state only (not of the contacts' candidates, which a
-    frame may carry from the last or find afresh): a frame computed from a cached state
+def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, whole, awake, fall, dt,
+                           wake):
+    """Wake (flag in ``awake`` (R,)) every rope not yet awake that comes within reach of the
+    moving part of a moving rope at the frame's start: boxes round runs of ``CHUNK``
+    particles of one rope (x (N, 3) [m]) overlap, a moving one's reaching where it can get
+    in the frame (to x + ``SWEEP`` v dt, v (N, 3) [m/s], grown by ``SLACK`` times the
+    particle's last frame's ``speed`` (N,) [m/s] times dt [s] and ``fall`` [m], what the
+    accelerations add), both grown by their particles' ``radius`` (N,) [m].
+
+    A particle moves if it is outside the lanes, if its rope is flagged in ``whole`` (R,)
+    (a pin or a collider moves it: all of it moves), or if its rope is flagged in ``moving``
+    (R,) and it moved faster than ``wake`` [m/s] itself in the last frame: a run that holds
+    no moving particle wakes nothing. So a rope whose end slides off the last rope of a pile
+    wakes the ropes near that end, not every rope it lies on (its resting part presses on
+    them as it did while they slept). Boxes round whole ropes first rule pairs of ropes
+    out. A function of the frame's start state only (not of the contacts' candidates, which
+    a frame may carry from the last or find afresh): a frame computed from a cached state
     equals the frame played in order. Returns how many woke."""
     count = awake.shape[0]
     n = x.shape[0]
@@ -47,6 +54,7 @@ def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fa
     hi = np.full((chunks + count + 1, 3), -np.inf)
     grow = np.zeros(chunks + count + 1)
     owner = np.empty(chunks, dtype=np.int64)
+    chunk_moves = np.zeros(chunks, dtype=np.uint8)
     for i in range(n):
         rope = particle_rope[i]
         k = count if rope < 0 else rope
@@ -54,9 +62,11 @@ def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fa
         owner[c] = k
         reach = radius[i]
         sweep = 0.0
-        if k == count or moving[k] != 0:  # where it can get to in the frame
+        if k == count or whole[k] != 0 or (moving[k] != 0 and speed[i] > wake):
+            # where it can get to in the frame
             reach += SLACK * speed[i] * dt + fall
             sweep = SWEEP * dt
+            chunk_moves[c] = 1
         for box in (c, chunks + k):
             for d in range(3):
                 lo[box, d] = min(lo[box, d], x[i, d], x[i, d] + sweep * v[i, d])
@@ -75,7 +85,7 @@ def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fa
         fill[owner[c]] += 1
     woke = 0
     for m in range(count + 1):
-        if m < count and moving[m] == 0 or start[m] == start[m + 1]:
+        if m < count and moving[m] == 0 and whole[m] == 0 or start[m] == start[m + 1]:
             continue  # (still, or no particle)
         for r in range(count):
             if awake[r] != 0 or start[r] == start[r + 1]:
@@ -83,6 +93,8 @@ def wake_near_moving_ropes(x, v, speed, particle_rope, radius, moving, awake, fa
             if not _boxes_meet(lo, hi, grow, chunks + m, chunks + r):
                 continue
             for a in range(start[m], start[m + 1]):
+                if chunk_moves[runs[a]] == 0:
+                    continue
                 found = False
                 for b in range(start[r], start[r + 1]):
                     if _boxes_meet(lo, hi, grow, runs[a], runs[b]):

@@ -79,10 +79,10 @@ def measure_still(x, x_start, limit, still_limit, still_weight, dt, particle_rop
     ends within ``limit`` [m] (``sleep_speed`` x dt) of where it started (x, x_start (N, 3)
     [m]) was quiet: its quiet time grows by ``dt`` [s] (``still_weight`` x dt within
     ``still_limit`` [m]: still), else it starts again from 0.
-    Sleeping ropes keep theirs. From ``still`` (N,) [s] into ``still_out`` (N,); the rope's
-    speed over the frame (its particles' largest move / dt [m/s], 0 asleep) into
-    ``speed_out`` (N,); each particle's rope asleep (1) or not (0) into ``asleep_out`` (N,)
-    uint8."""
+    Sleeping ropes keep theirs. From ``still`` (N,) [s] into ``still_out`` (N,); each
+    particle's own speed over the frame (its move / dt [m/s], 0 asleep) into ``speed_out``
+    (N,): where a rope moves, not only whether (``contacts.kernels_wake``); each particle's
+    rope asleep (1) or not (0) into ``asleep_out`` (N,) uint8."""
     largest = np.zeros(awake.shape[0])
     for i in range(x.shape[0]):
         rope = particle_rope[i]
@@ -111,7 +111,8 @@ def measure_still(x, x_start, limit, still_limit, still_weight, dt, particle_rop
                 still_out[i] = still[i] + dt
             else:
                 still_out[i] = 0.0
-            speed_out[i] = np.sqrt(largest[rope]) / dt
+            speed_out[i] = np.sqrt((x[i, 0] - x_start[i, 0]) ** 2 + (x[i, 1] - x_start[i, 1]) ** 2
+                                   + (x[i, 2] - x_start[i, 2]) ** 2) / dt
             asleep_out[i] = 0
 
 
