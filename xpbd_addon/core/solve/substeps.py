@@ -109,7 +109,8 @@ class RopeSubsteps:
     def accelerate(self, accelerations: np.ndarray, moved: np.ndarray, *,
                    velocities_changed: bool) -> None:
         """The next substeps' external accelerations [m/s^2] (N, 3) besides gravity (the
-        air's drag of this substep's start, ``core.substep_forces``), into the lane buffer
+        caller's, plus the air's drag of this substep's start and a rod's frame pull,
+        ``core.substep_forces``), into the lane buffer
         and for the sweep. ``velocities_changed``: v was changed in place (a damping map),
         so every particle goes back into the lane buffer (flagged in ``moved``)."""
         self.accelerations = accelerations
