@@ -198,14 +198,34 @@ class FrameSleep:
             np.bitwise_or(self.moving, self.whole, out=self.moving)
         return int(ready)
 
+    def wake(self, particles: np.ndarray) -> int:
+        """Wake the ropes of ``particles`` (indices) as a moving pin does (all of them
+        moves: ``whole``), e.g. a rod whose held end turns. Returns how many of the ropes
+        ready to sleep woke."""
+        ropes = self.lanes.particle_rope[particles]
+        ropes = ropes[ropes >= 0]
+        woke = int(np.count_nonzero(self.awake_ropes[ropes] == 0)) if len(ropes) else 0
+        self.awake_ropes[ropes] = 1
+        self.whole[ropes] = 1
+        self.moving[ropes] = 1
+        return woke
+
+    def asleep_particles(self) -> np.ndarray:
+        """(N,) bool: the particles of the ropes sleeping through this frame."""
+        rope = self.lanes.particle_rope
+        return (rope >= 0) & (self.awake_ropes[np.maximum(rope, 0)] == 0)
+
     def stop(self, v: np.ndarray) -> None:
         """The sleeping ropes' velocities to 0 (after the contacts' wake)."""
         from .solve.kernels_sleep import stop
         stop(v, self.lanes.particle_rope, self.awake_ropes)
 
-    def finish(self, x: np.ndarray) -> Rest:
+    def finish(self, x: np.ndarray, turning: np.ndarray | None = None) -> Rest:
         """The frame's measure: each awake rope quiet or not (its particles' moves from the
-        frame's start against ``sleep_speed`` x dt), as the next frame's ``Rest``."""
+        frame's start against ``sleep_speed`` x dt), as the next frame's ``Rest``.
+        ``turning`` (N,) [m/s], optional: how fast each particle's surface turns about the
+        rope (a rod's twist rate times its radius): a rope turning faster than
+        ``sleep_speed`` is not quiet, though its centreline rests."""
         from .solve.kernels_sleep import measure_still
         still = np.empty(len(x))
         speed = np.empty(len(x))
@@ -213,4 +233,37 @@ class FrameSleep:
         measure_still(x, self.x_start, self.speed * self.dt, STILL * self.speed * self.dt,
                       STILL_WEIGHT, self.dt, self.lanes.particle_rope, self.awake_ropes,
                       self.still, still, speed, asleep)
+        if turning is not None:
+            rope = self.lanes.particle_rope
+            fast = (turning > self.speed) & (rope >= 0) & (asleep == 0)
+            if fast.any():
+                # (the whole rope's quiet time starts again, as for a move)
+                restart = np.zeros(len(self.awake_ropes), dtype=bool)
+                restart[rope[fast]] = True
+                again = (rope >= 0) & restart[np.maximum(rope, 0)]
+                still[again] = 0.0
+            np.maximum(speed, np.where(asleep == 0, turning, 0.0), out=speed)
         return Rest(still, speed, asleep, self.key)
+
+
+def hold_rods(rod: Any, asleep: np.ndarray) -> tuple | None:
+    """A rod's frames of the sleeping ropes' particles (``asleep`` (N,) bool) kept as they
+    are through the frame: their twist rate to 0 (as their velocities) and the rows of
+    ``rod`` (``rod.RodState``) copied, for ``release_rods`` to put back after the substeps
+    (which carry every rope's frames along). None when no particle sleeps."""
+    rows = np.flatnonzero(asleep)
+    if not len(rows):
+        return None
+    rod.twist_rate[rows] = 0.0
+    return rows, rod.normal[rows].copy(), rod.bend_rest[rows].copy(), rod.twist_rest[rows].copy()
+
+
+def release_rods(rod: Any, kept: tuple | None) -> None:
+    """Put back what ``hold_rods`` kept: a sleeping rod's frames stay bit for bit."""
+    if kept is None:
+        return
+    rows, normal, bend_rest, twist_rest = kept
+    rod.normal[rows] = normal
+    rod.bend_rest[rows] = bend_rest
+    rod.twist_rest[rows] = twist_rest
+    rod.twist_rate[rows] = 0.0

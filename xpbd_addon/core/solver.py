@@ -11,7 +11,7 @@ from . import collision
 from .air import Air, as_air, as_wind
 from .model import Model, SolvePlan, State
 from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
-from .sleep import FrameSleep, balance_key
+from .sleep import FrameSleep, balance_key, hold_rods, release_rods
 from .substep_forces import SubstepForces
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
@@ -302,10 +302,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     # ropes (chains, in the lanes) at rest on something sleep through whole frames
     # (``core.sleep``)
     rest = None
-    # (not a rod, whose frames move on while its centreline rests)
+    rod = None if forces is None else forces.rod
     if (lanes is not None and substeps > 1 and model.sleep_speed > 0.0
-            and (meshes or planes or plan.self_contacts)
-            and (forces is None or forces.rod is None)):
+            and (meshes or planes or plan.self_contacts)):
         most = (0.0 if external is None
                 else float(np.sqrt((external * external).sum(axis=1).max())))
         # [m] the most gravity and the external accelerations move a particle from rest in
@@ -315,6 +314,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                           balance_key(model, gravity, external, meshes, planes,
                                       air=None if forces is None else forces.sleep_air))
         ready = rest.start(state.rest, x, v, plan.pinned, targets)
+        if ready and rod is not None:
+            # a rod whose held end turns wakes, as one whose pin moves
+            ready -= rest.wake(np.flatnonzero(rod.held & (rod.turn != 0.0)))
     state.rest = None
     frame = FrameContacts(model, workspace, x, v, pin_end, dt, substeps, gravity, meshes,
                           planes, velocity_scale, accelerations=external)
@@ -325,11 +327,14 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                          threads)
     ropes.release()  # (none are left but by a call that stopped short)
     everything_asleep = False
+    kept_rods = None
     if rest is not None and ready:
         assert lanes is not None
         # the contacts wake the ropes near moving ones or a moving collider
         if frame.fall_asleep(rest, x, v, ropes.awake, ropes.awake_blocks):
             rest.stop(v)
+            if rod is not None:  # (a sleeping rod's frames stay as they are too)
+                kept_rods = hold_rods(rod.state, rest.asleep_particles())
             # nothing to move: the substeps would leave every bit of x, v as it is
             everything_asleep = (frame.sleeping == len(lanes.rope_block)
                                  and not len(plan.sweep_particles))
@@ -357,4 +362,8 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     ropes.release()
     frame.finish(x)
     if rest is not None:
-        state.rest = rest.finish(x)
+        turning = None
+        if rod is not None:
+            release_rods(rod.state, kept_rods)
+            turning = np.abs(rod.state.twist_rate) * model.particle_radius
+        state.rest = rest.finish(x, turning)
