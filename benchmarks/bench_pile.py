@@ -10,9 +10,10 @@ in turn in one process. Prints, every second, the largest move of a particle in 
 frame and the median ms per frame of that second; then when each rope fell asleep for good
 and the median ms per frame before the first rope slept and once all slept. ``--air``: in
 the air (``core.Air()``, as ropes from Add > Curve > XPBD Rope are), its drag taken at every
-substep.
+substep. ``--rods``: the ropes are rods (``core.Rod()``, bending compliance 1e-2, their
+straight shape modelled), whose frames and twist must rest too before they sleep.
 
-    python -m benchmarks pile [--sleep=1e-3] [--frames=240] [--only=on|off] [--air]
+    python -m benchmarks pile [--sleep=1e-3] [--frames=240] [--only=on|off] [--air] [--rods]
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from xpbd_addon.core import Air, Model, Plane, step  # noqa: E402
+from xpbd_addon.core import Air, Model, Plane, Rod, step  # noqa: E402
 
 ROPES, POINTS, LENGTH, RADIUS = 10, 60, 1.2, 0.005
 DT, SUBSTEPS, FRAMES = 1.0 / 24.0, 20, 240
 
 
-def pile(sleep_speed: float) -> Model:
+def pile(sleep_speed: float, rods: bool = False) -> Model:
     s = np.linspace(-LENGTH / 2, LENGTH / 2, POINTS)
     offsets = (np.arange(ROPES) - (ROPES - 1) / 2) * 0.1
     ropes = [np.stack([s, np.full(POINTS, y), np.full(POINTS, 0.02)], -1) for y in offsets]
@@ -41,11 +42,13 @@ def pile(sleep_speed: float) -> Model:
     base = np.arange(len(ropes))[:, None] * POINTS
     edges = np.stack([base + np.arange(POINTS - 1), base + np.arange(1, POINTS)], -1)
     return Model(x, edges.reshape(-1, 2), np.full(len(x), 100.0), 1e-7, radius=RADIUS,
-                 self_collision=True, damping=0.2, sleep_speed=sleep_speed)
+                 self_collision=True, damping=0.2, sleep_speed=sleep_speed,
+                 bending_compliance=1e-2 if rods else None, rod=Rod() if rods else None)
 
 
-def play(label: str, sleep_speed: float, frames: int, air: Air | None = None) -> None:
-    model = pile(sleep_speed)
+def play(label: str, sleep_speed: float, frames: int, air: Air | None = None,
+         rods: bool = False) -> None:
+    model = pile(sleep_speed, rods)
     state = model.state()
     ground = [Plane((0.0, 0.0, 0.0))]
     mass = 1.0 / model.particle_inv_mass
@@ -91,10 +94,12 @@ def main(argv: list[str]) -> None:
     frames = int(options.get("frames", FRAMES))
     only = options.get("only")
     air, where = (Air(), ", in the air") if "--air" in argv else (None, "")
+    rods = "--rods" in argv
+    where += ", rods" if rods else ""
     if only in (None, "off"):
-        play(f"sleeping off (sleep_speed 0){where}", 0.0, frames, air)
+        play(f"sleeping off (sleep_speed 0){where}", 0.0, frames, air, rods)
     if only in (None, "on"):
-        play(f"sleeping on (sleep_speed {speed:g} m/s){where}", speed, frames, air)
+        play(f"sleeping on (sleep_speed {speed:g} m/s){where}", speed, frames, air, rods)
 
 
 if __name__ == "__main__":
