@@ -16,9 +16,9 @@ R = 0.01  # rope radius [m]
 FRAMES = 48
 
 
-def _lying(scene, name, height, turn=0.0, air=False):
+def _lying(scene, name, height, turn=0.0, air=False, rod=False):
     """A free 0.8 m rope ``height`` [m] above a ground plane, along x (or turned), in the
-    air with ``air``."""
+    air with ``air``; a rod (it bends and twists) with ``rod``."""
     obj = ropes.curve_rope(scene, "POLY", n=25, length=0.8, name=name)
     obj.location = (-0.4 * np.cos(turn), -0.4 * np.sin(turn), height)
     obj.rotation_euler[2] = turn
@@ -29,6 +29,9 @@ def _lying(scene, name, height, turn=0.0, air=False):
     s.use_self_collision = True
     s.damping = 1.0
     s.use_air = air
+    if rod:
+        s.use_bending = True
+        s.use_twist = True
     return obj
 
 
@@ -36,16 +39,19 @@ def _entry(obj):
     return sim.REGISTRY[obj.session_uid]
 
 
-@pytest.mark.parametrize("air", [False, True])
+@pytest.mark.parametrize("kind", ["rope", "rope in the air", "rod"])
 @pytest.mark.parametrize("count", [1, 2])
-def test_frames_computed_from_cached_frames_of_sleeping_ropes_equal_playback(scene, count, air):
+def test_frames_computed_from_cached_frames_of_sleeping_ropes_equal_playback(scene, count,
+                                                                              kind):
     """One rope dropped on the ground (a run of one), or two crossed (a run of two: the
-    ropes' rest is joined and split like x and v), in the air or not: they come to rest and
-    sleep; then the frames after frame 12 are dropped from the cache and computed again from
-    it. (Until 2026-12-06 ropes in the air never slept.)"""
-    objects = [_lying(scene, "under", 0.05, air=air)]
+    ropes' rest is joined and split like x and v), in the air or not, or rods (their frames
+    cached too): they come to rest and sleep; then the frames after frame 12 are dropped
+    from the cache and computed again from it. (Until 2026-12-06 ropes in the air never
+    slept, until 2026-12-07 rods.)"""
+    air, rod = kind == "rope in the air", kind == "rod"
+    objects = [_lying(scene, "under", 0.05, air=air, rod=rod)]
     if count == 2:
-        objects.append(_lying(scene, "over", 0.12, turn=np.pi / 2, air=air))
+        objects.append(_lying(scene, "over", 0.12, turn=np.pi / 2, air=air, rod=rod))
     played = {}
     for frame in range(1, FRAMES + 1):
         scene.frame_set(frame)
