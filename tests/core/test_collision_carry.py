@@ -109,7 +109,7 @@ def test_the_carry_is_dropped_when_the_frame_does_not_start_where_the_last_ended
     assert not play_one(model, state, colliders()).resumed
 
 
-def play_one(model, state, scene):
+def play_one(model, state, scene, pin_targets=None):
     seen = []
     original = contacts_module.FrameContacts.__init__
 
@@ -119,7 +119,7 @@ def play_one(model, state, scene):
 
     contacts_module.FrameContacts.__init__ = spy
     try:
-        step(model, state, DT, SUBSTEPS, colliders=scene)
+        step(model, state, DT, SUBSTEPS, colliders=scene, pin_targets=pin_targets)
     finally:
         contacts_module.FrameContacts.__init__ = original
     return seen[0]

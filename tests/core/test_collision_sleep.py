@@ -207,19 +207,7 @@ def test_a_rope_lying_across_sleeping_ropes_wakes_those_its_moving_part_reaches(
         targets = x.copy()
         targets[pinned_end, 0] += 0.002
     before = state.x.copy()
-    seen = []
-    original = contacts_module.FrameContacts.__init__
-
-    def spy(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        seen.append(self)
-
-    contacts_module.FrameContacts.__init__ = spy
-    try:
-        step(model, state, DT, SUBSTEPS, colliders=ground, pin_targets=targets)
-    finally:
-        contacts_module.FrameContacts.__init__ = original
-    awake = seen[0].awake_ropes[:count]
+    awake = play_one(model, state, ground, pin_targets=targets).awake_ropes[:count]
     if what_moves == "its end":
         # the rope under the moving end (y = -0.09, within reach of its first run of
         # particles) wakes; the others, 3 cm and more farther on, sleep

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -248,22 +248,20 @@ class FrameSleep:
 
 def hold_rods(rod: Any, asleep: np.ndarray) -> tuple | None:
     """A rod's frames of the sleeping ropes' particles (``asleep`` (N,) bool) kept as they
-    are through the frame: their twist rate to 0 (as their velocities) and the rows of
-    ``rod`` (``rod.RodState``) copied, for ``release_rods`` to put back after the substeps
-    (which carry every rope's frames along). None when no particle sleeps."""
+    are through the frame: their twist rate to 0 (as their velocities), then their rows of
+    every field of ``rod`` (``rod.RodState``) copied, for ``release_rods`` to put back after
+    the substeps (which carry every rope's frames along). None when no particle sleeps."""
     rows = np.flatnonzero(asleep)
     if not len(rows):
         return None
     rod.twist_rate[rows] = 0.0
-    return rows, rod.normal[rows].copy(), rod.bend_rest[rows].copy(), rod.twist_rest[rows].copy()
+    return rows, {f.name: getattr(rod, f.name)[rows].copy() for f in fields(rod)}
 
 
 def release_rods(rod: Any, kept: tuple | None) -> None:
     """Put back what ``hold_rods`` kept: a sleeping rod's frames stay bit for bit."""
     if kept is None:
         return
-    rows, normal, bend_rest, twist_rest = kept
-    rod.normal[rows] = normal
-    rod.bend_rest[rows] = bend_rest
-    rod.twist_rest[rows] = twist_rest
-    rod.twist_rate[rows] = 0.0
+    rows, values = kept
+    for name, value in values.items():
+        getattr(rod, name)[rows] = value
