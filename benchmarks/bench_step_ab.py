@@ -14,8 +14,10 @@ The trajectories of the two are compared too (bit for bit).
 
 ``--breakdown``: where the working tree's fixed cost at 100 x 100 sits, the direct solve's
 frame kernel called alone with S = 0 (dispatch and the copies of x, v in and out), 1, 2, 3,
-20 and 40 substeps, against the Python part of ``step`` (``step`` with that kernel replaced
-by nothing).
+20 and 40 substeps, its first substep estimating the tension from x, v or starting from the
+tension the last call left (what ``step`` does with ``State.tension``), against the Python
+part of ``step`` (``step`` with that kernel replaced by nothing); then how far 48 frames
+move when every frame estimates the tension instead of carrying it.
 """
 
 from __future__ import annotations
@@ -83,18 +85,51 @@ def breakdown(calls: int) -> None:
 
     print("\n100 x 100, direct solve: us a call, median of", calls)
     print("\n| what | us |\n|---|---|")
-    for substeps in (0, 1, 2, 3, 20, 40):
-        us = median_us(lambda substeps=substeps: direct_frame(
-            workspace.lane_particles, workspace.lane_edges, blocks, gravity, h, substeps,
-            False, model.iterations, model.strain_limit, 1.0 / h, order, state.x, state.v))
-        print(f"| frame kernel, S = {substeps} | {us:.0f} |")
+    for fresh in (True, False):
+        for substeps in (0, 1, 2, 3, 20, 40):
+            us = median_us(lambda substeps=substeps, fresh=fresh: direct_frame(
+                workspace.lane_particles, workspace.lane_edges, blocks, gravity, h, substeps,
+                False, model.iterations, model.strain_limit, 1.0 / h, order, state.x, state.v,
+                fresh))
+            start = ("the tension estimated from x, v" if fresh
+                     else "from the last frame's tension")
+            print(f"| frame kernel, S = {substeps}, {start} | {us:.0f} |")
     kernels = solver.kernels()
-    solver._kernels = kernels._replace(solve_frame=lambda *args: None)
+    solver._kernels = kernels._replace(solve_frame=lambda *args, **keywords: None)
     try:
         us = median_us(lambda: core.step(model, state, DT, 20))
     finally:
         solver._kernels = kernels
     print(f"| `step` without the frame kernel | {us:.0f} |")
+    carried_against_estimated(solver)
+
+
+def carried_against_estimated(solver) -> None:
+    """How far 48 frames of the 100 swinging ropes move when every frame estimates the
+    tension from x, v instead of starting from ``State.tension`` (``core.tension``)."""
+    from xpbd_addon import core
+
+    print("\n100 x 100, 48 frames: starting from the carried tension against the estimate")
+    print("\n| S | largest difference of x [m] | strain % | kinetic energy [J] |")
+    print("|---|---|---|---|")
+    carry = solver.carry_into
+    for substeps in (20, 5):
+        ends = []
+        for carried in (True, False):
+            model = _model(core, 100, 100, "direct")
+            state = model.state()
+            solver.carry_into = carry if carried else (lambda *args: False)
+            try:
+                for _ in range(48):
+                    core.step(model, state, DT, substeps)
+            finally:
+                solver.carry_into = carry
+            mass = 1.0 / np.where(model.particle_inv_mass > 0.0, model.particle_inv_mass, np.inf)
+            ends.append((state.x, _stretch(model, state),
+                         0.5 * float((mass[:, None] * state.v ** 2).sum())))
+        (x, strain, kinetic), (x_estimated, strain_estimated, kinetic_estimated) = ends
+        print(f"| {substeps} | {np.abs(x - x_estimated).max():.2e} | {strain:.4f} / "
+              f"{strain_estimated:.4f} | {kinetic:.6g} / {kinetic_estimated:.6g} |")
 
 
 def main() -> None:

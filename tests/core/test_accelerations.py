@@ -81,7 +81,7 @@ def test_without_accelerations_after_a_frame_with_them_the_field_is_gone():
     model = hanging()
     windy, calm = model.state(), model.state()
     step(model, windy, DT, 8, accelerations=np.tile((3.0, 0.0, 0.0), (model.particle_count, 1)))
-    calm.x[:], calm.v[:] = windy.x, windy.v
+    calm.x[:], calm.v[:], calm.tension = windy.x, windy.v, windy.tension.copy()
     step(model, windy, DT, 8)
     step(model, calm, DT, 8)  # (a fresh workspace: nothing left of the field)
     assert np.array_equal(windy.x, calm.x)

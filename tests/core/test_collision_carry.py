@@ -62,9 +62,9 @@ def moving(frame):
 
 
 def play(model, frames, scene):
-    """The states after each of ``frames`` frames (``scene``: the colliders, or a function
-    of the frame giving them), and how many frames went on with the last frame's
-    candidates."""
+    """The states (x, v, tension) after each of ``frames`` frames (``scene``: the colliders,
+    or a function of the frame giving them), and how many frames went on with the last
+    frame's candidates."""
     state = model.state()
     states, resumed = [], []
     original = contacts_module.FrameContacts.__init__
@@ -78,7 +78,7 @@ def play(model, frames, scene):
         for frame in range(frames):
             step(model, state, DT, SUBSTEPS,
                  colliders=scene(frame) if callable(scene) else scene)
-            states.append((state.x.copy(), state.v.copy()))
+            states.append((state.x.copy(), state.v.copy(), state.tension.copy()))
     finally:
         contacts_module.FrameContacts.__init__ = original
     return states, sum(resumed)
@@ -91,7 +91,7 @@ def test_a_frame_from_a_restored_state_equals_the_frame_played_in_order():
     for frame in (1, 8, 15, 22, 29):
         model = heap()  # a new model: nothing carried
         state = model.state()
-        state.x[:], state.v[:] = states[frame - 1]
+        state.x[:], state.v[:], state.tension = states[frame - 1]  # what a cache keeps
         step(model, state, DT, SUBSTEPS, colliders=scene)
         np.testing.assert_array_equal(state.x, states[frame][0], err_msg=f"frame {frame}")
         np.testing.assert_array_equal(state.v, states[frame][1], err_msg=f"frame {frame}")
@@ -173,9 +173,9 @@ def test_the_resting_fast_path_gives_the_general_kernels_bits(monkeypatch, scene
     monkeypatch.setattr(colliders_module, "resting_static", hand_over)
     monkeypatch.setattr(colliders_module, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, scene_of())
-    for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
-        np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
-        np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")
+    for frame, (played, played_general) in enumerate(zip(fast, general, strict=True)):
+        for kept, kept_general in zip(played, played_general, strict=True):  # x, v, tension
+            np.testing.assert_array_equal(kept, kept_general, err_msg=f"frame {frame}")
 
 
 def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_bits(
@@ -203,9 +203,9 @@ def test_the_resting_fast_path_among_moving_colliders_gives_the_general_kernels_
     monkeypatch.setattr(colliders_module, "resting_contacts", hand_over)
     monkeypatch.setattr(colliders_module, "resting_two_faces", pass_on)
     general, _ = play(heap(), 24, moving)
-    for frame, ((x, v), (x_general, v_general)) in enumerate(zip(fast, general, strict=True)):
-        np.testing.assert_array_equal(x, x_general, err_msg=f"frame {frame}")
-        np.testing.assert_array_equal(v, v_general, err_msg=f"frame {frame}")
+    for frame, (played, played_general) in enumerate(zip(fast, general, strict=True)):
+        for kept, kept_general in zip(played, played_general, strict=True):  # x, v, tension
+            np.testing.assert_array_equal(kept, kept_general, err_msg=f"frame {frame}")
 
 
 def test_ropes_no_contact_moves_swing_exactly_as_they_would_alone(monkeypatch):

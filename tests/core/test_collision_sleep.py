@@ -226,13 +226,13 @@ def test_a_frame_from_a_restored_state_equals_the_frame_played_in_order():
     for _ in range(40):
         rests.append(state.rest.copy())
         step(model, state, DT, SUBSTEPS, colliders=ground)
-        states.append((state.x.copy(), state.v.copy()))
+        states.append((state.x.copy(), state.v.copy(), state.tension.copy()))
     asleep = [int(r.asleep.sum()) // POINTS for r in rests[1:]] + [int(state.rest.asleep.sum())]
     assert asleep[2] == 6 and asleep[5] == 0 and 0 < asleep[20] < 7, asleep
     for frame in (2, 3, 4, 5, 8, 19, 20, 27, 35, 39):
         fresh, _ = ground_ropes(falling=True)  # nothing carried from frame to frame
         state = fresh.state()
-        state.x[:], state.v[:] = states[frame - 1]
+        state.x[:], state.v[:], state.tension = states[frame - 1]
         state.rest = rests[frame].copy()
         step(fresh, state, DT, SUBSTEPS, colliders=ground)
         np.testing.assert_array_equal(state.x, states[frame][0], err_msg=f"frame {frame}")

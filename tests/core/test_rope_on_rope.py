@@ -185,14 +185,14 @@ def test_a_rope_on_ropes_down_a_slope_within_its_friction_stays():
 
 def test_in_air_a_frame_from_the_cache_is_the_frame_played():
     """Stepped through air, the holds carry from substep to substep but not past the
-    frame: frames computed from a copy of the state (x, v, as the cache
+    frame: frames computed from a copy of the state (x, v and the tensions, as the cache
     keeps them) after 30 played frames are those played, bit for bit."""
     model = draped(0.6)
     state = model.state()
     for _ in range(30):
         step(model, state, DT, SUBSTEPS, air=Air())
     cached = model.state()
-    cached.x[:], cached.v[:] = state.x, state.v
+    cached.x[:], cached.v[:], cached.tension = state.x, state.v, state.tension.copy()
     for _ in range(10):
         step(model, state, DT, SUBSTEPS, air=Air())
         step(model, cached, DT, SUBSTEPS, air=Air())

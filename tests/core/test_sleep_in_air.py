@@ -47,13 +47,14 @@ def test_crossed_ropes_come_to_rest_and_sleep_in_the_air_as_without(air):
 def test_in_the_air_a_wind_wakes_them_and_frames_from_the_cache_are_those_played():
     """Asleep in still air, the two ropes wake when a wind of 3 m/s starts (what their
     balance depends on changed) and the wind moves them (a little: the ground's friction holds
-    them); frames computed from a copy of the state (x, v and
+    them); frames computed from a copy of the state (x, v, the tensions and
     what sleeping carries) are those played, asleep and after the wind starts."""
     model = crossed()
     state = model.state()
     assert asleep_counts(model, state, 36)[-1] == 2
     cached = model.state()
     cached.x[:], cached.v[:], cached.rest = state.x, state.v, state.rest.copy()
+    cached.tension = state.tension.copy()
     before = state.x.copy()
     wind = np.array([3.0, 0.0, 0.0])
     for index, gust in enumerate([None] * 6 + [wind] * 6):

@@ -37,7 +37,8 @@ Map of the core (each part imports only from those above it):
                      frames (lane buffers, the contacts' candidates), declared field by field
     air.py           Air: the drag of the air (and the wind) on segments as on cylinders
     solver.py        step / step_sequential: one frame of substeps, the stages in order
-    tension.py       edge_tension: each constraint's force after a step (tearing, breaking)
+    tension.py       edge_tension: each constraint's force after a step (tearing, breaking),
+                     kept in State.tension, which the next step's solve starts from
     energy.py        stored_energy: what the constraints store (stretch, bending, a rod's
                      twist) [J]
     soft_pins.py     step_with_soft_pins: particles held by springs (an implicit spring is

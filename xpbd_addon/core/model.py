@@ -39,6 +39,14 @@ class State:
     """How long each rope has been at rest and which ropes sleep (``sleep.Rest``), set by
     ``step`` in frames with contacts; part of what a cached frame restores (with x and v).
     None: every rope awake, none at rest yet."""
+    tension: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """(M,) [N] each edge's tension at the end of the last ``step`` (``edge_tension``): the
+    next step's direct solve builds its first Newton step's geometric stiffness from it
+    (``tension``'s module); part of a copy, and of what a cached frame restores (with x and
+    v). None (before a step, or after one of the sweeps, which keep none here): the direct
+    solve estimates it from x, v. Carried to a frame that does not start where the last
+    ended (x set anew), it is only a worse first guess: the solve converges as from its
+    estimate, to the same tolerance."""
     air_work: np.ndarray | None = field(default=None, repr=False, compare=False)
     """(N,) [J] the work the air's drag (``step``'s ``air`` and ``wind``) has done on each
     particle over the steps of this state, summed substep by substep as m a . dx (exact:
@@ -53,11 +61,12 @@ class State:
     moves. An energy check adds it to what the rope may have."""
 
     def copy(self) -> State:
-        """The same positions, velocities, rod state, rest, air and spring work (copied),
-        without the workspace."""
+        """The same positions, velocities, rod state, rest, tensions, air and spring work
+        (copied), without the workspace."""
         return State(self.x.copy(), self.v.copy(),
                      None if self.rod is None else self.rod.copy(),
                      rest=None if self.rest is None else self.rest.copy(),
+                     tension=None if self.tension is None else self.tension.copy(),
                      air_work=None if self.air_work is None else self.air_work.copy(),
                      spring_work=None if self.spring_work is None
                      else self.spring_work.copy())

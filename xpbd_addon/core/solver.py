@@ -13,6 +13,7 @@ from .model import Model, SolvePlan, State
 from .rod import RodFrame, as_pin_turns, fresh_state, least_substeps
 from .sleep import FrameSleep, balance_key, hold_rods, release_rods
 from .substep_forces import SubstepForces
+from .tension import after_step, carries, carry_into
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import Workspace
 
@@ -137,9 +138,10 @@ def step(
     substeps run one at a time. Without either, nothing of that runs (the frame is computed
     as before collisions existed). The contacts' candidate lists found at the end of a frame
     are kept in ``state.workspace`` and used by the next frame only when it starts where this
-    one ended; any other start searches afresh, with the same result: the state's x, v and
-    ``rest`` (ropes at rest sleep, ``core.sleep``: how long each has been still) are all a
-    cache needs.
+    one ended; any other start searches afresh, with the same result: the state's x, v,
+    ``rest`` (ropes at rest sleep, ``core.sleep``: how long each has been still),
+    ``tension`` (each edge's tension, which the next frame's solve starts from,
+    ``core.tension``) and ``rod`` are all a cache needs (``State.copy``).
 
     ``air`` (``air.Air``: density [kg/m^3], normal and tangential drag coefficients),
     optional: the air drags every segment as a cylinder of diameter 2 * ``model.particle_radius``
@@ -249,11 +251,14 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     # Pinned particles are kinematic: constant velocity to the target over the frame.
     pin_velocity = np.empty((len(pinned), 3))
     k.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
+    # the direct solve starts from the tension the last frame ended with, if carried
+    fresh = not carry_into(model, plan, workspace, state.tension, h)
     if meshes or planes or plan.self_contacts or forces is not None:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale,
-                               forces=forces)
+                               forces=forces, fresh=fresh)
         k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
+        state.tension = after_step(model, plan, workspace, h) if carries(plan) else None
         return
     lanes = plan.lanes
     threads = lanes is not None and (
@@ -261,9 +266,13 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
         else len(lanes.layout.particles) * substeps >= PARALLEL_MIN_WORK)
     state.rest = None  # (ropes sleep only in frames with contacts)
     k.solve_frame(model, plan, workspace, state.x, state.v, gravity_vector, extra, h, substeps,
-                  velocity_scale, threads)
+                  velocity_scale, threads, fresh=fresh)
     # The straight-line pin path lands on the target up to rounding; make it exact.
     k.pin_finish(state.x, state.v, pinned, targets, pin_velocity)
+    # (BDF2's substeps after the first solve with 2 h / 3)
+    state.tension = after_step(model, plan, workspace, h, lane_step=(
+        h * (2.0 / 3.0) if model.integrator == "bdf2" and substeps > 1 else None)
+    ) if carries(plan) else None
 
 
 def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
@@ -279,7 +288,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
                            meshes: list, planes: list, velocity_scale: float, *,
-                           forces: SubstepForces | None = None) -> None:
+                           forces: SubstepForces | None = None, fresh: bool = True) -> None:
     """The frame as a pipeline of stages per substep (``solve.substeps``), for contacts and
     for what acts anew at every substep (``forces``: the air, a damping map, a rod): the
     ropes' kernels run one substep per call (the contacts need the positions at every
@@ -288,8 +297,9 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     solved again, and only the moved particles go back to the lane buffer. Without any
     contact or ``forces`` this is bit-identical to the frame-at-once path (each kernel call
     continues exactly where the last one stopped). The contacts held between ropes carry
-    from substep to substep and are let go at the frame's end (a frame depends on x, v
-    alone)."""
+    from substep to substep and are let go at the frame's end (a frame depends on the state
+    alone). ``fresh``: the first substep estimates the ropes' tension from x, v; False: the
+    state's carried tension is in the lane buffer (``tension.carry_into``)."""
     kernels()
     from .contacts.frame import FrameContacts
     from .solve.substeps import RopeSubsteps
@@ -324,7 +334,7 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
     threads = lanes is not None and (parallel if parallel is not None
                                      else len(lanes.layout.particles) >= PARALLEL_MIN_WORK)
     ropes = RopeSubsteps(model, plan, workspace, x, v, gravity, extra, h, velocity_scale,
-                         threads)
+                         threads, fresh=fresh)
     ropes.release()  # (none are left but by a call that stopped short)
     everything_asleep = False
     kept_rods = None

@@ -200,7 +200,8 @@ class Run:
         state = self._state_from(previous) if dt is None else core.State(
             np.concatenate([f.x for f in previous]), np.concatenate([f.v for f in previous]),
             core_rod.joined_states(self.model.rod_layout, [f.rod for f in previous],
-                                   self.offsets), rest=self._rest_from(previous))
+                                   self.offsets), rest=self._rest_from(previous),
+            tension=self._tension_from(previous))
         dt = self.dt if dt is None else dt
         handoff = Handoff.join(self.ropes, self.offsets, inputs, holds, self.pin_targets,
                                previous)
@@ -287,9 +288,23 @@ class Run:
         self.state.rod = core_rod.joined_states(self.model.rod_layout,
                                                 [f.rod for f in previous], self.offsets)
         self.state.rest = self._rest_from(previous)
+        self.state.tension = self._tension_from(previous)
         # the air's and the moving springs' work of this frame alone (the budget's)
         self.state.air_work = self.state.spring_work = None
         return self.state
+
+    @staticmethod
+    def _tension_from(previous: list[sim.Frame]) -> np.ndarray | None:
+        """The members' segment tensions [N] side by side, as the joint Model orders its
+        edges (a member's torn segments are not among them), or None if some member has
+        none (the start frame, the sweep): what the next frame's solve starts from
+        (``core.tension``), part of a frame's state as x and v."""
+        parts = []
+        for f in previous:
+            if f.tension is None:
+                return None
+            parts.append(f.tension if f.torn is None else f.tension[~f.torn])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     @staticmethod
     def _rest_from(previous: list[sim.Frame]) -> Any:

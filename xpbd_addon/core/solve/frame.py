@@ -29,11 +29,14 @@ if TYPE_CHECKING:
 
 def solve_frame(model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                 v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
-                substeps: int, velocity_scale: float, threads: bool) -> None:
+                substeps: int, velocity_scale: float, threads: bool, *,
+                fresh: bool = True) -> None:
     """All ``substeps`` of h [s] of a frame on x [m], v [m/s] (N, 3), in place: the chains in
     the lanes (on threads with ``threads``), then the rest swept. ``gravity`` (3,) and
     ``accelerations`` (N, 3) [m/s^2] (the lanes have theirs in the workspace's buffer);
-    velocity_scale = exp(-damping h) / h [1/s]."""
+    velocity_scale = exp(-damping h) / h [1/s]. ``fresh``: the direct solve estimates the
+    ropes' tension from x, v first; False: it starts from the lane buffer's tension field
+    (``kernels_frame.put_tension``)."""
     lanes = plan.lanes
     if lanes is not None:
         layout = lanes.layout
@@ -48,7 +51,7 @@ def solve_frame(model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarr
             run_direct(workspace.lane_particles, workspace.lane_edges, lane_blocks(plan), gravity,
                        h, substeps, model.integrator == "bdf2", model.iterations,
                        -1.0 if model.strain_limit is None else model.strain_limit,
-                       velocity_scale, lane_order(plan), x, v)
+                       velocity_scale, lane_order(plan), x, v, fresh)
         else:
             run = sweep_frame_parallel if threads else sweep_frame
             run(*buffers, gravity, h, substeps, velocity_scale, *io)

@@ -18,35 +18,33 @@ from .kernels_direct import direct_block
 
 @kernel
 def direct_substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
-                      velocity_scale, lane_order, x, v, moved, every, awake_blocks, awake,
-                      holds):
+                      velocity_scale, lane_order, x, v, moved, every, awake, holds, fresh):
     """One substep of the direct solve (``kernels_direct._direct_blocks``), each block's
     particles first copied in from x, v (N, 3) [m], [m/s] (those flagged in ``moved`` (N,), or
     ``every`` one) and afterwards copied back out. ``blocks``, ``lane_order``: the lane
     layout's blocks and its particles in buffer order (``groups``). Ropes asleep
-    (``kernels_sleep``) keep x, v: only the particles flagged in ``awake`` (N,) are copied
-    out, and the blocks not flagged in ``awake_blocks`` (B,) are not solved. ``every`` also
-    marks the frame's first substep, where the solve estimates the ropes' tension from x, v
-    (``kernels_chain``). ``holds``: as ``kernels_direct.direct_block``'s."""
+    (``kernels_sleep``) keep x, v: ``awake`` is (block flags (B,), particle flags (N,)); only
+    the particles flagged are copied out, and the blocks not flagged are not solved. ``fresh`` (a
+    frame's first substep): the solve first estimates the ropes' tension from x, v
+    (``kernels_chain``), else it starts from the tension field as it is (the last substep's,
+    or ``kernels_frame.put_tension``'s). ``holds``: as ``kernels_direct.direct_block``'s."""
     _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 16, lane_order, (x, v), moved, every, awake_blocks, awake,
-                holds)
+                velocity_scale, 16, lane_order, (x, v), moved, every, awake, holds, fresh)
 
 
 @kernel
 def direct_substep_io_single(buffer, edge_buffer, blocks, gravity, h, newton_iterations,
                              strain_limit, velocity_scale, lane_order, x, v, moved, every,
-                             awake_blocks, awake, holds):
+                             awake, holds, fresh):
     """``direct_substep_io`` for blocks of one rope each (a lane count of 1)."""
     _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, 1, lane_order, (x, v), moved, every, awake_blocks, awake,
-                holds)
+                velocity_scale, 1, lane_order, (x, v), moved, every, awake, holds, fresh)
 
 
 @inline_kernel
 def _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, strain_limit,
-                velocity_scale, lanes, lane_order, state, moved, every, awake_blocks, awake,
-                holds):
+                velocity_scale, lanes, lane_order, state, moved, every, awake_flags, holds,
+                fresh):
     """The body of both entry points; ``lanes`` a constant there (LLVM then vectorises the
     solve over the lanes, as ``kernels_direct._direct_blocks`` with 16: a runtime lane count made
     the frame 15 % slower). Inlined: compiled on its own, numba's LLVM step optimises and
@@ -56,6 +54,7 @@ def _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, stra
      block_bending) = blocks
     lane_base, lane_particles, block_start = lane_order
     x, v = state  # (N, 3) [m], [m/s]
+    awake_blocks, awake = awake_flags
     for b in range(block_length.shape[0]):
         first, last = block_start[b], block_start[b + 1]
         for k in range(first, last):
@@ -71,7 +70,7 @@ def _substep_io(buffer, edge_buffer, blocks, gravity, h, newton_iterations, stra
                       (block_particle_offset[b], block_edge_offset[b], block_length[b]),
                       optional_item(block_leading, b),
                       optional_item(block_bending, b),
-                      (gravity[0], gravity[1], gravity[2]), h, 1, every, None, holds,
+                      (gravity[0], gravity[1], gravity[2]), h, 1, fresh, None, holds,
                       newton_iterations, strain_limit, velocity_scale, lanes)
         for k in range(first, last):
             i = lane_particles[k]

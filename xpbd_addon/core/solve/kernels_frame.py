@@ -21,7 +21,7 @@ import math
 from numba import prange
 
 from ..jit import inline_kernel, kernel, optional_item, parallel_kernel
-from ..layout.topology import LANES, PARTICLE_V, PARTICLE_X
+from ..layout.topology import EDGE_TENSION, LANES, PARTICLE_V, PARTICLE_X
 from .kernels import lane_block
 from .kernels_direct import direct_block
 
@@ -100,10 +100,11 @@ def sweep_frame_parallel(buffer, edge_buffer, block_particle_offset, block_edge_
 @inline_kernel
 def _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
                      newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
-                     lanes):
-    """Block ``b``: x, v copied in, ``kernels_direct.direct_block`` (a frame's start:
-    ``fresh``), copied out. ``lanes`` is a literal at every call, as in ``kernels_direct``, so
-    LLVM can fold it."""
+                     fresh, lanes):
+    """Block ``b``: x, v copied in, ``kernels_direct.direct_block`` (a frame's start: with
+    ``fresh`` the tension estimate from x, v, else the tension ``put_tension`` wrote), copied
+    out. ``lanes`` is a literal at every call, as in ``kernels_direct``, so LLVM can fold
+    it."""
     (block_particle_offset, block_edge_offset, block_length, block_leading,
      block_bending) = blocks
     lane_base, lane_particles, block_start = lane_order
@@ -113,47 +114,74 @@ def _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_o
                   (block_particle_offset[b], block_edge_offset[b], block_length[b]),
                   optional_item(block_leading, b),
                   optional_item(block_bending, b), (gravity[0], gravity[1], gravity[2]), h,
-                  substeps, True, second_order, None, newton_iterations, strain_limit,
+                  substeps, fresh, second_order, None, newton_iterations, strain_limit,
                   velocity_scale, lanes)
     _copy_out(buffer, lane_base, lane_particles, first, last, x, v, lanes)
 
 
 @kernel
 def direct_frame(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
-                 newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
+                 newton_iterations, strain_limit, velocity_scale, lane_order, x, v, fresh):
     """The direct solve (``kernels_direct._direct_blocks``) between the copies of x, v, block
     by block (16 lanes, one thread); ``blocks`` and ``lane_order`` as ``groups`` declares
-    them."""
+    them; ``fresh`` as ``direct_block``'s."""
     (block_particle_offset, block_edge_offset, block_length, block_leading,
      block_bending) = blocks
     for b in range(block_length.shape[0]):
         _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
-                         16)
+                         fresh, 16)
 
 
 @kernel
 def direct_frame_single(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
-                        newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
+                        newton_iterations, strain_limit, velocity_scale, lane_order, x, v,
+                        fresh):
     """``direct_frame`` for blocks of one rope each (a lane count of 1)."""
     (block_particle_offset, block_edge_offset, block_length, block_leading,
      block_bending) = blocks
     for b in range(block_length.shape[0]):
         _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
-                         1)
+                         fresh, 1)
 
 
 @parallel_kernel
 def direct_frame_parallel(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
-                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v):
+                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v,
+                          fresh):
     """``direct_frame`` with blocks spread over threads (blocks share no particle)."""
     (block_particle_offset, block_edge_offset, block_length, block_leading,
      block_bending) = blocks
     for b in prange(block_length.shape[0]):
         _direct_block_io(buffer, edge_buffer, blocks, gravity, h, substeps, second_order,
                          newton_iterations, strain_limit, velocity_scale, lane_order, x, v, b,
-                         16)
+                         fresh, 16)
+
+
+@kernel
+def put_tension(edge_buffer, edge_base, edge_ids, lanes, tension, step):
+    """The direct solve's tension field (``EDGE_TENSION``, lambda = -T h^2 of XPBD) of every
+    lane edge from ``tension`` (M,) [N] per input edge, for a substep of ``step`` [s]: the
+    geometric stiffness of a frame's first Newton step is built from it instead of the
+    estimate from x, v (``kernels_chain.estimate_tension``). Writes nothing and returns False
+    if some lane edge's tension is not finite."""
+    for k in range(edge_ids.shape[0]):
+        if not math.isfinite(tension[edge_ids[k]]):
+            return False
+    scale = -step * step
+    for k in range(edge_ids.shape[0]):
+        edge_buffer[edge_base[k] + EDGE_TENSION * lanes] = tension[edge_ids[k]] * scale
+    return True
+
+
+@kernel
+def take_tension(edge_buffer, edge_base, edge_ids, lanes, step, out):
+    """Each lane edge's tension T = -lambda / h^2 [N] into ``out`` (M,) per input edge, from
+    the converged lambda of the last substep (of ``step`` [s]) in ``EDGE_TENSION``."""
+    square = step * step
+    for k in range(edge_ids.shape[0]):
+        out[edge_ids[k]] = -edge_buffer[edge_base[k] + EDGE_TENSION * lanes] / square
 
 
 @kernel

@@ -48,12 +48,16 @@ class RopeSubsteps:
     __slots__ = ("model", "plan", "workspace", "x", "v", "gravity", "accelerations", "h",
                  "velocity_scale", "strain_limit", "multipliers", "mode", "resolves",
                  "before_contacts", "resolve_moves", "active_blocks", "active_ropes",
-                 "awake_blocks", "awake", "blocks", "lane_order", "holds")
+                 "awake_blocks", "awake", "blocks", "lane_order", "holds", "fresh")
 
     def __init__(self, model: Model, plan: SolvePlan, workspace: Workspace, x: np.ndarray,
                  v: np.ndarray, gravity: np.ndarray, accelerations: np.ndarray, h: float,
-                 velocity_scale: float, threads: bool) -> None:
+                 velocity_scale: float, threads: bool, *, fresh: bool = True) -> None:
         self.model, self.plan, self.workspace = model, plan, workspace
+        self.fresh = fresh
+        """The frame's first substep estimates the ropes' tension from x, v
+        (``kernels_chain.estimate_tension``); False: it starts from the tension the lane
+        buffer holds (``kernels_frame.put_tension`` wrote the state's)"""
         self.x, self.v = x, v
         """The state's positions [m] and velocities [m/s], (N, 3), updated in place"""
         self.gravity = gravity
@@ -131,6 +135,7 @@ class RopeSubsteps:
             layout = lanes.layout
             buffer, edges = workspace.lane_particles, workspace.lane_edges
             first = substep == 0
+            fresh = first and self.fresh
             common = (buffer, edges, layout.block_particle_offset, layout.block_edge_offset,
                       layout.block_length)
             if self.mode == "fused":
@@ -138,20 +143,20 @@ class RopeSubsteps:
                 run_io = direct_substep_io_single if layout.lanes == 1 else direct_substep_io
                 run_io(buffer, edges, self.blocks, self.gravity, self.h, model.iterations,
                        self.strain_limit, self.velocity_scale, self.lane_order, x, v, moved,
-                       first, self.awake_blocks, self.awake, self.holds)
+                       first, (self.awake_blocks, self.awake), self.holds, fresh)
                 moved[:] = 0
             else:
                 if self.mode == "awake_threads":
                     # (the blocks whose ropes all sleep are skipped)
                     kernels_sleep.direct_substep_awake_parallel(
                         *common, lanes.block_leading, lanes.block_bending, self.gravity,
-                        self.h, first, model.iterations, self.strain_limit,
+                        self.h, fresh, model.iterations, self.strain_limit,
                         self.velocity_scale, self.awake_blocks, self.holds)
                 elif self.mode == "direct":
                     run_direct = (direct_substeps_single if layout.lanes == 1
                                   else direct_substeps_parallel)
                     run_direct(*common, lanes.block_leading, lanes.block_bending,
-                               self.gravity, self.h, 1, first, None, self.holds,
+                               self.gravity, self.h, 1, fresh, None, self.holds,
                                model.iterations, self.strain_limit, self.velocity_scale)
                 else:
                     run = lane_substeps_parallel if self.mode == "sweep_threads" else lane_substeps
