@@ -146,3 +146,33 @@ def test_a_rod_asleep_beside_an_awake_one_keeps_its_frames():
         now = state.rod.part(0, POINTS)
         for name in ("normal", "twist_rate", "bend_rest", "twist_rest"):
             np.testing.assert_array_equal(getattr(now, name), getattr(kept, name), name)
+
+
+def test_a_still_rod_takes_its_last_substep_count_and_one_moved_asks_again(monkeypatch):
+    """The substeps a rod's pull needs (``rod.least_substeps``, 0.5 ms a frame at 1,200
+    points) are computed again only when the rod moved: a sleeping rod's frames take the
+    last answer. A point moved by the caller asks again, and the frame equals that of a
+    copied state, which has nothing kept."""
+    from xpbd_addon.core import solver
+
+    model = rod(SPEED)
+    state = model.state()
+    _, _, asleep = play(model, 24, state)
+    assert asleep[-1]
+    asked = []
+    least = solver.least_substeps
+
+    def counted(*args, **kwargs):
+        asked.append(1)
+        return least(*args, **kwargs)
+
+    monkeypatch.setattr(solver, "least_substeps", counted)
+    play(model, 3, state)
+    assert not asked
+    state.x[POINTS // 2, 2] += 0.02  # lifted: it wakes and falls back
+    copy = state.copy()
+    play(model, 1, state)
+    play(model, 1, copy)
+    assert len(asked) == 2
+    np.testing.assert_array_equal(state.x, copy.x)
+    np.testing.assert_array_equal(state.rod.normal, copy.rod.normal)

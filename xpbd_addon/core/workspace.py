@@ -57,6 +57,20 @@ class ColliderCarry(NamedTuple):
     """The candidate lists and nearest-triangle caches themselves"""
 
 
+class RodSubsteps(NamedTuple):
+    """The last answer of ``rod.least_substeps`` and what it was asked for: a frame that
+    asks the same (a sleeping or still rod: the same x) takes it without computing it."""
+
+    x: np.ndarray
+    """(N, 3) [m] the positions"""
+    bend_rest: np.ndarray
+    """(N, 3) the rest bends in the frames (``RodState.bend_rest``)"""
+    dt: float
+    """[s] the frame"""
+    substeps: int
+    """The answer"""
+
+
 class ColliderCaches(NamedTuple):
     """A frame's collider candidates and nearest-triangle caches (``FrameContacts``' fields of
     the same names; ``kernels_collider`` / ``kernels_resting`` read and write them)."""
@@ -182,6 +196,8 @@ class Workspace:
     """The collider candidates the last frame with static colliders ended with, or None"""
     pair_carry: PairCarry | None = None
     """The rope-rope pairs the last frame with self-collision ended with, or None"""
+    rod_substeps: RodSubsteps | None = None
+    """The rod's last least substep count (``rod.least_substeps``), or None"""
     hold_scratch: tuple = ()
     """The holds' scratch (``solve.kernels_held.hold_contacts``): each segment's flag and
     first contact, and where its hold goes in the lane buffer (``kernels_held.hold_scratch``);
