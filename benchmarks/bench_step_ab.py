@@ -16,8 +16,9 @@ The trajectories of the two are compared too (bit for bit).
 frame kernel called alone with S = 0 (dispatch and the copies of x, v in and out), 1, 2, 3,
 20 and 40 substeps, its first substep estimating the tension from x, v or starting from the
 tension the last call left (what ``step`` does with ``State.tension``), against the Python
-part of ``step`` (``step`` with that kernel replaced by nothing); then how far 48 frames
-move when every frame estimates the tension instead of carrying it.
+part of ``step`` (``step`` with that kernel replaced by nothing); then two States of one
+Model in turn, one carrying the tension from frame to frame and one estimating it: how far
+apart, and the time of a frame of each.
 """
 
 from __future__ import annotations
@@ -105,31 +106,56 @@ def breakdown(calls: int) -> None:
 
 
 def carried_against_estimated(solver) -> None:
-    """How far 48 frames of the 100 swinging ropes move when every frame estimates the
-    tension from x, v instead of starting from ``State.tension`` (``core.tension``)."""
+    """Two States of one Model stepped in turn, one starting each frame from the tension it
+    carries (``State.tension``, ``core.tension``), the other made to estimate it from x, v:
+    how far they are apart after 48 frames, and the median ms of a frame of each over 120
+    (the first 10 left out), 100 ropes x 100 points, without and with bending."""
+    print("\n100 x 100: carrying the tension against estimating it, in turn in one process")
+    print("\n| solver | S | largest difference of x after 48 frames [m] | strain % | "
+          "kinetic energy [J] | ms a frame, carried / estimated; the States swapped |")
+    print("|---|---|---|---|---|---|")
+    carry = solver.carry_into
+    for kind in ("direct", "direct + bending"):
+        for substeps in (20, 5):
+            runs = [_in_turn(solver, carry, kind, substeps, carried) for carried in (0, 1)]
+            (x, strain, kinetic), (x_estimated, strain_estimated, kinetic_estimated) = runs[0][0]
+            ms = " ; ".join(f"{a:.3f} / {b:.3f}" for _, (a, b) in runs)
+            print(f"| {kind} | {substeps} | {np.abs(x - x_estimated).max():.2e} | "
+                  f"{strain:.4f} / {strain_estimated:.4f} | {kinetic:.6g} / "
+                  f"{kinetic_estimated:.6g} | {ms} |", flush=True)
+
+
+def _in_turn(solver, carry, kind: str, substeps: int, carried: int) -> tuple[list, tuple]:
+    """Two States stepped in turn, the one numbered ``carried`` carrying its tension, the
+    other estimating (the order swapped between two runs: the States' buffers lie
+    differently in memory, which alone moved a frame by up to 10 %). Returns (the carried
+    and the estimated State's x, strain, kinetic energy after 48 frames; their median ms)."""
     from xpbd_addon import core
 
-    print("\n100 x 100, 48 frames: starting from the carried tension against the estimate")
-    print("\n| S | largest difference of x [m] | strain % | kinetic energy [J] |")
-    print("|---|---|---|---|")
-    carry = solver.carry_into
-    for substeps in (20, 5):
-        ends = []
-        for carried in (True, False):
-            model = _model(core, 100, 100, "direct")
-            state = model.state()
-            solver.carry_into = carry if carried else (lambda *args: False)
+    model = _model(core, 100, 100, kind)
+    states = (model.state(), model.state())
+    times: tuple[list[float], list[float]] = ([], [])
+    ends: list = [None, None]
+    for frame in range(120):
+        for k, state in enumerate(states):
+            solver.carry_into = carry if k == carried else (lambda *args: False)
             try:
-                for _ in range(48):
-                    core.step(model, state, DT, substeps)
+                start = time.perf_counter()
+                core.step(model, state, DT, substeps)
+                times[k].append(time.perf_counter() - start)
             finally:
                 solver.carry_into = carry
-            mass = 1.0 / np.where(model.particle_inv_mass > 0.0, model.particle_inv_mass, np.inf)
-            ends.append((state.x, _stretch(model, state),
-                         0.5 * float((mass[:, None] * state.v ** 2).sum())))
-        (x, strain, kinetic), (x_estimated, strain_estimated, kinetic_estimated) = ends
-        print(f"| {substeps} | {np.abs(x - x_estimated).max():.2e} | {strain:.4f} / "
-              f"{strain_estimated:.4f} | {kinetic:.6g} / {kinetic_estimated:.6g} |")
+            if frame == 47:
+                ends[k] = (state.x.copy(), _stretch(model, state), _kinetic(model, state))
+    ms = [float(np.median(t[10:])) * 1e3 for t in times]
+    order = (carried, 1 - carried)
+    return [ends[k] for k in order], (ms[order[0]], ms[order[1]])
+
+
+def _kinetic(model, state) -> float:
+    """[J] the state's kinetic energy."""
+    mass = 1.0 / np.where(model.particle_inv_mass > 0.0, model.particle_inv_mass, np.inf)
+    return 0.5 * float((mass[:, None] * state.v ** 2).sum())
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ or two more Newton steps). A cache that keeps ``State.copy()`` keeps them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,20 @@ if TYPE_CHECKING:
     from .layout.plan import SolvePlan
     from .model import Model, State
     from .workspace import Workspace
+
+
+_kernels: tuple[Any, Any] | None = None
+"""(``put_tension``, ``take_tension``) of ``solve.kernels_frame``, imported on first use
+(numba loads with them; an import statement in each call cost a 12-point frame 2 %)"""
+
+
+def _tension_kernels() -> tuple[Any, Any]:
+    global _kernels
+    if _kernels is None:
+        from .solve.kernels_frame import put_tension, take_tension
+
+        _kernels = (put_tension, take_tension)
+    return _kernels
 
 
 def edge_tension(model: Model, state: State, dt: float, substeps: int) -> np.ndarray:
@@ -54,20 +68,19 @@ def after_step(model: Model, plan: SolvePlan, workspace: Workspace, h: float, *,
     """The tension [N] of each edge (M,) after a step of ``plan`` with substeps of ``h``
     [s] (see the module); ``lane_step`` [s]: the direct solve's last substep, where it is
     not h (2 h / 3 after BDF2 substeps)."""
-    from .solve.kernels_frame import take_tension
-
-    tension = np.zeros(model.edge_count)
     lanes = plan.lanes
-    if lanes is not None:
-        layout = lanes.layout
-        if plan.lane_solver == "direct":
-            take_tension(workspace.lane_edges, layout.edge_base, layout.edge_ids,
-                         layout.lanes, h if lane_step is None else lane_step, tension)
-        else:
-            tension[layout.edge_ids] = np.nan
     # the sequential sweep's edges, in its order: all of them, or those outside the chains
     swept = (model.decomposition.sweep_edge_ids if lanes is None
              else model.decomposition.general_edges)
+    # (every edge is written below when the lanes hold them all)
+    tension = np.zeros(model.edge_count) if len(swept) else np.empty(model.edge_count)
+    if lanes is not None:
+        layout = lanes.layout
+        if plan.lane_solver == "direct":
+            _tension_kernels()[1](workspace.lane_edges, layout.edge_base, layout.edge_ids,
+                                  layout.lanes, h if lane_step is None else lane_step, tension)
+        else:
+            tension[layout.edge_ids] = np.nan
     if len(swept):
         multipliers = (workspace.sweep_multipliers if plan is model.plan
                        else workspace.reference_multipliers)
@@ -88,12 +101,11 @@ def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
     buffer for a first substep of ``step`` [s]. True if it was: the solve then starts from
     it; False (no tension carried, another shape, the lanes swept, or some lane edge's
     tension not finite): it estimates the tension from x, v."""
-    if (tension is None or not carries(plan) or tension.shape != (model.edge_count,)
-            or tension.dtype != np.float64):
+    lanes = plan.lanes
+    if (tension is None or lanes is None or plan.lane_solver != "direct"
+            or tension.ndim != 1 or tension.shape[0] != model.edge_count
+            or tension.dtype.char != "d"):
         return False
-    from .solve.kernels_frame import put_tension
-
-    assert plan.lanes is not None
-    layout = plan.lanes.layout
-    return bool(put_tension(workspace.lane_edges, layout.edge_base, layout.edge_ids,
-                            layout.lanes, tension, step))
+    layout = lanes.layout
+    return _tension_kernels()[0](workspace.lane_edges, layout.edge_base, layout.edge_ids,
+                                 layout.lanes, tension, step)
