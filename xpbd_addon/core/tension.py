@@ -106,6 +106,8 @@ def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
             or tension.ndim != 1 or tension.shape[0] != model.edge_count
             or tension.dtype.char != "d"):
         return False
+    if not (tension.flags.c_contiguous and tension.flags.writeable):
+        tension = np.array(tension)  # (as the kernel is compiled for: no variant of its own)
     layout = lanes.layout
     return _tension_kernels()[0](workspace.lane_edges, layout.edge_base, layout.edge_ids,
                                  layout.lanes, tension, step)
