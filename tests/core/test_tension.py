@@ -103,3 +103,29 @@ def test_a_copy_of_the_state_resumes_bit_for_bit_and_the_tension_is_only_a_first
         again.tension = kept
         core.step(model, again, 1 / 24, 10)
         np.testing.assert_array_equal(again.x, played.x)
+
+
+def test_without_a_carried_tension_the_ropes_asleep_keep_none_whatever_the_workspace_held():
+    """Ropes asleep through a frame are not solved. Stepped without a carried tension (a
+    State made from x, v and what sleeping keeps), their tension after the frame is the same
+    whether the State's workspace held an earlier frame's or none: 0, the solve's start."""
+    from xpbd_addon.core.collision import Plane
+
+    x = np.zeros((N, 3))
+    x[:, 0] = np.linspace(0.0, 1.4, N)  # pinned at both ends, 1.5 m of rope: it sags
+    x[:, 2] = 1.0
+    w = np.full(N, 1.0 / MASS)
+    w[0] = w[-1] = 0.0
+    model = core.Model(x, np.array([(i, i + 1) for i in range(N - 1)]), w, 1e-6,
+                       rest_length=np.full(N - 1, 0.1), radius=0.005, damping=4.0)
+    ground = [Plane((0.0, 0.0, 0.0))]  # (far below: with a collider, ropes at rest sleep)
+    played = model.state()
+    for _ in range(120):
+        core.step(model, played, 1 / 24, 10, colliders=ground)
+    assert played.rest.asleep.all() and played.tension.min() > 0.1  # asleep, and taut
+    fresh = played.copy()  # no workspace
+    for state in (played, fresh):
+        state.tension = None
+        core.step(model, state, 1 / 24, 10, colliders=ground)
+    np.testing.assert_array_equal(played.tension, fresh.tension)
+    np.testing.assert_array_equal(played.x, fresh.x)

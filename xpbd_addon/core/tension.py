@@ -99,15 +99,22 @@ def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
                tension: np.ndarray | None, step: float) -> bool:
     """The carried ``tension`` (M,) [N] (``State.tension``) into the direct solve's lane
     buffer for a first substep of ``step`` [s]. True if it was: the solve then starts from
-    it; False (no tension carried, another shape, the lanes swept, or some lane edge's
-    tension not finite): it estimates the tension from x, v."""
+    it; False (no tension carried, another shape, or some lane edge's tension not finite):
+    it estimates the tension from x, v, and the field starts at 0, so that the ropes asleep
+    through the frame, which are not solved, keep 0 and not what an earlier frame left in
+    the workspace (a frame depends on its State alone)."""
     lanes = plan.lanes
-    if (tension is None or lanes is None or plan.lane_solver != "direct"
-            or tension.ndim != 1 or tension.shape[0] != model.edge_count
-            or tension.dtype.char != "d"):
+    if lanes is None or plan.lane_solver != "direct":
         return False
-    if not (tension.flags.c_contiguous and tension.flags.writeable):
-        tension = np.array(tension)  # (as the kernel is compiled for: no variant of its own)
+    put = _tension_kernels()[0]
     layout = lanes.layout
-    return _tension_kernels()[0](workspace.lane_edges, layout.edge_base, layout.edge_ids,
-                                 layout.lanes, tension, step)
+    if (tension is not None and tension.ndim == 1 and tension.shape[0] == model.edge_count
+            and tension.dtype.char == "d"):
+        if not (tension.flags.c_contiguous and tension.flags.writeable):
+            tension = np.array(tension)  # (as the kernel is compiled for: no variant of its own)
+        if put(workspace.lane_edges, layout.edge_base, layout.edge_ids, layout.lanes, tension,
+               step):
+            return True
+    put(workspace.lane_edges, layout.edge_base, layout.edge_ids, layout.lanes,
+        np.zeros(model.edge_count), step)
+    return False
