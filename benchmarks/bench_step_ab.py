@@ -138,7 +138,7 @@ def _in_turn(solver, carry, kind: str, substeps: int, carried: int) -> tuple[lis
     ends: list = [None, None]
     for frame in range(120):
         for k, state in enumerate(states):
-            solver.carry_into = carry if k == carried else (lambda *args: False)
+            solver.carry_into = carry if k == carried else (lambda *args, **keywords: False)
             try:
                 start = time.perf_counter()
                 core.step(model, state, DT, substeps)

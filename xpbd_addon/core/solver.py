@@ -250,7 +250,8 @@ def _advance(model: Model, state: State, dt: Any, substeps: Any, gravity: Any,
     pin_velocity = np.empty((len(pinned), 3))
     k.pin_start(state.x, state.v, pinned, targets, dt, pin_velocity)
     # the direct solve starts from the tension the last frame ended with, if carried
-    fresh = not carry_into(model, plan, workspace, state.tension, h)
+    fresh = not carry_into(model, plan, workspace, state.tension, h,
+                           may_sleep=state.rest is not None)
     if meshes or planes or plan.self_contacts or forces is not None:
         _advance_with_contacts(model, state, workspace, dt, substeps, gravity_vector, extra,
                                targets, plan, parallel, meshes, planes, velocity_scale,

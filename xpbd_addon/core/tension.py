@@ -96,13 +96,13 @@ def carries(plan: SolvePlan) -> bool:
 
 
 def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
-               tension: np.ndarray | None, step: float) -> bool:
+               tension: np.ndarray | None, step: float, *, may_sleep: bool) -> bool:
     """The carried ``tension`` (M,) [N] (``State.tension``) into the direct solve's lane
     buffer for a first substep of ``step`` [s]. True if it was: the solve then starts from
     it; False (no tension carried, another shape, or some lane edge's tension not finite):
-    it estimates the tension from x, v, and the field starts at 0, so that the ropes asleep
-    through the frame, which are not solved, keep 0 and not what an earlier frame left in
-    the workspace (a frame depends on its State alone)."""
+    it estimates the tension from x, v. Then, where ropes ``may_sleep`` through the frame
+    (the State has a ``rest``), the field starts at 0: those are not solved, and keep 0,
+    not what an earlier frame left in the workspace (a frame depends on its State alone)."""
     lanes = plan.lanes
     if lanes is None or plan.lane_solver != "direct":
         return False
@@ -115,6 +115,7 @@ def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
         if put(workspace.lane_edges, layout.edge_base, layout.edge_ids, layout.lanes, tension,
                step):
             return True
-    put(workspace.lane_edges, layout.edge_base, layout.edge_ids, layout.lanes,
-        np.zeros(model.edge_count), step)
+    if may_sleep:
+        put(workspace.lane_edges, layout.edge_base, layout.edge_ids, layout.lanes,
+            np.zeros(model.edge_count), step)
     return False
