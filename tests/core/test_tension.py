@@ -89,6 +89,10 @@ def test_a_copy_of_the_state_resumes_bit_for_bit_and_the_tension_is_only_a_first
     np.testing.assert_array_equal(copy.x, state.x)
     np.testing.assert_array_equal(copy.v, state.v)
     np.testing.assert_array_equal(copy.tension, state.tension)
+    # a copy reads as the state it was copied from
+    kept = state.copy()
+    np.testing.assert_array_equal(core.edge_tension(model, kept, 1 / 24, 10),
+                                  core.edge_tension(model, state, 1 / 24, 10))
     assert not np.array_equal(lost[0].x, state.x)  # the carried tension was used
     np.testing.assert_allclose(lost[0].x, state.x, atol=1e-6)
     for other in lost[1:]:

@@ -7,8 +7,7 @@ times the substep: the force is T = -lambda / h^2 [N] (Macklin, Mueller & Chenta
 a stretched constraint, C > 0, has lambda < 0 and pulls with T > 0).
 
 ``step`` keeps the tensions in ``State.tension`` (``after_step``) where the direct solve
-runs (``carries``). Which multiplier is read
-depends on the kernel that solved the edge:
+runs (``carries``). Which multiplier is read depends on the kernel that solved the edge:
 - chains with the direct solve (``solve/kernels_chain``): ``EDGE_TENSION`` of the lane buffer,
   the converged lambda of the frame's last substep (a re-solve after contacts does not
   change it), over that substep's own step (2 h / 3 for the BDF2 substeps);
@@ -51,15 +50,17 @@ def _tension_kernels() -> tuple[Any, Any]:
 def edge_tension(model: Model, state: State, dt: float, substeps: int) -> np.ndarray:
     """The tension [N] of each edge of ``model`` (M,) at the end of the last ``step`` of
     ``state`` (made with this ``dt`` [s] and ``substeps``): positive pulls the two particles
-    together. Zeros before any step; NaN where the solver keeps no multiplier (chains with
-    ``solver="sweep"``). ValueError if ``state`` was last stepped with another Model."""
+    together: the tensions the state carries (``State.tension``, a copy of a state's
+    included), else what the workspace holds. Zeros before any step; NaN where the solver
+    keeps no multiplier (chains with ``solver="sweep"``). ValueError if ``state`` was last
+    stepped with another Model."""
     workspace = state.workspace
-    if workspace is None:
-        return np.zeros(model.edge_count)
-    if workspace.model is not model:
+    if workspace is not None and workspace.model is not model:
         raise ValueError("state: it was last stepped with another Model")
     if state.tension is not None and state.tension.shape == (model.edge_count,):
-        return state.tension.copy()
+        return np.array(state.tension, dtype=np.float64)
+    if workspace is None:
+        return np.zeros(model.edge_count)
     return after_step(model, model.plan, workspace, dt / substeps)
 
 
