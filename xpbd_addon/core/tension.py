@@ -104,11 +104,11 @@ def carry_into(model: Model, plan: SolvePlan, workspace: Workspace,
     it estimates the tension from x, v. Then, where ropes ``may_sleep`` through the frame
     (the State has a ``rest``), the field starts at 0: those are not solved, and keep 0,
     not what an earlier frame left in the workspace (a frame depends on its State alone)."""
-    lanes = plan.lanes
-    if lanes is None or plan.lane_solver != "direct":
+    if not carries(plan):
         return False
+    assert plan.lanes is not None
     put = _tension_kernels()[0]
-    layout = lanes.layout
+    layout = plan.lanes.layout
     if (tension is not None and tension.ndim == 1 and tension.shape[0] == model.edge_count
             and tension.dtype.char == "d"):
         if not (tension.flags.c_contiguous and tension.flags.writeable):
