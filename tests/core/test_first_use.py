@@ -95,3 +95,11 @@ def test_a_part_of_the_warm_up_is_named() -> None:
     request = preparation.default_request()
     with pytest.raises(ValueError, match="part"):
         warmup.warm(request.model, request.substeps, part="most")
+
+
+def test_the_frame_after_the_first_compiles_nothing_either(cold: dict) -> None:
+    """A handler catching up from the rest frame to its third steps two frames while the
+    rest of the kernels still compiles: the second starts from the tension the first left
+    in the State (``State.tension``), whose kernel the first part must have compiled too
+    (a Blender frame compiled it on the main thread, stalling it)."""
+    assert cold["in_second_frame"] == []

@@ -58,8 +58,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     """Compile (or load from the cache) the kernels that ``step(model, state, dt, substeps,
     colliders=...)`` runs, by stepping a state of ``model`` from its rest positions.
 
-    ``part``: "first", the kernels of a first frame (one frame from rest beside the
-    colliders), so that a caller can let the first frame run while "rest" compiles the
+    ``part``: "first", the kernels of a first frame and the frame after it (from rest
+    beside the colliders), so that a caller can let the first frame run while "rest" compiles the
     others (the re-solve after a hard landing, a moving collider, falling asleep); "all"
     (default) both.
 
@@ -78,8 +78,15 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
         raise ValueError(f"part: expected one of {PARTS}, got {part!r}")
     if part != "rest":  # a first frame: at rest, the colliders within reach, not touching
         state = model.state()
-        step(model, state, WARM_DT, substeps,
-             colliders=_colliders(model, state, meshes, ground, FIRST_GAP), air=_air(air))
+        start = state.copy()
+        colliders = _colliders(model, state, meshes, ground, FIRST_GAP)
+        step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+        # and the frame after it, which a handler catching up two frames steps too: it
+        # starts from the tension the first carried and asks whether ropes rest. From
+        # where the first began, so that it touches no collider either (a touch's
+        # re-solve is the part "rest"'s).
+        state.x[:], state.v[:] = start.x, start.v
+        step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
     if part != "first":
         _rest(model, substeps, meshes=meshes, ground=ground, air=air)
 
