@@ -230,7 +230,8 @@ def main(argv: list[str]) -> int:
               f"{statistics.median(warms):.2f} s")
         print(f"  every kernel of the preparation compiled at "
               f"{statistics.median(c.get('everything_s', c['total_s']) for c, _ in runs):.2f} s; "
-              f"compiled by the first frame itself: {runs[0][0].get('in_frame')}")
+              f"compiled by the first frame itself: {runs[0][0].get('in_frame')}, "
+              f"by the second: {runs[0][0].get('in_second_frame')}")
         helpers = [cold["helper_s"] for cold, _ in runs if cold.get("helper_s")]
         if helpers:
             print(f"  compile helper process done at {statistics.median(helpers):.2f} s "
