@@ -38,6 +38,12 @@ FIRST_GAP = -1.5
 within reach but apart (as the ground under a new rope): its contact kernels are compiled
 without the re-solve a touch would run (the part "rest" compiles that)."""
 
+FALL_FRAMES = 3
+"""Frames ``_falling`` steps its ropes from rest"""
+
+WALL_GAP = 1.5
+"""How far beside the ropes ``_falling``'s wall stands [rope radii]: within reach, apart"""
+
 CONTACT_FRAMES = 8
 """Frames the warm-up steps a model with contacts (one without contacts: one frame)."""
 
@@ -59,7 +65,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
     colliders=...)`` runs, by stepping a state of ``model`` from its rest positions.
 
     ``part``: "first", the kernels of a first frame and the frame after it (from rest
-    beside the colliders), so that a caller can let the first frame run while "rest" compiles the
+    beside the colliders), and where ropes collide with each other or with meshes, of
+    frames of falling ropes (``_falling``), so that a caller can let the first frame run while "rest" compiles the
     others (the re-solve after a hard landing, a moving collider, falling asleep); "all"
     (default) both.
 
@@ -87,6 +94,8 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
         # re-solve is the part "rest"'s).
         state.x[:], state.v[:] = start.x, start.v
         step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+        if model.self_collision or meshes:
+            _falling(model, substeps, meshes, air)
     if part != "first":
         _rest(model, substeps, meshes=meshes, ground=ground, air=air)
 
@@ -140,8 +149,6 @@ def _rest(model: Model, substeps: int, *, meshes: bool, ground: bool, air: bool)
             triangle = colliders[0]
             colliders[0] = triangle.moved(triangle.vertices, triangle.vertices + 1e-4)
         step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
-    if model.self_collision:
-        _nudged(model, substeps)
     if state.rest is not None:
         # one more frame with every rope counted at rest for long enough: the kernels of
         # falling asleep and of the wake tests (``core.sleep``), which playback reaches only
@@ -149,6 +156,31 @@ def _rest(model: Model, substeps: int, *, meshes: bool, ground: bool, air: bool)
         state.rest = Rest(np.full(model.particle_count, SLEEP_TIME), state.rest.speed,
                           state.rest.asleep, state.rest.key)
         step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+
+
+def _falling(model: Model, substeps: int, meshes: bool, air: bool) -> None:
+    """Ropes falling freely from rest for ``FALL_FRAMES`` frames, beside a wall (``meshes``:
+    a vertical triangle within reach of the ropes' side, never touched), then, where they
+    collide with each other, nudged at rest (``_nudged``): the searches of frames whose
+    ropes moved since the last (of the colliders with the ropes' predicted ends; rope-rope,
+    the full one and the partial one for the few segments off their prediction), which
+    every frame after the first may need (a first compile then stalled the frame that
+    caught up two: 2.9 s on one core, Blender, a self-colliding rope over a box)."""
+    state = model.state()
+    colliders: list[Collider | Plane] = []
+    if meshes and model.particle_count:
+        reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
+        low, high = state.x.min(axis=0), state.x.max(axis=0)
+        side = high[1] + WALL_GAP * reach  # beside the ropes, along their fall
+        fall = 0.5 * 9.81 * (FALL_FRAMES * WARM_DT) ** 2 + 1.0
+        vertices = np.array([[low[0] - 1.0, side, high[2] + 1.0],
+                             [high[0] + 1.0, side, high[2] + 1.0],
+                             [0.5 * (low[0] + high[0]), side, low[2] - fall]])
+        colliders.append(Collider(vertices, np.array([[0, 1, 2]])))
+    for _ in range(FALL_FRAMES):
+        step(model, state, WARM_DT, substeps, colliders=colliders, air=_air(air))
+    if model.self_collision:
+        _nudged(model, substeps)
 
 
 def _nudged(model: Model, substeps: int) -> None:
