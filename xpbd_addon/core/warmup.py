@@ -66,9 +66,9 @@ def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = Fa
 
     ``part``: "first", the kernels of a first frame and the frame after it (from rest
     beside the colliders), and where ropes collide with each other or with meshes, of
-    frames of falling ropes (``_falling``), so that a caller can let the first frame run while "rest" compiles the
-    others (the re-solve after a hard landing, a moving collider, falling asleep); "all"
-    (default) both.
+    frames of falling ropes (``_falling``), so that a caller can let the first frames run
+    while "rest" compiles the others (the re-solve after a hard landing, a moving collider,
+    falling asleep); "all" (default) both.
 
     ``meshes`` / ``ground``: the real steps will have triangle-mesh colliders / a ground
     plane; a small triangle and a tilted plane touching the state's lowest free particle are
