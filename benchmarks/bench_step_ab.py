@@ -11,6 +11,7 @@ The trajectories of the two are compared too (bit for bit).
 
     python -m benchmarks step_ab --ref=COMMIT [--calls=200]
     python -m benchmarks step_ab --breakdown [--calls=300]
+    python -m benchmarks step_ab --first-substep [--calls=300]
 
 ``--breakdown``: where the working tree's fixed cost at 100 x 100 sits, the direct solve's
 frame kernel called alone with S = 0 (dispatch and the copies of x, v in and out), 1, 2, 3,
@@ -152,6 +153,48 @@ def _in_turn(solver, carry, kind: str, substeps: int, carried: int) -> tuple[lis
     return [ends[k] for k in order], (ms[order[0]], ms[order[1]])
 
 
+def first_substep(calls: int) -> None:
+    """The ``--first-substep`` table: the frame kernel alone at 16-200 ropes of 100 points
+    with S = 0-3, each call from the same x, v and the tension the last call left (so the
+    first substep starts from its own converged tension): how much more the first substep
+    of a call costs than a later one, against the size of the lane buffers. The difference
+    grows with the buffers past the core's L2 cache (each block's data is read from memory
+    again in a call's first substep, and stays cached for its later ones)."""
+    from xpbd_addon import core
+    from xpbd_addon.core.solve import frame
+    from xpbd_addon.core.solve.kernels_frame import direct_frame
+
+    print("\nframe kernel from the same x, v, µs a call (median of", calls, ")")
+    print("\n| ropes × 100 | lane buffers MB | S = 0 | 1 | 2 | 3 | first substep | later "
+          "substep |\n|---|---|---|---|---|---|---|---|")
+    for count in (16, 32, 64, 100, 200):
+        model = _model(core, count, 100, "direct")
+        state = model.state()
+        for _ in range(10):
+            core.step(model, state, DT, 20)
+        workspace, plan = state.workspace, model.plan
+        blocks, order = frame.lane_blocks(plan), frame.lane_order(plan)
+        gravity, h = np.array([0.0, 0.0, -9.81]), DT / 20
+        x, v = state.x.copy(), state.v.copy()
+
+        def call(substeps: int) -> float:
+            state.x[:], state.v[:] = x, v
+            start = time.perf_counter()
+            direct_frame(workspace.lane_particles, workspace.lane_edges, blocks, gravity, h,
+                         substeps, False, model.iterations, model.strain_limit, 1.0 / h,
+                         order, state.x, state.v, False)
+            return time.perf_counter() - start
+
+        times = {}
+        for substeps in (0, 1, 2, 3):
+            call(substeps)
+            times[substeps] = float(np.median([call(substeps) for _ in range(calls)])) * 1e6
+        megabytes = (workspace.lane_particles.nbytes + workspace.lane_edges.nbytes) / 1e6
+        later = (times[3] - times[1]) / 2
+        print(f"| {count} | {megabytes:.1f} | " + " | ".join(f"{times[s]:.0f}" for s in times)
+              + f" | {times[1] - times[0]:.0f} | {later:.0f} |", flush=True)
+
+
 def _kinetic(model, state) -> float:
     """[J] the state's kinetic energy."""
     mass = 1.0 / np.where(model.particle_inv_mass > 0.0, model.particle_inv_mass, np.inf)
@@ -161,6 +204,9 @@ def _kinetic(model, state) -> float:
 def main() -> None:
     if "--breakdown" in sys.argv:
         breakdown(int(_option("calls", "300")))
+        return
+    if "--first-substep" in sys.argv:
+        first_substep(int(_option("calls", "300")))
         return
     ref = _option("ref", "HEAD")
     calls = int(_option("calls", "200"))
