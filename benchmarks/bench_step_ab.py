@@ -160,39 +160,45 @@ def first_substep(calls: int) -> None:
     of a call costs than a later one, against the size of the lane buffers. The difference
     grows with the buffers past the core's L2 cache (each block's data is read from memory
     again in a call's first substep, and stays cached for its later ones)."""
-    from xpbd_addon import core
-    from xpbd_addon.core.solve import frame
-    from xpbd_addon.core.solve.kernels_frame import direct_frame
-
     print("\nframe kernel from the same x, v, µs a call (median of", calls, ")")
     print("\n| ropes × 100 | lane buffers MB | S = 0 | 1 | 2 | 3 | first substep | later "
           "substep |\n|---|---|---|---|---|---|---|---|")
     for count in (16, 32, 64, 100, 200):
-        model = _model(core, count, 100, "direct")
-        state = model.state()
-        for _ in range(10):
-            core.step(model, state, DT, 20)
-        workspace, plan = state.workspace, model.plan
-        blocks, order = frame.lane_blocks(plan), frame.lane_order(plan)
-        gravity, h = np.array([0.0, 0.0, -9.81]), DT / 20
-        x, v = state.x.copy(), state.v.copy()
-
-        def call(substeps: int) -> float:
-            state.x[:], state.v[:] = x, v
-            start = time.perf_counter()
-            direct_frame(workspace.lane_particles, workspace.lane_edges, blocks, gravity, h,
-                         substeps, False, model.iterations, model.strain_limit, 1.0 / h,
-                         order, state.x, state.v, False)
-            return time.perf_counter() - start
-
-        times = {}
-        for substeps in (0, 1, 2, 3):
-            call(substeps)
-            times[substeps] = float(np.median([call(substeps) for _ in range(calls)])) * 1e6
-        megabytes = (workspace.lane_particles.nbytes + workspace.lane_edges.nbytes) / 1e6
+        megabytes, times = _substep_times(count, calls)
         later = (times[3] - times[1]) / 2
-        print(f"| {count} | {megabytes:.1f} | " + " | ".join(f"{times[s]:.0f}" for s in times)
+        print(f"| {count} | {megabytes:.1f} | " + " | ".join(f"{t:.0f}" for t in times)
               + f" | {times[1] - times[0]:.0f} | {later:.0f} |", flush=True)
+
+
+def _substep_times(count: int, calls: int) -> tuple[float, list[float]]:
+    """(the lane buffers' MB, the frame kernel's median µs at S = 0, 1, 2, 3) for ``count``
+    ropes of 100 points (``first_substep``)."""
+    from xpbd_addon import core
+    from xpbd_addon.core.solve import frame
+    from xpbd_addon.core.solve.kernels_frame import direct_frame
+
+    model = _model(core, count, 100, "direct")
+    state = model.state()
+    for _ in range(10):
+        core.step(model, state, DT, 20)
+    workspace, plan = state.workspace, model.plan
+    blocks, order = frame.lane_blocks(plan), frame.lane_order(plan)
+    gravity, h = np.array([0.0, 0.0, -9.81]), DT / 20
+    x, v = state.x.copy(), state.v.copy()
+
+    def call(substeps: int) -> float:
+        state.x[:], state.v[:] = x, v
+        start = time.perf_counter()
+        direct_frame(workspace.lane_particles, workspace.lane_edges, blocks, gravity, h,
+                     substeps, False, model.iterations, model.strain_limit, 1.0 / h, order,
+                     state.x, state.v, False)
+        return time.perf_counter() - start
+
+    times = []
+    for substeps in (0, 1, 2, 3):
+        call(substeps)
+        times.append(float(np.median([call(substeps) for _ in range(calls)])) * 1e6)
+    return (workspace.lane_particles.nbytes + workspace.lane_edges.nbytes) / 1e6, times
 
 
 def _kinetic(model, state) -> float:
