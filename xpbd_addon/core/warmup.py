@@ -172,6 +172,7 @@ def _falling(model: Model, substeps: int, meshes: bool, air: bool) -> None:
         reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
         low, high = state.x.min(axis=0), state.x.max(axis=0)
         side = high[1] + WALL_GAP * reach  # beside the ropes, along their fall
+        # [m] reaching 1 m past the ropes' ends, above them and below their fall
         fall = 0.5 * 9.81 * (FALL_FRAMES * WARM_DT) ** 2 + 1.0
         vertices = np.array([[low[0] - 1.0, side, high[2] + 1.0],
                              [high[0] + 1.0, side, high[2] + 1.0],
