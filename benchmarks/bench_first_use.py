@@ -1,7 +1,7 @@
 """First use without precompiled kernels (issue 33): from an empty numba cache, how long until
 the default rope's first frame, and which kernels compile for it, each with its time.
 
-    python -m benchmarks first_use [--repeat=3] [--ref=COMMIT]
+    python -m benchmarks first_use [--repeat=3] [--ref=COMMIT] [--prop]
 
 Measured with the compile helper process (``core.compile_helper``: a second process compiles
 the kernels other than the direct solve's, as the preparation thread starts it) and in one
@@ -20,6 +20,10 @@ Reported: the time from the start of the import to the end of that
 with the cache filled (a second process), and per kernel signature its own compile time
 (CPU time between numba's ``numba:compile`` events, minus the kernels compiled inside it;
 an inlined helper is compiled inside its caller) in a table for docs/benchmarks.md.
+
+``--prop``: the same rope over a prop instead of a ground (a 1 m box with Collision 5 cm
+below it: the kernels of mesh colliders, ``warm(..., meshes=True)``), as a first scene of a
+rope hung over a railing or a table needs them.
 
 ``--ref=COMMIT`` measures that commit's package in the same turns (extracted as
 ``bench_collision_ab`` does), for a before/after on one machine state.
@@ -48,6 +52,7 @@ GROUND_Z = -0.05
 _CHILD = r"""
 import inspect, json, sys, time
 FRAME_S, GROUND_Z = float(sys.argv[3]), float(sys.argv[4])
+PROP = sys.argv[6] == "prop"
 start = time.perf_counter()
 cpu_start = time.process_time()
 sys.path.insert(0, sys.argv[1])
@@ -105,6 +110,8 @@ use_helper = sys.argv[5] == "1" and helper_module is not None and helper_module.
 helper = helper_module.start() if use_helper else None
 if helper is not None and hasattr(helper_module, "compile_solve"):
     helper_module.compile_solve(True)
+if helper is not None and PROP and hasattr(helper_module, "compile_from_the_end"):
+    helper_module.compile_from_the_end()
 request = preparation.default_request()
 # as the preparation thread: a first frame's kernels, then the rope may play (where the
 # package has the two parts) while the rest compiles
@@ -112,14 +119,27 @@ parts = "part" in inspect.signature(prepare.warm).parameters
 # the Add-menu rope moves through air (where the package has it), as its first frame does
 air = getattr(request, "air", False) and "air" in inspect.signature(prepare.warm).parameters
 options = {"air": True} if air else {}
+options.update({"meshes": True} if PROP else {"ground": True})
 if parts:
-    prepare.warm(request.model, request.substeps, ground=True, part="first", **options)
+    prepare.warm(request.model, request.substeps, part="first", **options)
 else:
-    prepare.warm(request.model, request.substeps, ground=True, **options)
+    prepare.warm(request.model, request.substeps, **options)
 solver_ready = time.perf_counter() - start
-module(".blender.write.io_kernels", ".blender.io_kernels").warm()
-# the first frame itself: the rope from rest, its ground 5 cm below it
-ground = importlib.import_module(package + ".core.collision").Plane((0.0, 0.0, GROUND_Z))
+io = module(".blender.write.io_kernels", ".blender.io_kernels")
+io.warm()
+if PROP:  # a mesh collider's first frame also draws the rope's tessellation
+    io.warm_tessellation()
+# the first frame itself: the rope from rest, its ground (or the prop's top) 5 cm below it
+collision = importlib.import_module(package + ".core.collision")
+if PROP:  # a 1 m box under the rope's middle, its top at GROUND_Z
+    import numpy as np
+    corners = np.array([[i, j, k] for i in (0.5, 1.5) for j in (-0.5, 0.5)
+                        for k in (GROUND_Z - 1.0, GROUND_Z)])
+    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    ground = collision.Collider(corners, faces)
+else:
+    ground = collision.Plane((0.0, 0.0, GROUND_Z))
 state = request.model.state()
 before_frame = len(compiles)
 core.step(request.model, state, FRAME_S, request.substeps, colliders=[ground],
@@ -136,7 +156,8 @@ core.step(request.model, state, FRAME_S, request.substeps, colliders=[ground],
           **({"air": core.Air()} if air else {}))
 in_second_frame = [name for name, *_ in compiles[before_second:]]
 if parts:
-    prepare.warm(request.model, request.substeps, ground=True, part="rest")
+    prepare.warm(request.model, request.substeps, part="rest",
+                 **{k: v for k, v in options.items() if k != "air"})
 everything_s = time.perf_counter() - start
 if helper is not None:
     helper.wait()
@@ -162,13 +183,16 @@ def exclusive(compiles: list) -> list[tuple[str, str, float, float]]:
     return out
 
 
-def run_once(tree: Path, package: str, cache: Path, helper: bool = True) -> dict:
+def run_once(tree: Path, package: str, cache: Path, helper: bool = True,
+             prop: bool = False) -> dict:
     """One new process preparing the default rope, numba's cache in ``cache``; ``helper``:
-    with the compile helper process where the package has one (``core.compile_helper``)."""
+    with the compile helper process where the package has one (``core.compile_helper``);
+    ``prop``: over a box rather than a ground."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
     env["NUMBA_CACHE_DIR"] = str(cache)
     done = subprocess.run([sys.executable, "-c", _CHILD, str(tree), package, repr(FRAME_S),
-                           repr(GROUND_Z), "1" if helper else "0"], env=env,
+                           repr(GROUND_Z), "1" if helper else "0",
+                           "prop" if prop else "ground"], env=env,
                           capture_output=True, text=True, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode or not lines:
@@ -176,11 +200,11 @@ def run_once(tree: Path, package: str, cache: Path, helper: bool = True) -> dict
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def measure(tree: Path, package: str, helper: bool) -> tuple[dict, dict]:
+def measure(tree: Path, package: str, helper: bool, prop: bool = False) -> tuple[dict, dict]:
     """(cold, warm): an empty cache, then the same cache in a second process."""
     with tempfile.TemporaryDirectory(prefix="xpbd-first-use-") as cache:
-        cold = run_once(tree, package, Path(cache), helper)
-        warm = run_once(tree, package, Path(cache), helper)
+        cold = run_once(tree, package, Path(cache), helper, prop)
+        warm = run_once(tree, package, Path(cache), helper, prop)
     return cold, warm
 
 
@@ -203,6 +227,7 @@ def main(argv: list[str]) -> int:
     from benchmarks.bench_collision_ab import _package_at
 
     repeat, ref = 3, None
+    prop = "--prop" in argv
     for arg in argv:
         if arg.startswith("--repeat="):
             repeat = int(arg.split("=", 1)[1])
@@ -216,12 +241,13 @@ def main(argv: list[str]) -> int:
         results: dict[str, list[tuple[dict, dict]]] = {name: [] for name in trees}
         for _ in range(repeat):
             for name, (tree, package, helper) in trees.items():
-                results[name].append(measure(tree, package, helper))
+                results[name].append(measure(tree, package, helper, prop))
     for name, runs in results.items():
         totals = [cold["total_s"] for cold, _ in runs]
         warms = [warm["total_s"] for _, warm in runs]
         cpus = [cold["cpu_s"] for cold, _ in runs]
-        print(f"\n{name}: default rope with a ground, first frame from an empty cache: "
+        print(f"\n{name}: default rope {'over a box' if prop else 'with a ground'}, first "
+              f"frame from an empty cache: "
               f"min {min(totals):.2f} s, median {statistics.median(totals):.2f} s "
               f"({', '.join(f'{t:.2f}' for t in totals)}); CPU time min {min(cpus):.2f} s, "
               f"median {statistics.median(cpus):.2f} s; of which import "

@@ -232,6 +232,7 @@ def _run() -> None:
         # queued ropes are, by when the helper has compiled them
         io_left = helped
         later: list[Request] = []  # ready to play; the rest of their kernels still to come
+        met = False  # whether this process has compiled its end of the helper's kernels
         while True:
             with _worker.lock:
                 waiting = bool(_worker.queue)
@@ -259,6 +260,9 @@ def _run() -> None:
             if reason is None:
                 if helped and not later:  # the solve first: the helper has the rest
                     _compile_solve(item)
+                if helped and item.meshes and not met:  # the helper's mesh kernels, from
+                    _compile_from_the_end()  # the other end
+                    met = True
                 _warm(item, "first")
                 later.append(item)
             with _worker.lock:
@@ -327,6 +331,15 @@ def _compile_solve(item: Request) -> None:
             or getattr(item.model, "particle_damping", None) is not None
             or getattr(item.model, "rod_layout", None) is not None)
     except Exception:  # noqa: BLE001 - the warm-up compiles it then
+        traceback.print_exc()
+
+
+def _compile_from_the_end() -> None:
+    from .core import compile_helper
+
+    try:
+        compile_helper.compile_from_the_end()
+    except Exception:  # noqa: BLE001 - the warm-up compiles what is left
         traceback.print_exc()
 
 

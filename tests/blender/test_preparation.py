@@ -51,6 +51,16 @@ def frame_set(frame, times, compiled):
     compiled.extend(compiles.names[before:])
 """
 
+ROPE_OVER_A_BOX = """
+bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
+scene = bpy.context.scene
+scene.frame_set(1)
+bpy.ops.mesh.primitive_cube_add(size=1.0, location=(1.0, 0.0, -0.8))  # its top at -0.3 m
+bpy.context.object.modifiers.new("Collision", "COLLISION")
+scene.cursor.location = (0.0, 0.0, 0.0)
+bpy.ops.xpbd.rope_add()  # at its defaults, over the box
+"""
+
 SCRIPT = """
 import json, sys, time
 sys.path.insert(0, {root!r})
@@ -103,7 +113,8 @@ print("RESULT " + json.dumps(result), flush=True)
 
 def _script(template: str, one_core: bool = False) -> str:
     return textwrap.dedent(template).format(root=str(ROOT), one_core=one_core,
-                                            main_thread_compiles=MAIN_THREAD_COMPILES)
+                                            main_thread_compiles=MAIN_THREAD_COMPILES,
+                                            rope_over_a_box=ROPE_OVER_A_BOX)
 
 
 @pytest.mark.slow
@@ -145,13 +156,7 @@ if {one_core!r}:  # as on a machine of one core: no compile helper process
 xpbd_addon.register()  # numba caches in TMPDIR from here
 {main_thread_compiles}
 preparation.WAIT_IN_BACKGROUND = False
-bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
-scene = bpy.context.scene
-scene.frame_set(1)
-bpy.ops.mesh.primitive_cube_add(size=1.0, location=(1.0, 0.0, -0.8))
-bpy.context.object.modifiers.new("Collision", "COLLISION")
-scene.cursor.location = (0.0, 0.0, 0.0)
-bpy.ops.xpbd.rope_add()
+{rope_over_a_box}
 rope = bpy.context.object
 rope.xpbd.use_ground = True
 rope.xpbd.ground_height = -2.0
@@ -196,3 +201,63 @@ def test_a_first_scene_with_colliders_never_compiles_in_the_frame_handler(tmp_pa
     assert not result["compiled"], f"compiled in a frame on the main thread: {result['compiled']}"
     assert result["preparing"] and max(result["preparing"]) < HANDLER_BOUND_S
     assert max(result["playing"]) < HANDLER_BOUND_S, result["playing"]
+
+
+LANDING = """
+import json, sys, threading, time
+sys.path.insert(0, {root!r})
+import bpy
+import numpy as np
+import xpbd_addon
+from xpbd_addon import preparation
+xpbd_addon.register()  # numba caches in TMPDIR from here
+{main_thread_compiles}
+class AnyThread(numba_event.Listener):  # what compiles anywhere while the rope plays
+    def __init__(self):
+        self.names = []
+    def on_start(self, event):
+        self.names.append(event.data["dispatcher"].py_func.__name__)
+    def on_end(self, event):
+        pass
+anywhere = AnyThread()
+numba_event.register("numba:compile", anywhere)
+preparation.WAIT_IN_BACKGROUND = False
+{rope_over_a_box}
+rope = bpy.context.object
+playing, compiled = [], []
+frame_set(2, playing, compiled)
+start = time.perf_counter()
+while preparation.busy() and time.perf_counter() - start < 900:
+    time.sleep(0.05)
+preparation.poll()  # the timer's call: replays frame 2 once ready
+before = len(anywhere.names)
+lowest = []
+for frame in range(3, 49):  # at once, as a user does: falls onto the box, slides off
+    frame_set(frame, playing, compiled)
+    co = np.zeros(len(rope.data.splines[0].points) * 4, dtype=np.float32)
+    rope.data.splines[0].points.foreach_get("co", co)
+    lowest.append(float(co.reshape(-1, 4)[:, 2].min()))
+result = dict(while_playing=anywhere.names[before:], compiled=compiled, lowest=lowest)
+xpbd_addon.unregister()
+print("RESULT " + json.dumps(result), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_first_rope_over_a_prop_plays_its_landing_without_waiting(tmp_path):
+    """Add > Curve > XPBD Rope at its defaults over a box with Collision, played as soon as
+    the solver is ready: the rope lands on the box within its first frames, and nothing is
+    compiled on any thread while it plays, so no frame waits for a compile (the landing's
+    re-solve once froze its frame 0.7-1.7 s). With the compile helper (two cores), which
+    shares the prop's kernels with this process from both ends of its list."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-c", _script(LANDING)], env=env,
+                          capture_output=True, text=True, timeout=1200)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stdout[-2000:] + done.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result["lowest"][0] < -0.01, "the rope did not play once ready"
+    assert min(result["lowest"]) < -0.25, "the rope did not fall onto the box"
+    assert not result["compiled"], result["compiled"]
+    assert not result["while_playing"], f"compiled while playing: {result['while_playing']}"

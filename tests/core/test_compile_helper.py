@@ -185,3 +185,50 @@ def test_one_helper_at_a_time(tmp_path, monkeypatch) -> None:
     compile_helper._release()
     assert not claim.exists()
     assert compile_helper._claim()
+
+
+_FROM_THE_END = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from xpbd_addon.core import compile_helper
+from xpbd_addon.blender.write import io_kernels
+entries = [e for e in compile_helper.load() if e["kernel"].startswith("blender.write.")
+           and not e["inner"]]
+compile_helper.load = lambda: entries  # a manifest of the write-back's kernels only
+if sys.argv[2] == "helper":  # as the helper going forward: the first half
+    compile_helper._compile(entries[:len(entries) // 2])
+    print("RESULT " + json.dumps(len(entries)))
+else:  # this process from the other end
+    count = compile_helper.compile_from_the_end()
+    names = [e["kernel"].rpartition(".")[2] for e in entries]
+    here = [bool(getattr(io_kernels, name).overloads) for name in names]
+    print("RESULT " + json.dumps({"count": count, "here": here}))
+"""
+
+
+def test_this_process_compiles_the_helpers_kernels_from_the_other_end(tmp_path) -> None:
+    """A first rope over a prop: while the helper works through the manifest forward, this
+    process compiles it from the end backward and stops at the first kernel the helper has
+    put in the cache, so that the two meet in the middle rather than compile the same
+    kernels one after the other (the first scene over a box ready in 21 s instead of 29,
+    docs/benchmarks.md)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+
+    def run(role: str):
+        done = subprocess.run([sys.executable, "-c", _FROM_THE_END, str(ROOT), role],
+                              env=env, capture_output=True, text=True, timeout=600)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        assert lines, done.stdout[-2000:] + done.stderr[-3000:]
+        return json.loads(lines[-1][len("RESULT "):])
+
+    count = run("helper")
+    assert count >= 4
+    result = run("this process")
+    half = count // 2
+    # the second half compiled here, from the end; the first kernel of the helper's half
+    # that it met came from the cache, and nothing before it was touched
+    assert result["count"] == count - half
+    assert result["here"] == [False] * (half - 1) + [True] * (count - half + 1)

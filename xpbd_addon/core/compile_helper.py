@@ -168,14 +168,22 @@ def load() -> list[dict]:
 def _compile(entries: list[dict]) -> None:
     """Compile (or load) each entry's kernel for its argument types; one that fails is left
     to its first real call."""
-    package = __name__.rpartition(".core.")[0]
     for entry in entries:
-        module_name, _, name = entry["kernel"].rpartition(".")
-        try:
-            kernel = getattr(importlib.import_module(f"{package}.{module_name}"), name)
-            kernel.compile(tuple(decode(arg) for arg in entry["args"]))
-        except Exception:  # noqa: BLE001 - a stale entry only costs the time it saves
-            continue
+        _compile_one(entry)
+
+
+def _compile_one(entry: dict) -> bool:
+    """Compile (or load) one entry's kernel; True if this process compiled it, False if it
+    was loaded from the cache, was here already or failed (left to its first real call)."""
+    package = __name__.rpartition(".core.")[0]
+    module_name, _, name = entry["kernel"].rpartition(".")
+    try:
+        kernel = getattr(importlib.import_module(f"{package}.{module_name}"), name)
+        before = sum(kernel.stats.cache_misses.values())
+        kernel.compile(tuple(decode(arg) for arg in entry["args"]))
+        return sum(kernel.stats.cache_misses.values()) > before
+    except Exception:  # noqa: BLE001 - a stale entry only costs the time it saves
+        return False
 
 
 def compile_solve(contacts: bool) -> None:
@@ -186,6 +194,24 @@ def compile_solve(contacts: bool) -> None:
     (which the helper compiles first, meanwhile)."""
     name = HERE_KERNELS[1] if contacts else HERE_KERNELS[0]
     _compile([e for e in load() if e["kernel"] == name])
+
+
+def compile_from_the_end() -> int:
+    """This process's second share while a helper runs, where the first rope meets mesh
+    colliders (whose kernels the manifest holds last, after the default rope's): the
+    re-solve after a landing (``HERE_KERNELS``, which a rope dropped on a prop needs within
+    its first frames), then the helper's kernels from the manifest's end backward, while
+    the helper works forward, until one comes from the cache: the two processes meet in
+    the middle instead of compiling the same kernels one after the other. Returns how many
+    this process compiled."""
+    entries = load()
+    compiled = sum(_compile_one(e) for e in entries if e["kernel"] == HERE_KERNELS[2])
+    for entry in reversed([e for e in entries
+                           if not e["inner"] and e["kernel"] not in HERE_KERNELS]):
+        if not _compile_one(entry):
+            break  # the helper was here (or it failed, which the warm-up then meets)
+        compiled += 1
+    return compiled
 
 
 def run_helper() -> None:

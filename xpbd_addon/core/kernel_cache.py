@@ -48,7 +48,7 @@ KERNEL_SOURCES = ("jit.py", "layout/topology.py", "layout/lanes.py", "solve/kern
                   "contacts/kernels_edges.py", "contacts/kernels_edge_search.py",
                   "contacts/kernels_region.py", "contacts/kernels_wake.py",
                   "solve/kernels_rod.py", "solve/kernels_rod_pull.py", "solve/kernels_held.py",
-                  "solve/kernels_stretch.py")
+                  "solve/kernels_stretch.py", "contacts/kernels_arrays.py")
 """The files (paths from the core's folder) whose hash is the stamp: every file with a kernel
 and what the kernels import from (``tests/core/test_kernel_cache.py`` checks the list)."""
 

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..jit import kernel
+from .kernels_arrays import doubled
 from .kernels_geometry import closest_on_triangle
 
 
@@ -226,9 +227,7 @@ def collider_candidates(particles, chords, mesh, universe, grid, cell, max_cells
                 if _chord_near(sx, sy, sz, dx, dy, dz, samples, base + slack[t], vertices,
                                triangles[t, 0], triangles[t, 1], triangles[t, 2]):
                     if count == candidates.shape[0]:
-                        grown = np.empty(2 * count, dtype=np.int64)
-                        grown[:count] = candidates
-                        candidates = grown
+                        candidates = doubled(candidates, count)
                     candidates[count] = t
                     count += 1
         # in increasing order (a short list: insertion sort): the narrow phase then gives the
@@ -327,9 +326,11 @@ def append_lists(only, offsets, found, spans, buffer, used):
     need = used + found.shape[0]
     if need > buffer.shape[0]:
         grown = np.empty(max(need, 2 * buffer.shape[0]), dtype=np.int64)
-        grown[:used] = buffer[:used]
+        for k in range(used):  # (loops: see kernels_arrays)
+            grown[k] = buffer[k]
         buffer = grown
-    buffer[used:need] = found
+    for k in range(found.shape[0]):
+        buffer[used + k] = found[k]
     change = found.shape[0]
     for index in range(only.shape[0]):
         i = only[index]

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..jit import kernel
+from .kernels_arrays import doubled, heapsort
 from .kernels_broadphase import cell_hash, cell_span
 from .kernels_edges import closest_params
 from .kernels_geometry import cross3
@@ -181,9 +182,7 @@ def segment_edges(segments, edges, chords, mesh, mesh_edges, params, universe, g
                                                 params[row, 3] > 0.0, e):
                         continue
                     if count == found.shape[0]:
-                        grown = np.empty(2 * count, dtype=np.int64)
-                        grown[:count] = found
-                        found = grown
+                        found = doubled(found, count)
                     found[count] = e
                     count += 1
         for k in range(offsets[index] + 1, count):  # (a short list: insertion sort)
@@ -216,7 +215,8 @@ def segments_of(particles, segment_start, segments, seen):
                 seen[m] = 1
                 out[count] = m
                 count += 1
-    out = np.sort(out[:count])
+    out = out[:count].copy()
+    heapsort(out)
     for k in range(count):
         seen[out[k]] = 0
     return out

@@ -15,34 +15,9 @@ import math
 import numpy as np
 
 from ..jit import kernel
+from .kernels_arrays import heapsort
 from .kernels_broadphase import build_grid, cell_hash, cell_span
 from .kernels_geometry import closest_on_segments
-
-
-@kernel
-def _heapsort(a):
-    """Sort the 1-D array a in place, ascending. Written out: numba's own median, percentile
-    and argsort cost seconds of compile time each, this a fraction of one."""
-    n = a.shape[0]
-    for start in range(n // 2 - 1, -1, -1):
-        _sift(a, start, n)
-    for end in range(n - 1, 0, -1):
-        a[0], a[end] = a[end], a[0]
-        _sift(a, 0, end)
-
-
-@kernel
-def _sift(a, root, end):
-    while True:
-        child = 2 * root + 1
-        if child >= end:
-            return
-        if child + 1 < end and a[child] < a[child + 1]:
-            child += 1
-        if not a[root] < a[child]:
-            return
-        a[root], a[child] = a[child], a[root]
-        root = child
 
 
 @kernel
@@ -111,7 +86,9 @@ def _stored(pairs, count, e, f):
     length first if full (a kept pair is rare: the call costs nothing in the scan)."""
     if count == pairs.shape[0]:
         grown = np.empty((2 * pairs.shape[0], 2), dtype=np.int64)
-        grown[:count] = pairs
+        for k in range(count):  # (a loop: see kernels_arrays)
+            grown[k, 0] = pairs[k, 0]
+            grown[k, 1] = pairs[k, 1]
         pairs = grown
     pairs[count, 0] = min(e, f)
     pairs[count, 1] = max(e, f)
@@ -311,7 +288,7 @@ def _in_order(pairs, full, m):
         keys = np.empty(count, dtype=np.int64)
         for k in range(count):
             keys[k] = pairs[k, 0] * m + pairs[k, 1]
-        _heapsort(keys)
+        heapsort(keys)
         ordered = np.empty((count, 2), dtype=np.int64)
         for k in range(count):
             ordered[k, 0] = keys[k] // m

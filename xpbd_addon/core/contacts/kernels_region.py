@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
+from .kernels_arrays import doubled, heapsort
 from .kernels_broadphase import cell_hash, cell_span, swept_box
 from .kernels_collider import face_normal
 from .kernels_geometry import triangle_summaries as summaries
@@ -171,12 +172,11 @@ def one_ring(rows, triangles, vertex_start, vertex_triangles, seen):
                 if not seen[t]:
                     seen[t] = 1
                     if count == found.shape[0]:
-                        grown = np.empty(2 * count, dtype=np.int64)
-                        grown[:count] = found
-                        found = grown
+                        found = doubled(found, count)
                     found[count] = t
                     count += 1
-    ring = np.sort(found[:count])
+    ring = found[:count].copy()
+    heapsort(ring)
     for index in range(count):
         seen[ring[index]] = 0
     return ring
