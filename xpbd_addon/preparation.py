@@ -232,7 +232,7 @@ def _run() -> None:
         # queued ropes are, by when the helper has compiled them
         io_left = helped
         later: list[Request] = []  # ready to play; the rest of their kernels still to come
-        met = False  # whether this process has compiled its end of the helper's kernels
+        met = False  # whether this process has compiled a first prop's kernels
         while True:
             with _worker.lock:
                 waiting = bool(_worker.queue)
@@ -260,8 +260,8 @@ def _run() -> None:
             if reason is None:
                 if helped and not later:  # the solve first: the helper has the rest
                     _compile_solve(item)
-                if helped and item.meshes and not met:  # the helper's mesh kernels, from
-                    _compile_from_the_end()  # the other end
+                if item.meshes and not met:  # a landing's re-solve, and the helper's
+                    _compile_for_a_prop(helped)  # mesh kernels from the other end
                     met = True
                 _warm(item, "first")
                 later.append(item)
@@ -334,11 +334,16 @@ def _compile_solve(item: Request) -> None:
         traceback.print_exc()
 
 
-def _compile_from_the_end() -> None:
+def _compile_for_a_prop(helped: bool) -> None:
+    """Before a first rope over a prop plays: the re-solve after its landing, and with a
+    helper running, the helper's kernels from the other end of its list."""
     from .core import compile_helper
 
     try:
-        compile_helper.compile_from_the_end()
+        if helped:
+            compile_helper.compile_from_the_end()
+        else:
+            compile_helper.compile_landing()
     except Exception:  # noqa: BLE001 - the warm-up compiles what is left
         traceback.print_exc()
 

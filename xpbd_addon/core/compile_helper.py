@@ -51,6 +51,11 @@ substep, the re-solve after contacts), which share the chain solve's kernels (co
 here, while the helper compiles the rest); the helper takes every other kernel of the
 manifest"""
 
+LANDING_KERNELS = ("core.solve.kernels_direct_io.gather_moved", HERE_KERNELS[2],
+                   "core.solve.kernels_resolve.scatter_ropes")
+"""The re-solve after a hard landing (the ropes whose segments the contacts stretched, solved
+again, and put back): a rope dropped on a prop needs it within its first frames"""
+
 HELPER_FIRST = ("core.solve.kernels_direct.limit_chain",
                 "core.solve.kernels_direct._update_velocity",
                 "core.solve.kernels_sleep.measure_still")
@@ -165,11 +170,10 @@ def load() -> list[dict]:
         return []
 
 
-def _compile(entries: list[dict]) -> None:
+def _compile(entries: list[dict]) -> int:
     """Compile (or load) each entry's kernel for its argument types; one that fails is left
-    to its first real call."""
-    for entry in entries:
-        _compile_one(entry)
+    to its first real call. Returns how many this process compiled."""
+    return sum(_compile_one(entry) for entry in entries)
 
 
 def _compile_one(entry: dict) -> bool:
@@ -196,16 +200,23 @@ def compile_solve(contacts: bool) -> None:
     _compile([e for e in load() if e["kernel"] == name])
 
 
+def compile_landing() -> int:
+    """The re-solve after a hard landing (``LANDING_KERNELS``) by its manifest types, before a
+    first rope over a prop plays (else the warm-up's part "rest" compiles it while the rope
+    plays, and the frame it lands in waits for it: 1.1 s on one core). Returns how many this
+    process compiled."""
+    return _compile([e for e in load() if e["kernel"] in LANDING_KERNELS])
+
+
 def compile_from_the_end() -> int:
     """This process's second share while a helper runs, where the first rope meets mesh
     colliders (whose kernels the manifest holds last, after the default rope's): the
-    re-solve after a landing (``HERE_KERNELS``, which a rope dropped on a prop needs within
-    its first frames), then the helper's kernels from the manifest's end backward, while
-    the helper works forward, until one comes from the cache: the two processes meet in
-    the middle instead of compiling the same kernels one after the other. Returns how many
-    this process compiled."""
+    re-solve after a landing (``compile_landing``), then the helper's kernels from the
+    manifest's end backward, while the helper works forward, until one comes from the
+    cache: the two processes meet in the middle instead of compiling the same kernels one
+    after the other. Returns how many this process compiled."""
     entries = load()
-    compiled = sum(_compile_one(e) for e in entries if e["kernel"] == HERE_KERNELS[2])
+    compiled = compile_landing()
     for entry in reversed([e for e in entries
                            if not e["inner"] and e["kernel"] not in HERE_KERNELS]):
         if not _compile_one(entry):
