@@ -51,6 +51,20 @@ def frame_set(frame, times, compiled):
     compiled.extend(compiles.names[before:])
 """
 
+STARTED = """
+import json, sys, threading, time
+sys.path.insert(0, {root!r})
+import bpy
+import numpy as np
+import xpbd_addon
+from xpbd_addon import panels, preparation
+from xpbd_addon.core import compile_helper
+if {one_core!r}:  # as on a machine of one core: no compile helper process
+    compile_helper.wanted = lambda: False
+xpbd_addon.register()  # numba caches in TMPDIR from here
+"""
+"""Each script's start: Blender with the add-on, its numba cache in TMPDIR (empty)"""
+
 ROPE_OVER_A_BOX = """
 bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
 scene = bpy.context.scene
@@ -62,17 +76,7 @@ bpy.ops.xpbd.rope_add()  # at its defaults, over the box
 """
 
 SCRIPT = """
-import json, sys, time
-sys.path.insert(0, {root!r})
-import bpy
-import numpy as np
-import xpbd_addon
-from xpbd_addon import panels, preparation
-if {one_core!r}:  # as on a machine of one core: no compile helper process
-    from xpbd_addon.core import compile_helper
-    compile_helper.wanted = lambda: False
-xpbd_addon.register()  # numba caches in TMPDIR from here
-{main_thread_compiles}
+{started}
 preparation.WAIT_IN_BACKGROUND = False  # as with a window: never wait for a compile
 bpy.ops.wm.read_homefile(use_empty=True, use_factory_startup=True)
 scene = bpy.context.scene
@@ -112,8 +116,8 @@ print("RESULT " + json.dumps(result), flush=True)
 
 
 def _script(template: str, one_core: bool = False) -> str:
-    return textwrap.dedent(template).format(root=str(ROOT), one_core=one_core,
-                                            main_thread_compiles=MAIN_THREAD_COMPILES,
+    started = STARTED.format(root=str(ROOT), one_core=one_core) + MAIN_THREAD_COMPILES
+    return textwrap.dedent(template).format(started=started, one_core=one_core,
                                             rope_over_a_box=ROPE_OVER_A_BOX)
 
 
@@ -145,16 +149,7 @@ def test_frames_never_block_while_the_kernels_compile(tmp_path, one_core):
 
 
 COLLIDING = """
-import json, sys, time
-sys.path.insert(0, {root!r})
-import bpy
-import xpbd_addon
-from xpbd_addon import preparation
-if {one_core!r}:  # as on a machine of one core: no compile helper process
-    from xpbd_addon.core import compile_helper
-    compile_helper.wanted = lambda: False
-xpbd_addon.register()  # numba caches in TMPDIR from here
-{main_thread_compiles}
+{started}
 preparation.WAIT_IN_BACKGROUND = False
 {rope_over_a_box}
 rope = bpy.context.object
@@ -204,17 +199,7 @@ def test_a_first_scene_with_colliders_never_compiles_in_the_frame_handler(tmp_pa
 
 
 LANDING = """
-import json, sys, threading, time
-sys.path.insert(0, {root!r})
-import bpy
-import numpy as np
-import xpbd_addon
-from xpbd_addon import preparation
-from xpbd_addon.core import compile_helper
-if {one_core!r}:  # as on a machine of one core: no compile helper process
-    compile_helper.wanted = lambda: False
-xpbd_addon.register()  # numba caches in TMPDIR from here
-{main_thread_compiles}
+{started}
 class AnyThread(numba_event.Listener):  # what compiles anywhere while the rope plays
     def __init__(self):
         self.names = []
