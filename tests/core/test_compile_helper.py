@@ -232,3 +232,31 @@ def test_this_process_compiles_the_helpers_kernels_from_the_other_end(tmp_path) 
     # that it met came from the cache, and nothing before it was touched
     assert result["count"] == count - half
     assert result["here"] == [False] * (half - 1) + [True] * (count - half + 1)
+
+
+def _literal_twins(entries: list[dict]) -> list[str]:
+    """The kernels the manifest holds twice, once with an integer argument typed as a
+    literal (``count = 0``'s first type) and once as int64."""
+    def twin(a: list, b: list) -> bool:
+        return a != b and len(a) == len(b) and all(
+            x == y or (isinstance(x, dict) and type(x.get("literal")) is int and y == "int64")
+            for x, y in zip(a, b, strict=True))
+
+    return sorted({e["kernel"] for e in entries for f in entries
+                   if e["kernel"] == f["kernel"] and twin(e["args"], f["args"])})
+
+
+def test_no_kernel_compiles_twice_for_a_counter_started_at_zero() -> None:
+    """A counter started as ``count = 0`` and passed to a kernel is typed first as the literal
+    0, and numba compiled the callee for that and again for int64 (0.1-0.8 s each on a first
+    use: the rope-rope search's ``_extra_grid_pairs``, the meshes' ``feature_normal``, ...).
+    The manifest (current: ``test_the_manifest_is_what_the_sources_compile``) lists every
+    compile of a first session's preparation; where a kernel takes a literal on purpose
+    (``jit.lane_flag``) it is a literal in every entry."""
+    assert not _literal_twins(compile_helper.load())
+    # (the check finds them: the manifest before the counters were started as int64)
+    doubled = [e for e in compile_helper.load() if e["kernel"].endswith(".doubled")]
+    assert len(doubled) == 1
+    literal = json.loads(json.dumps(doubled[0]))
+    literal["args"][1] = {"literal": 0}
+    assert _literal_twins([doubled[0], literal]) == [doubled[0]["kernel"]]

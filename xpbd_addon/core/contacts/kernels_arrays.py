@@ -6,6 +6,10 @@ error message (integers formatted into a string) took 1.9 s to compile the first
 process met it, and ``np.sort`` 1.3 s: a platform without precompiled kernels paid both
 before a first rope over a prop could play (``python3 build.py bench first_use --prop``,
 docs/benchmarks.md). These loops compile in a fraction of that and run as fast.
+
+A counter started as ``count = 0`` and passed to a kernel is typed first as the literal 0,
+then as int64, and numba compiles the callee for both (0.1-0.8 s each): the callers start
+such counters as ``np.int64(0)``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def heapsort(a):
         _sift(a, start, n)
     for end in range(n - 1, 0, -1):
         a[0], a[end] = a[end], a[0]
-        _sift(a, 0, end)
+        _sift(a, np.int64(0), end)  # (not a literal 0: one compile of _sift)
 
 
 @kernel

@@ -180,7 +180,7 @@ def collider_candidates(particles, chords, mesh, universe, grid, cell, max_cells
     inverse_cell = 1.0 / cell
     offsets = np.zeros(n + 1, dtype=np.int64)
     candidates = np.empty(max(4 * n, 64), dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # not a literal 0: see kernels_arrays
     p_lo = np.empty(3)
     p_hi = np.empty(3)
     for index in range(n):

@@ -247,12 +247,12 @@ def collider_contacts(x, v, w, radius, substep, mesh, faces, normals, collider_p
         may_cross = math.sqrt(moved2) + max_motion > r
         # a plane nearer than this gives the cache too little room: the distance instead
         sure2 = (2.0 * r + thickest) ** 2
-        best = -1
+        best = np.int64(-1)  # (not literals: feature_normal and point_motion compile once)
         best_d2 = np.inf
         best_hit = 2.0
-        hit = -1
+        hit = np.int64(-1)
         qx = qy = qz = u0 = u1 = u2 = 0.0
-        region = 0
+        region = np.int64(0)
         # the two smallest lower bounds of the squared distances of the other candidates (the
         # smaller one's triangle, and whether it is exact), for the caches
         second, second_t, second_exact, third = np.inf, -1, False, np.inf

@@ -95,7 +95,7 @@ def segment_edges(segments, edges, chords, mesh, mesh_edges, params, universe, g
     inverse_cell = 1.0 / cell
     offsets = np.zeros(n + 1, dtype=np.int64)
     found = np.empty(max(4 * n, 64), dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # not a literal 0: see kernels_arrays
     lo = np.empty(3)
     hi = np.empty(3)
     for index in range(n):

@@ -219,7 +219,7 @@ def segment_pairs(query_boxes, pair_grid, max_cells, full, moved_box, extra_boxe
     m = edges.shape[0]
     inverse_cell = 1.0 / cell
     pairs = np.empty((max(2 * query.shape[0], 64), 2), dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # not a literal 0: see kernels_arrays
     for index in range(query.shape[0]):
         e = query[index]
         tag = mark + index

@@ -163,7 +163,7 @@ def one_ring(rows, triangles, vertex_start, vertex_triangles, seen):
     ``vertex_triangles``: each vertex's triangles (CSR); ``seen`` (T,) uint8 zeros, left
     zero."""
     found = np.empty(16 * rows.shape[0] + 16, dtype=np.int64)
-    count = 0
+    count = np.int64(0)  # not a literal 0: see kernels_arrays
     for index in range(rows.shape[0]):
         for k in range(3):
             vertex = triangles[rows[index], k]
