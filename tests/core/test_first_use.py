@@ -26,9 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow  # a cold compile every run (8 s of CPU): not in --quick
 
-CPU_BOUND_S = 11.0
+CPU_BOUND_S = 12.0
 """Most CPU time [s] the cold first frame may take here: measured 7-9 s on the 2-core test
-machine (12.5-13.6 s before issue 33), so a return to the old cost fails."""
+machine (9.0-9.1 s on a slow day, 11.2 s on that day with a benchmark running beside the
+suite), 12.5-13.6 s before issue 33 on a fast day: a return to the old cost fails on any
+day. The figures that count are the benchmark's (``bench first_use``)."""
 
 
 @pytest.fixture(scope="module")
