@@ -1,7 +1,7 @@
 """First use without precompiled kernels (issue 33): from an empty numba cache, how long until
 the default rope's first frame, and which kernels compile for it, each with its time.
 
-    python -m benchmarks first_use [--repeat=3] [--ref=COMMIT] [--prop]
+    python -m benchmarks first_use [--repeat=3] [--ref=COMMIT] [--prop | --crossing] [--ahead]
 
 Measured with the compile helper process (``core.compile_helper``: a second process compiles
 the kernels other than the direct solve's, as the preparation thread starts it) and in one
@@ -23,7 +23,11 @@ an inlined helper is compiled inside its caller) in a table for docs/benchmarks.
 
 ``--prop``: the same rope over a prop instead of a ground (a 1 m box with Collision 5 cm
 below it: the kernels of mesh colliders, ``warm(..., meshes=True)``), as a first scene of a
-rope hung over a railing or a table needs them.
+rope hung over a railing or a table needs them. ``--crossing``: two such ropes with Self
+Collision, the second crossing 5 cm above the first, over the same box (the kernels of ropes
+colliding with each other too, ``preparation.colliding_request``). ``--ahead``: the helper
+has run to its end before the scene (as when it started at Blender's launch: the scene comes
+later in the session), so only what it does not compile is compiled here.
 
 ``--ref=COMMIT`` measures that commit's package in the same turns (extracted as
 ``bench_collision_ab`` does), for a before/after on one machine state.
@@ -52,7 +56,15 @@ GROUND_Z = -0.05
 _CHILD = r"""
 import inspect, json, sys, time
 FRAME_S, GROUND_Z = float(sys.argv[3]), float(sys.argv[4])
-PROP = sys.argv[6] == "prop"
+if sys.argv[7] == "ahead":  # the helper started at launch and done before the scene
+    sys.path.insert(0, sys.argv[1])
+    import importlib
+    ahead = importlib.import_module(sys.argv[2] + ".core.compile_helper").start()
+    if ahead is not None:
+        ahead.wait()
+SCENE = sys.argv[6]
+PROP = SCENE in ("prop", "crossing")
+CROSSING = SCENE == "crossing"
 start = time.perf_counter()
 cpu_start = time.process_time()
 sys.path.insert(0, sys.argv[1])
@@ -108,11 +120,32 @@ except ModuleNotFoundError:
     helper_module = None
 use_helper = sys.argv[5] == "1" and helper_module is not None and helper_module.wanted()
 helper = helper_module.start() if use_helper else None
+def takes(function, name):
+    return name in inspect.signature(function).parameters
 if helper is not None and hasattr(helper_module, "compile_solve"):
-    helper_module.compile_solve(True)
+    if CROSSING and takes(helper_module.compile_solve, "held"):
+        helper_module.compile_solve(True, held=True)
+    else:
+        helper_module.compile_solve(True)
 if helper is not None and PROP and hasattr(helper_module, "compile_from_the_end"):
-    helper_module.compile_from_the_end()
+    if CROSSING and takes(helper_module.compile_from_the_end, "parts"):
+        helper_module.compile_from_the_end(helper_module.PARTS)
+    else:
+        helper_module.compile_from_the_end()
 request = preparation.default_request()
+if CROSSING:  # two of them, with Self Collision, crossing (as ``colliding_request``)
+    import numpy as np
+    first = np.zeros((20, 3))
+    first[:, 0] = np.linspace(0.0, 2.0, 20)
+    second = np.zeros((20, 3))
+    second[:, 0], second[:, 1], second[:, 2] = 1.0, np.linspace(-1.0, 1.0, 20), 0.05
+    inv_mass = np.full(40, 20.0)
+    inv_mass[[0, 20]] = 0.0
+    edges = np.array([[i, i + 1] for i in (*range(19), *range(20, 39))])
+    import dataclasses
+    request = dataclasses.replace(request, model=core.Model(
+        np.concatenate([first, second]), edges, inv_mass, 1e-6, damping=0.1, radius=0.01,
+        self_collision=True))
 # as the preparation thread: a first frame's kernels, then the rope may play (where the
 # package has the two parts) while the rest compiles
 parts = "part" in inspect.signature(prepare.warm).parameters
@@ -184,15 +217,17 @@ def exclusive(compiles: list) -> list[tuple[str, str, float, float]]:
 
 
 def run_once(tree: Path, package: str, cache: Path, helper: bool = True,
-             prop: bool = False) -> dict:
+             scene: str = "ground", ahead: bool = False) -> dict:
     """One new process preparing the default rope, numba's cache in ``cache``; ``helper``:
     with the compile helper process where the package has one (``core.compile_helper``);
-    ``prop``: over a box rather than a ground."""
+    ``scene``: "ground", "prop" (over a box rather than a ground) or "crossing" (two
+    colliding ropes over the box); ``ahead``: the helper has filled the cache before the
+    timer starts (as when it started at Blender's launch, long before the scene)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
     env["NUMBA_CACHE_DIR"] = str(cache)
     done = subprocess.run([sys.executable, "-c", _CHILD, str(tree), package, repr(FRAME_S),
                            repr(GROUND_Z), "1" if helper else "0",
-                           "prop" if prop else "ground"], env=env,
+                           scene, "ahead" if ahead else "cold"], env=env,
                           capture_output=True, text=True, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode or not lines:
@@ -200,11 +235,12 @@ def run_once(tree: Path, package: str, cache: Path, helper: bool = True,
     return json.loads(lines[-1][len("RESULT "):])
 
 
-def measure(tree: Path, package: str, helper: bool, prop: bool = False) -> tuple[dict, dict]:
+def measure(tree: Path, package: str, helper: bool, scene: str = "ground",
+            ahead: bool = False) -> tuple[dict, dict]:
     """(cold, warm): an empty cache, then the same cache in a second process."""
     with tempfile.TemporaryDirectory(prefix="xpbd-first-use-") as cache:
-        cold = run_once(tree, package, Path(cache), helper, prop)
-        warm = run_once(tree, package, Path(cache), helper, prop)
+        cold = run_once(tree, package, Path(cache), helper, scene, ahead and helper)
+        warm = run_once(tree, package, Path(cache), helper, scene)
     return cold, warm
 
 
@@ -227,7 +263,9 @@ def main(argv: list[str]) -> int:
     from benchmarks.bench_collision_ab import _package_at
 
     repeat, ref = 3, None
-    prop = "--prop" in argv
+    scene = next((name for name in ("prop", "crossing") if f"--{name}" in argv), "ground")
+    what = {"ground": "default rope with a ground", "prop": "default rope over a box",
+            "crossing": "two crossing ropes with Self Collision over a box"}[scene]
     for arg in argv:
         if arg.startswith("--repeat="):
             repeat = int(arg.split("=", 1)[1])
@@ -241,13 +279,13 @@ def main(argv: list[str]) -> int:
         results: dict[str, list[tuple[dict, dict]]] = {name: [] for name in trees}
         for _ in range(repeat):
             for name, (tree, package, helper) in trees.items():
-                results[name].append(measure(tree, package, helper, prop))
+                results[name].append(measure(tree, package, helper, scene,
+                                             "--ahead" in argv))
     for name, runs in results.items():
         totals = [cold["total_s"] for cold, _ in runs]
         warms = [warm["total_s"] for _, warm in runs]
         cpus = [cold["cpu_s"] for cold, _ in runs]
-        print(f"\n{name}: default rope {'over a box' if prop else 'with a ground'}, first "
-              f"frame from an empty cache: "
+        print(f"\n{name}: {what}, first frame from an empty cache: "
               f"min {min(totals):.2f} s, median {statistics.median(totals):.2f} s "
               f"({', '.join(f'{t:.2f}' for t in totals)}); CPU time min {min(cpus):.2f} s, "
               f"median {statistics.median(cpus):.2f} s; of which import "

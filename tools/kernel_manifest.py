@@ -5,10 +5,13 @@ compiles, with their argument types, for the first-use compile helper
     python3 build.py manifest          write it
     python3 build.py manifest --check  exit 1 if it is not what the sources give
 
-A new process with an empty kernel cache runs the preparations a first session makes (the
-write-back's kernels; the default rope at launch; the same rope over a ground, as the
-first-use benchmark does; over a mesh collider, a prop) and records what it compiles
-(``compile_helper.record``).
+A new process with an empty kernel cache runs the preparations a first session makes and
+records what each compiles (``compile_helper.record``), in parts (``compile_helper.PARTS``):
+"default", the write-back's kernels, the default rope at launch and over a ground, as the
+first-use benchmark does; "meshes", the same rope over a mesh collider (a prop);
+"self_collision", that rope with Self Collision over a ground and over a prop; "held", two
+such ropes crossing (their contacts held in the solve). A part holds only what the parts
+before it did not compile.
 """
 
 from __future__ import annotations
@@ -35,18 +38,38 @@ from xpbd_addon.core import compile_helper, warmup
 from xpbd_addon.blender.write import io_kernels
 
 
-def steps():  # the write-back's first: the helper compiles what a first frame needs first
+request = preparation.default_request()
+
+
+def default():  # the write-back's first: the helper compiles what a first frame needs first
     io_kernels.warm()
-    request = preparation.default_request()
     warmup.warm(request.model, request.substeps, air=request.air)  # at launch
     warmup.warm(request.model, request.substeps, ground=True, air=request.air)
     warmup.warm(request.model, request.substeps, ground=True)
-    # a first rope over a prop: mesh colliders (Collision Objects is on by default)
+
+
+def meshes():  # a first rope over a prop: mesh colliders (Collision Objects is on by default)
     warmup.warm(request.model, request.substeps, meshes=True)
     io_kernels.warm_tessellation()
 
 
-print("MANIFEST " + json.dumps(compile_helper.record(steps)))
+def self_collision():  # a rope with Self Collision
+    alone = preparation.default_request(self_collision=True)
+    warmup.warm(alone.model, alone.substeps, ground=True, air=alone.air)
+    warmup.warm(alone.model, alone.substeps, meshes=True, air=alone.air)
+
+
+def held():  # two crossing: their contacts held in the solve
+    crossing = preparation.colliding_request()
+    warmup.warm(crossing.model, crossing.substeps, ground=True, air=crossing.air)
+    warmup.warm(crossing.model, crossing.substeps, meshes=True, air=crossing.air)
+
+
+entries = []
+for part, steps in zip(compile_helper.PARTS, (default, meshes, self_collision, held),
+                       strict=True):
+    entries += [dict(entry, part=part) for entry in compile_helper.record(steps)]
+print("MANIFEST " + json.dumps(entries))
 """
 
 

@@ -62,6 +62,9 @@ EXPECTED_CONTACT_COMPILE = 97
 """Kernel specialisations a first scene with mesh colliders, a ground and self-collision adds
 (measured): added to the denominator while such a rope is being prepared."""
 
+ADDED_POINTS, ADDED_LENGTH = 20, 2.0
+"""Points and length [m] of the rope Add > Curve > XPBD Rope makes (``default_request``)"""
+
 _PRECOMPILED_UNTRIED = "not tried yet"
 
 
@@ -232,7 +235,7 @@ def _run() -> None:
         # queued ropes are, by when the helper has compiled them
         io_left = helped
         later: list[Request] = []  # ready to play; the rest of their kernels still to come
-        met = False  # whether this process has compiled a first prop's kernels
+        met: set[tuple[str, ...]] = set()  # the contacts' parts compiled here
         while True:
             with _worker.lock:
                 waiting = bool(_worker.queue)
@@ -260,9 +263,10 @@ def _run() -> None:
             if reason is None:
                 if helped and not later:  # the solve first: the helper has the rest
                     _compile_solve(item)
-                if item.meshes and not met:  # a landing's re-solve, and the helper's
-                    _compile_for_a_prop(helped)  # mesh kernels from the other end
-                    met = True
+                parts = _contact_parts(item)
+                if parts and parts not in met:  # a landing's re-solve, and the helper's
+                    _compile_for_contacts(helped, parts)  # kernels from the other end
+                    met.add(parts)
                 _warm(item, "first")
                 later.append(item)
             with _worker.lock:
@@ -326,24 +330,49 @@ def _compile_solve(item: Request) -> None:
         # (the air, a damping map and a rod, like the contacts, step the frame a substep
         # per kernel call)
         compile_helper.compile_solve(
-            item.ground or item.meshes or item.air
-            or bool(getattr(item.model, "self_collision", False))
+            item.ground or item.meshes or item.air or _collides(item.model)
             or getattr(item.model, "particle_damping", None) is not None
-            or getattr(item.model, "rod_layout", None) is not None)
+            or getattr(item.model, "rod_layout", None) is not None,
+            held=_holds_contacts(item.model))
     except Exception:  # noqa: BLE001 - the warm-up compiles it then
         traceback.print_exc()
 
 
-def _compile_for_a_prop(helped: bool) -> None:
-    """Before a first rope over a prop plays: the re-solve after its landing, and with a
-    helper running, the helper's kernels from the other end of its list."""
+def _collides(model: Any) -> bool:
+    return bool(getattr(model, "self_collision", False))
+
+
+def _holds_contacts(model: Any) -> bool:
+    """Whether ``model``'s solve holds contacts between its ropes (two ropes or more with
+    Self Collision, ``core.solve.substeps``)"""
+    lanes = getattr(getattr(model, "plan", None), "lanes", None)
+    return _collides(model) and lanes is not None and len(lanes.rope_block) > 1
+
+
+def _contact_parts(item: Request) -> tuple[str, ...]:
+    """The compile helper manifest's parts (``core.compile_helper.PARTS``) whose kernels
+    ``item`` needs beyond the default rope's: () without mesh colliders or Self Collision."""
+    from .core.compile_helper import PARTS
+
+    default, meshes, collide, held = PARTS
+    if not item.meshes and not _collides(item.model):
+        return ()
+    return ((default,) + ((meshes,) if item.meshes else ())
+            + ((collide,) if _collides(item.model) else ())
+            + ((held,) if _holds_contacts(item.model) else ()))
+
+
+def _compile_for_contacts(helped: bool, parts: tuple[str, ...]) -> None:
+    """Before a first rope over a prop, or of ropes colliding with each other, plays: with a
+    helper running, the helper's kernels of the manifest's ``parts`` from the other end of
+    its list, and the re-solve after a landing; on one core, over a prop, that re-solve."""
     from .core import compile_helper
 
     try:
         if helped:
-            compile_helper.compile_from_the_end()
-        else:
-            compile_helper.compile_landing()
+            compile_helper.compile_from_the_end(parts)
+        elif compile_helper.PARTS[1] in parts:
+            compile_helper.compile_landing(parts)
     except Exception:  # noqa: BLE001 - the warm-up compiles what is left
         traceback.print_exc()
 
@@ -376,21 +405,48 @@ def _warm_io() -> None:
 
 # --- what starts a preparation before the first frame ------------------------------------
 
-def default_request() -> Request:
+def default_request(*, self_collision: bool = False) -> Request:
     """The rope that Add > Curve > XPBD Rope makes (20 points, 2 m, first point pinned,
-    default settings, air on): the kind of model most first frames need."""
+    default settings, air on): the kind of model most first frames need; ``self_collision``:
+    with Self Collision on."""
+    import numpy as np
+
+    positions = np.zeros((ADDED_POINTS, 3))
+    positions[:, 0] = np.linspace(0.0, ADDED_LENGTH, ADDED_POINTS)
+    return Request(_added_ropes([positions], self_collision), 10, air=True)
+
+
+def colliding_request() -> Request:
+    """Two ropes as Add > Curve > XPBD Rope makes them, with Self Collision on, the second
+    crossing 5 cm above the first's middle: the kind of model a first scene of ropes that
+    collide with each other needs (their contacts held in the solve, ``core.solve``)."""
+    import numpy as np
+
+    first = np.zeros((ADDED_POINTS, 3))
+    first[:, 0] = np.linspace(0.0, ADDED_LENGTH, ADDED_POINTS)
+    second = np.zeros((ADDED_POINTS, 3))
+    second[:, 0] = 0.5 * ADDED_LENGTH
+    second[:, 1] = np.linspace(-0.5, 0.5, ADDED_POINTS) * ADDED_LENGTH
+    second[:, 2] = 0.05
+    return Request(_added_ropes([first, second], True), 10, air=True)
+
+
+def _added_ropes(ropes: list[Any], self_collision: bool) -> Any:
+    """One ``core.Model`` of ``ropes`` ((n, 3) positions [m] each) with the Add menu rope's
+    settings: 0.05 kg a point, the first point of each pinned, compliance 1e-6 m/N, damping
+    0.1 /s, radius 1 cm."""
     import numpy as np
 
     from .core import Model
 
-    points = 20
-    positions = np.zeros((points, 3))
-    positions[:, 0] = np.linspace(0.0, 2.0, points)
-    edges = np.stack([np.arange(points - 1), np.arange(1, points)], axis=1)
-    inv_mass = np.full(points, 1.0 / 0.05)
-    inv_mass[0] = 0.0
-    return Request(Model(positions, edges, inv_mass, 1e-6, damping=0.1, radius=0.01), 10,
-                   air=True)
+    counts = [len(rope) for rope in ropes]
+    starts = np.cumsum([0, *counts[:-1]])
+    edges = np.concatenate([np.stack([np.arange(n - 1), np.arange(1, n)], axis=1) + start
+                            for n, start in zip(counts, starts, strict=True)])
+    inv_mass = np.full(sum(counts), 1.0 / 0.05)
+    inv_mass[starts] = 0.0
+    return Model(np.concatenate(ropes), edges, inv_mass, 1e-6, damping=0.1, radius=0.01,
+                 self_collision=self_collision)
 
 
 def start_default() -> None:

@@ -68,8 +68,9 @@ def helped() -> dict:
         marks = [p.read_text() for p in Path(cache).rglob(
             compile_helper.DONE_MARK.format(python_tag=PYTHON_TAG))]
         result = bench_first_use.run_once(ROOT, "xpbd_addon", Path(cache), helper=False)
-        over_a_prop = _first_frame_over_a_prop(Path(cache))
-    result.update(code=code, marks=marks, over_a_prop=over_a_prop)
+        over_a_prop = _first_frames(Path(cache), "prop")
+        crossing = _first_frames(Path(cache), "crossing")
+    result.update(code=code, marks=marks, over_a_prop=over_a_prop, crossing=crossing)
     return result
 
 
@@ -89,27 +90,32 @@ from xpbd_addon import preparation
 from xpbd_addon.core import step, warmup
 from xpbd_addon.core.collision import Collider
 from xpbd_addon.blender.write import io_kernels
-request = preparation.default_request()
-warmup.warm(request.model, request.substeps, meshes=True, part="first")
+# the default rope, or two crossing ropes with Self Collision (sys.argv[2] "crossing")
+request = (preparation.colliding_request() if sys.argv[2] == "crossing"
+           else preparation.default_request())
+warmup.warm(request.model, request.substeps, meshes=True, air=request.air, part="first")
 io_kernels.warm_tessellation()
-box = np.array([[x, y, z] for x in (0.4, 0.6) for y in (-0.1, 0.1) for z in (-0.2, -0.02)])
+box = np.array([[x, y, z] for x in (0.9, 1.1) for y in (-0.1, 0.1) for z in (-0.2, -0.02)])
 faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
                   [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
 state = request.model.state()
-for _ in range(3):  # the default rope falling onto a small box (a prop) under it
+for _ in range(6):  # falling onto a small box (a prop) under the rope's middle
     step(request.model, state, 1.0 / 24.0, request.substeps, colliders=[Collider(box, faces)])
-print("COMPILED " + json.dumps(compiled))
+# (the point over the box, 5 cm past its middle: resting on the box, not fallen past it)
+print("COMPILED " + json.dumps({"compiled": compiled, "over_the_box": float(state.x[10, 2])}))
 """
 
 
-def _first_frame_over_a_prop(cache: Path) -> list[str]:
+def _first_frames(cache: Path, scene: str) -> dict:
     """What a new process with ``cache`` compiles to prepare and play the first frames of the
-    default rope over a mesh collider (a prop)."""
+    default rope (``scene`` "prop"), or of two crossing ropes with Self Collision
+    ("crossing"), over a mesh collider (a prop); and the height [m] of the first rope's point
+    over the box then."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
     env["NUMBA_CACHE_DIR"] = str(cache)
-    done = subprocess.run([sys.executable, "-c", _PROP, str(ROOT)], env=env,
+    done = subprocess.run([sys.executable, "-c", _PROP, str(ROOT), scene], env=env,
                           capture_output=True, text=True, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("COMPILED ")]
     assert lines, done.stdout[-2000:] + done.stderr[-3000:]
@@ -135,11 +141,29 @@ def test_the_first_frame_loads_what_the_helper_compiled(helped: dict) -> None:
 def test_a_first_rope_over_a_prop_loads_what_the_helper_compiled(helped: dict) -> None:
     """The helper compiles the kernels of mesh colliders too (Collision Objects is on by
     default): a first rope over a prop, later in the session, compiles none of its own."""
-    compiled = {name.removeprefix("xpbd_addon.") for name in helped["over_a_prop"]}
+    compiled = {name.removeprefix("xpbd_addon.") for name in helped["over_a_prop"]["compiled"]}
     helpers = {e["kernel"] for e in compile_helper.load()
                if not e["inner"] and e["kernel"] not in compile_helper.HERE_KERNELS}
     assert any(".kernels_collider." in k for k in helpers)
     assert not compiled & helpers, sorted(compiled & helpers)
+    assert helped["over_a_prop"]["over_the_box"] > -0.03  # (on the box: the contacts ran)
+
+
+@pytest.mark.slow
+def test_a_first_scene_of_colliding_ropes_loads_what_the_helper_compiled(helped: dict) -> None:
+    """The helper compiles the kernels of ropes colliding with each other too (Self
+    Collision, their contacts held in the solve), after the default rope's and the meshes':
+    two crossing ropes with Self Collision over a prop, later in the session, compile
+    nothing of their own, the solve that holds their contacts included (it took 26 s before
+    a first such scene could play, docs/benchmarks.md)."""
+    compiled = {name.removeprefix("xpbd_addon.") for name in helped["crossing"]["compiled"]}
+    entries = compile_helper.load()
+    collide = {e["kernel"] for e in compile_helper.helpers(entries)
+               if compile_helper.part_of(e) in ("self_collision", "held")}
+    assert {"core.solve.kernels_held.hold_contacts", "core.contacts.kernels_pairs.segment_pairs",
+            compile_helper.HERE_KERNELS[1]} <= collide
+    assert not compiled, sorted(compiled)
+    assert helped["crossing"]["over_the_box"] > -0.03
 
 
 @pytest.mark.slow
@@ -194,44 +218,53 @@ from xpbd_addon.core import compile_helper
 from xpbd_addon.blender.write import io_kernels
 entries = [e for e in compile_helper.load() if e["kernel"].startswith("blender.write.")
            and not e["inner"]]
+if sys.argv[3] == "parts":  # the last two as a part the scene does not use
+    entries = entries[:-2] + [dict(e, part="self_collision") for e in entries[-2:]]
 compile_helper.load = lambda: entries  # a manifest of the write-back's kernels only
 if sys.argv[2] == "helper":  # as the helper going forward: the first half
     compile_helper._compile(entries[:len(entries) // 2])
     print("RESULT " + json.dumps(len(entries)))
-else:  # this process from the other end
-    count = compile_helper.compile_from_the_end()
+else:  # this process from the other end, for a scene with meshes (no Self Collision)
+    count = compile_helper.compile_from_the_end(("default", "meshes"))
     names = [e["kernel"].rpartition(".")[2] for e in entries]
     here = [bool(getattr(io_kernels, name).overloads) for name in names]
     print("RESULT " + json.dumps({"count": count, "here": here}))
 """
 
 
-def test_this_process_compiles_the_helpers_kernels_from_the_other_end(tmp_path) -> None:
+@pytest.mark.parametrize("manifest", ["one part", "parts"])
+def test_this_process_compiles_the_helpers_kernels_from_the_other_end(tmp_path,
+                                                                     manifest) -> None:
     """A first rope over a prop: while the helper works through the manifest forward, this
     process compiles it from the end backward and stops at the first kernel the helper has
     put in the cache, so that the two meet in the middle rather than compile the same
     kernels one after the other (the first scene over a box ready in 21 s instead of 29,
-    docs/benchmarks.md)."""
+    docs/benchmarks.md). The kernels of a part the scene does not use (Self Collision, for
+    a rope over a prop) are left to the helper."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
     env["NUMBA_CACHE_DIR"] = str(tmp_path)
 
     def run(role: str):
-        done = subprocess.run([sys.executable, "-c", _FROM_THE_END, str(ROOT), role],
+        done = subprocess.run([sys.executable, "-c", _FROM_THE_END, str(ROOT), role, manifest],
                               env=env, capture_output=True, text=True, timeout=600)
         lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
         assert lines, done.stdout[-2000:] + done.stderr[-3000:]
         return json.loads(lines[-1][len("RESULT "):])
 
     count = run("helper")
-    assert count >= 4
+    assert count >= 6
     result = run("this process")
     half = count // 2
     # the second half compiled here, from the end; the first kernel of the helper's half
     # that it met came from the cache, and nothing before it was touched
-    assert result["count"] == count - half
-    assert result["here"] == [False] * (half - 1) + [True] * (count - half + 1)
+    if manifest == "parts":  # the last two, of a part the scene does not use: not here
+        assert result["count"] == count - half - 2
+        assert result["here"] == [False] * (half - 1) + [True] * (count - half - 1) + [False] * 2
+    else:
+        assert result["count"] == count - half
+        assert result["here"] == [False] * (half - 1) + [True] * (count - half + 1)
 
 
 def _literal_twins(entries: list[dict]) -> list[str]:

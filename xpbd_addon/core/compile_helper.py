@@ -6,7 +6,8 @@ process compiles the stable direct solve (the largest part), a helper process co
 rest (the write-back's checks, the frame's pins and checks, the contacts with a ground,
 sleeping) into the same on-disk cache, from which this process then loads them in
 milliseconds; then the kernels of mesh colliders, which a first rope over a prop needs
-later in the session. docs/benchmarks.md (first use) has the figures.
+later in the session, and those of ropes colliding with each other (Self Collision).
+docs/benchmarks.md (first use) has the figures.
 
 What the helper compiles is named in ``kernel_manifest.json``: each kernel that the default
 rope's preparation compiles, with the argument types numba compiled it for (those it calls
@@ -43,13 +44,21 @@ CORE = Path(__file__).parent
 MANIFEST = CORE / "kernel_manifest.json"
 """The kernels of the default rope's preparation with their argument types (``record``)"""
 
+PARTS = ("default", "meshes", "self_collision", "held")
+"""The manifest's parts, in its order, each what a first scene of its kind adds to those
+before it: the default rope (at launch, over a ground, the write-back's kernels); over a
+mesh collider (a prop); with Self Collision; two such ropes, whose contacts with each other
+the solve holds (``tools/kernel_manifest.py``)"""
+
 HERE_KERNELS = ("core.solve.kernels_frame.direct_frame_single",
                 "core.solve.kernels_direct_io.direct_substep_io_single",
                 "core.solve.kernels_resolve.direct_resolve_single")
-"""Kernels left to this process's preparation: the direct solve's entries (a whole frame, a
-substep, the re-solve after contacts), which share the chain solve's kernels (compiled once,
-here, while the helper compiles the rest); the helper takes every other kernel of the
-manifest"""
+"""Kernels left to this process's preparation where the default rope's manifest part names
+them: the direct solve's entries (a whole frame, a substep, the re-solve after contacts),
+which share the chain solve's kernels (compiled once, here, while the helper compiles the
+rest); the helper takes every other entry of the manifest (``helpers``), those of the other
+parts included (the solve with contacts held between ropes: a first scene of colliding
+ropes may come at any time in the session)"""
 
 LANDING_KERNELS = ("core.solve.kernels_direct_io.gather_moved", HERE_KERNELS[2],
                    "core.solve.kernels_resolve.scatter_ropes")
@@ -170,6 +179,19 @@ def load() -> list[dict]:
         return []
 
 
+def part_of(entry: dict) -> str:
+    """The manifest part (``PARTS``) of ``entry``"""
+    return entry.get("part", PARTS[0])
+
+
+def helpers(entries: list[dict]) -> list[dict]:
+    """The helper's share of the manifest's ``entries``, in order: each kernel called from
+    Python (its callees come with it), but the direct solve's of the default part, which
+    this process compiles (``HERE_KERNELS``)."""
+    return [e for e in entries if not e["inner"]
+            and not (e["kernel"] in HERE_KERNELS and part_of(e) == PARTS[0])]
+
+
 def _compile(entries: list[dict]) -> int:
     """Compile (or load) each entry's kernel for its argument types; one that fails is left
     to its first real call. Returns how many this process compiled."""
@@ -190,35 +212,40 @@ def _compile_one(entry: dict) -> bool:
         return False
 
 
-def compile_solve(contacts: bool) -> None:
-    """This process's first share while a helper runs: the default rope's direct solve, a
-    substep per call (``contacts``: a frame with colliders, air, a damping map or a rod,
-    ``solver._advance_with_contacts``) or a whole frame per call, by
-    its manifest types, before the preparation's steps reach the checks before the solve
-    (which the helper compiles first, meanwhile)."""
+def compile_solve(contacts: bool, *, held: bool = False) -> None:
+    """This process's first share while a helper runs: the direct solve, a substep per call
+    (``contacts``: a frame with colliders, air, a damping map or a rod,
+    ``solver._advance_with_contacts``) or a whole frame per call, by its manifest types,
+    before the preparation's steps reach the checks before the solve (which the helper
+    compiles first, meanwhile). ``held``: the solve of ropes whose contacts with each other
+    it holds (two ropes or more with Self Collision), whose types the part "held" names;
+    else the default rope's."""
     name = HERE_KERNELS[1] if contacts else HERE_KERNELS[0]
-    _compile([e for e in load() if e["kernel"] == name])
+    part = PARTS[3] if held else PARTS[0]
+    _compile([e for e in load() if e["kernel"] == name and part_of(e) == part])
 
 
-def compile_landing() -> int:
-    """The re-solve after a hard landing (``LANDING_KERNELS``) by its manifest types, before a
-    first rope over a prop plays (else the warm-up's part "rest" compiles it while the rope
-    plays, and the frame it lands in waits for it: 1.1 s on one core). Returns how many this
-    process compiled."""
-    return _compile([e for e in load() if e["kernel"] in LANDING_KERNELS])
+def compile_landing(parts: tuple[str, ...] = PARTS[:2]) -> int:
+    """The re-solve after a hard landing (``LANDING_KERNELS``) by the types the manifest's
+    ``parts`` name, before a first rope over a prop plays (else the warm-up's part "rest"
+    compiles it while the rope plays, and the frame it lands in waits for it: 1.1 s on one
+    core). Returns how many this process compiled."""
+    return _compile([e for e in load()
+                     if e["kernel"] in LANDING_KERNELS and part_of(e) in parts])
 
 
-def compile_from_the_end() -> int:
-    """This process's second share while a helper runs, where the first rope meets mesh
-    colliders (whose kernels the manifest holds last, after the default rope's): the
-    re-solve after a landing (``compile_landing``), then the helper's kernels from the
-    manifest's end backward, while the helper works forward, until one comes from the
-    cache: the two processes meet in the middle instead of compiling the same kernels one
-    after the other. Returns how many this process compiled."""
-    entries = load()
-    compiled = compile_landing()
-    for entry in reversed([e for e in entries
-                           if not e["inner"] and e["kernel"] not in HERE_KERNELS]):
+def compile_from_the_end(parts: tuple[str, ...] = PARTS[:2]) -> int:
+    """This process's second share while a helper runs, where the first scene has mesh
+    colliders or ropes colliding with each other (the manifest's ``parts`` it needs, whose
+    kernels come after the default rope's): the re-solve after a landing
+    (``compile_landing``), then the helper's kernels of those parts from the manifest's end
+    backward, while the helper works forward, until one comes from the cache: the two
+    processes meet in the middle instead of compiling the same kernels one after the other.
+    Returns how many this process compiled."""
+    compiled = compile_landing(parts)
+    for entry in reversed(helpers(load())):
+        if part_of(entry) not in parts:
+            continue  # (a part this scene does not use: the helper's alone)
         if not _compile_one(entry):
             break  # the helper was here (or it failed, which the warm-up then meets)
         compiled += 1
@@ -227,12 +254,12 @@ def compile_from_the_end() -> int:
 
 def run_helper() -> None:
     """The helper process: the solve's kernels this process reaches last
-    (``HELPER_FIRST``), then every other kernel of the manifest, in its order; then the
+    (``HELPER_FIRST``), then its share of the manifest (``helpers``), in order; then the
     mark, and its claim given up (``start``)."""
     try:
         entries = load()
-        _compile([e for e in entries if e["kernel"] in HELPER_FIRST]
-                 + [e for e in entries if not e["inner"] and e["kernel"] not in HERE_KERNELS])
+        _compile([e for e in entries if e["kernel"] in HELPER_FIRST and part_of(e) == PARTS[0]]
+                 + helpers(entries))
         mark = done_mark()
         if mark is not None:
             from .kernel_cache import digest
