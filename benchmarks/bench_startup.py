@@ -18,6 +18,9 @@ process, because start-up and numba's cache are per-process effects:
   timer's call, plays it again when ready). Also: the longest frame handler call.
 - first frame, warm: the same in later processes (numba cache filled), play pressed at once
   and ``USER_PAUSE_S`` after adding the rope (the preparation starts with the rope).
+- first frame over a prop, cold: the first process after installing, a cube with Collision
+  under the rope (``PROP_SIZE``, ``PROP_Z``), played for a second; also its slowest frame (the
+  landing) and what was compiled by then.
 - first frame of a new session: the preparation started by the launch timer, the rope added
   ``SESSION_ADD_S`` after the start, play pressed at once; and how long after the start the
   solver is ready. Also for the first session after installing (a fresh user folder).
@@ -48,6 +51,9 @@ REGISTER_BUDGET_S = 0.050
 WARM_FRAME_BUDGET_S = 0.3
 HANDLER_BUDGET_S = 0.3
 """Longest a frame handler call may take while the kernels compile [s] (it waits 0.2 s)."""
+PROP_SIZE, PROP_Z = 0.5, -0.3
+"""The prop of the mode "prop": a cube's size [m] and its centre's height [m] (its top 5 cm
+under the rope, which lies at z = 0)"""
 SESSION_ADD_S = 1.0
 """Seconds from Blender's window being up to a rope added, in the 'new session' figure: the
 least a person takes to reach Add > Curve > XPBD Rope."""
@@ -97,21 +103,29 @@ def _child(mode: str, argument: str) -> dict:
         result.update(_first_frame(int(points), pause_s=float(pause or 0.0)))
     elif mode == "session":
         result.update(_session_first_frame(int(argument)))
+    elif mode == "prop":
+        result.update(_first_frame(int(argument), prop=True))
     return result
 
 
-def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
+def _first_frame(points: int, *, pause_s: float = 0.0, prop: bool = False) -> dict:
     """Add a rope (Add > Curve > XPBD Rope) and play its first frame as a user in a window
     would: the handler returns within ``preparation.WAIT_S`` if the solver is not ready, the
     rope stays at rest, and the frame is played again when it is (``preparation.poll``, the
-    timer's call). ``pause_s``: seconds between adding the rope and pressing play."""
+    timer's call). ``pause_s``: seconds between adding the rope and pressing play. ``prop``:
+    over a box with Collision (Add > Mesh > Cube, 0.5 m, its top 5 cm under the rope's
+    middle), which the rope lands on in its fourth frame."""
     import bpy
     import numpy as np
+    from mathutils import Vector
 
     preparation = importlib.import_module(MODULE + ".preparation")
     preparation.WAIT_IN_BACKGROUND = False  # as in a window: never wait for a compile
     scene = bpy.context.scene
     scene.frame_set(scene.frame_start)
+    if prop:
+        bpy.ops.mesh.primitive_cube_add(size=PROP_SIZE, location=(1.0, 0.0, PROP_Z))
+        bpy.ops.object.modifier_add(type="COLLISION")
     added = time.perf_counter()
     bpy.ops.xpbd.rope_add(points=points)
     rope = bpy.context.object
@@ -146,11 +160,15 @@ def _first_frame(points: int, *, pause_s: float = 0.0) -> dict:
         "helper_mark": _helper_mark() if preparation.precompiled_status() else None,
     }
     later = []
-    for frame in range(scene.frame_start + 2, scene.frame_start + 12):
+    for frame in range(scene.frame_start + 2, scene.frame_start + (24 if prop else 12)):
         tick = time.perf_counter()
         scene.frame_set(frame)
         later.append(time.perf_counter() - tick)
     result["later_frame_s"] = statistics.median(later)
+    result["slowest_later_frame_s"] = max(later)
+    result["compiled_after"] = _compiled_kernels()  # (the part "rest" while it played)
+    co = points_now().reshape(-1, 4)
+    result["middle_z"] = float((rope.matrix_world @ Vector(co[len(co) // 2, :3]))[2])
     return result
 
 
@@ -237,6 +255,17 @@ def _run(user: Path, mode: str, argument: str = "", env_extra: dict | None = Non
     return json.loads(lines[-1][len("RESULT "):])
 
 
+def _freshly_installed(package: Path, mode: str, argument: str) -> dict:
+    """``_run`` in an empty user folder with ``package`` just installed (the first process
+    after installing: numba's cache empty)."""
+    fresh = Path(tempfile.mkdtemp(prefix="xpbd-bench-user-"))
+    try:
+        _run(fresh, "install", str(package))
+        return _run(fresh, mode, argument)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+
+
 def measure(repeat: int, points: int = 20) -> dict:
     """All figures, in seconds (medians over ``repeat`` processes where repeated)."""
     package = _package()
@@ -255,13 +284,10 @@ def measure(repeat: int, points: int = 20) -> dict:
         shutil.rmtree(user, ignore_errors=True)
     # the first session after installing, in a window: the launch timer starts the compile
     # (here: the copy of the precompiled kernels and the first import of numba)
-    fresh = Path(tempfile.mkdtemp(prefix="xpbd-bench-user-"))
-    try:
-        _run(fresh, "install", str(package))
-        cold_session = _run(fresh, "session", str(points))
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
-    every = [cold, *warm, *warm_paused, *sessions, cold_session]
+    cold_session = _freshly_installed(package, "session", str(points))
+    # the first rope after installing over a prop (a box with Collision), empty cache
+    prop = _freshly_installed(package, "prop", str(points))
+    every = [cold, *warm, *warm_paused, *sessions, cold_session, prop]
     return {
         "package": package.name,
         "package_mib": package.stat().st_size / 2**20,
@@ -278,8 +304,17 @@ def measure(repeat: int, points: int = 20) -> dict:
         "launch_ready_s": statistics.median(w["launch_ready_s"] for w in sessions),
         "first_frame_cold_session_s": cold_session["first_frame_s"],
         "launch_ready_cold_s": cold_session["launch_ready_s"],
+        "first_frame_prop_cold_s": prop["first_frame_s"],
+        "slowest_prop_frame_s": prop["slowest_later_frame_s"],
+        "prop_middle_z": prop["middle_z"],
+        "compiled_prop": prop["compiled_after"],
         "handler_block_max_s": max(r["handler_block_s"] for r in every),
         "handler_block_cold_s": cold["handler_block_s"],
+        "handler_block_by_run_s": {
+            "cold": cold["handler_block_s"],
+            "warm": max(r["handler_block_s"] for r in warm + warm_paused),
+            "session": max(r["handler_block_s"] for r in sessions),
+            "cold_session": cold_session["handler_block_s"], "prop": prop["handler_block_s"]},
         "all_moved": all(r["moved"] for r in every),
         "later_frame_s": statistics.median(w["later_frame_s"] for w in warm),
         "numba_file": warm[0]["numba_file"],
@@ -329,6 +364,12 @@ def main(argv: list[str]) -> int:
     print(f"first session after installing, the same: "
           f"{figures['first_frame_cold_session_s'] * 1e3:7.0f} ms; solver ready "
           f"{figures['launch_ready_cold_s'] * 1e3:.0f} ms after the start")
+    print(f"first rope after installing over a prop (cold): "
+          f"{figures['first_frame_prop_cold_s'] * 1e3:7.0f} ms; slowest of its first second "
+          f"{figures['slowest_prop_frame_s'] * 1e3:.0f} ms; compiled by then: "
+          f"{len(figures['compiled_prop'])} kernels; its middle at z = "
+          f"{figures['prop_middle_z'] * 1e3:.1f} mm (the box's top at "
+          f"{(PROP_Z + PROP_SIZE / 2) * 1e3:.0f} mm)")
     print(f"longest frame handler call {figures['handler_block_max_s'] * 1e3:7.0f} ms  (budget "
           f"{HANDLER_BUDGET_S * 1e3:.0f} ms) {'ok' if ok_block else 'OVER'}; cold "
           f"{figures['handler_block_cold_s'] * 1e3:.0f} ms")

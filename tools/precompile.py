@@ -16,13 +16,15 @@ Why numba's cache can be shipped (numba 0.68, measured): numba finds a cached ke
   add-on installed into another repository compiles as before.
 
 Compiled: the kernels of the rope that Add > Curve > XPBD Rope makes, of several ropes at once
-(the 16-lane kernels) and the write-back kernel, everything the first frames of a scene
-without colliders need. Others (contacts, threads for big scenes) still compile on first
+(the 16-lane kernels) and the write-back kernel, and every kernel the compile helper's
+manifest names (``core/kernel_manifest.json``: the contacts with a ground and with mesh
+colliders, Self Collision, the re-solve after a landing, sleeping), which a first session's
+scenes need. Others (threads for big scenes, bending on many ropes) still compile on first
 use, on the preparation thread. They are built on the platform that builds the package
 (linux-x64 here), by this Python and by the test matrix's venvs where they exist (Blender
 5.3's: Python 3.13), each only if its numba is the one the package bundles; they are kept
-under ``build/precompiled/`` by a hash of the sources, so rebuilding the package with
-unchanged sources does not compile again.
+under ``build/precompiled/`` by a hash of the sources and of what is compiled, so rebuilding
+the package with both unchanged does not compile again.
 """
 
 from __future__ import annotations
@@ -81,6 +83,9 @@ warmup.warm(core.Model(curl, pairs, weights, 1e-6, damping=0.1, radius=0.01,
                        bending_compliance=0.1, rod=core.Rod()), 10)
 io_kernels.warm()
 io_kernels.warm_tessellation()
+# the kernels of a first session's scenes with contacts (a ground, a prop, Self Collision):
+# the compile helper's manifest, by its types (core/kernel_manifest.json)
+importlib.import_module(sys.argv[2] + ".core.compile_helper").compile_manifest()
 """
 
 
@@ -100,8 +105,9 @@ def host_can_build() -> str | None:
 
 
 def sources_digest(source: Path) -> str:
-    """sha256 of every Python source of the add-on (what the kernels are compiled from)."""
-    digest = hashlib.sha256()
+    """sha256 of every Python source of the add-on (what the kernels are compiled from) and
+    of the script that compiles them (``_COMPILE``: what is compiled)."""
+    digest = hashlib.sha256(_COMPILE.encode())
     for path in sorted(source.rglob("*.py")):
         if "__pycache__" not in path.parts:
             digest.update(path.relative_to(source).as_posix().encode())

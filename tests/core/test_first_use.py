@@ -4,9 +4,10 @@ first frame, as on Windows, macOS or Linux ARM, where the package ships no compi
 
 What a user relies on: that first frame is the rope's real first frame (the same bits as a
 process whose kernels were compiled long ago), it comes in seconds, and only what the scene
-uses is compiled for it. The time is printed (``pytest -s``) and checked against a generous
-bound that the old 12 s would break; the targets (goal 2 s, target 4 s) are the benchmark's
-(``python -m benchmarks first_use``, docs/benchmarks.md).
+uses is compiled for it. The time is printed (``pytest -s``); it and its targets (goal 2 s,
+target 4 s) are the benchmark's (``python -m benchmarks first_use``, docs/benchmarks.md), not
+a unit test's, which a busy machine would fail. Checked here is what sets it: which kernels,
+and how many, the first frame waits for.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow  # a cold compile every run (8 s of CPU): not in --quick
 
-CPU_BOUND_S = 12.0
-"""Most CPU time [s] the cold first frame may take here: measured 7-9 s on the 2-core test
-machine (9.0-9.1 s on a slow day, 11.2 s on that day with a benchmark running beside the
-suite), 12.5-13.6 s before issue 33 on a fast day: a return to the old cost fails on any
-day. The figures that count are the benchmark's (``bench first_use``)."""
+FIRST_FRAME_KERNELS = 40
+"""Most of the add-on's kernel specialisations the cold first frame may compile in one
+process (its preparation's part "first" and the write-back's): 35 now (numba 0.68), each
+0.05-4 s. A kernel path added to the first frame, or a kernel compiled twice (for a literal,
+for another layout), shows here; the seconds are the benchmark's. (Until session 25 a bound
+on the CPU time, 12 s, which a busy machine exceeded once.)"""
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +65,11 @@ def test_the_first_frame_from_an_empty_cache_is_the_ropes_first_frame(cold: dict
     assert x[:, 2].min() >= bench_first_use.GROUND_Z
 
 
-def test_the_cold_first_frame_takes_seconds(cold: dict) -> None:
-    assert cold["cpu_s"] < CPU_BOUND_S, cold["cpu_s"]
+def test_the_cold_first_frame_compiles_few_kernels(cold: dict) -> None:
+    first = [name for name, *_ in cold["compiles"][:cold["by_first_frame"]]
+             if name.startswith("xpbd_addon.")]
+    print(f"\nkernels the cold first frame compiled: {len(first)}")
+    assert first and len(first) <= FIRST_FRAME_KERNELS, sorted(first)
 
 
 def test_only_what_the_default_rope_uses_is_compiled(cold: dict) -> None:

@@ -212,6 +212,13 @@ def _compile_one(entry: dict) -> bool:
         return False
 
 
+def compile_manifest() -> int:
+    """Every kernel the manifest names that is called from Python, by its types (its callees
+    come with it): the kernels of a first session's scenes, which the package ships compiled
+    for its platform (``tools/precompile.py``). Returns how many this process compiled."""
+    return _compile([e for e in load() if not e["inner"]])
+
+
 def compile_solve(contacts: bool, *, held: bool = False) -> None:
     """This process's first share while a helper runs: the direct solve, a substep per call
     (``contacts``: a frame with colliders, air, a damping map or a rod,
