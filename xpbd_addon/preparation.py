@@ -344,9 +344,11 @@ def _collides(model: Any) -> bool:
 
 def _holds_contacts(model: Any) -> bool:
     """Whether ``model``'s solve holds contacts between its ropes (two ropes or more with
-    Self Collision, ``core.solve.substeps``)"""
-    lanes = getattr(getattr(model, "plan", None), "lanes", None)
-    return _collides(model) and lanes is not None and len(lanes.rope_block) > 1
+    Self Collision, ``core.solve.substeps.holds_contacts``). Called once numba is loaded."""
+    from .core.solve.substeps import holds_contacts
+
+    plan = getattr(model, "plan", None)
+    return plan is not None and holds_contacts(model, plan)
 
 
 def _contact_parts(item: Request) -> tuple[str, ...]:

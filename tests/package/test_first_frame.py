@@ -102,8 +102,8 @@ def test_a_first_rope_over_a_prop_compiles_nothing(frames: dict) -> None:
     """The package also ships the kernels of a first session's scenes with contacts (the
     compile helper's manifest: a ground, a prop, Self Collision), so the first rope after
     installing, hung over a box with Collision, plays and lands without compiling anything
-    (before: about 90 kernels on one core, 30 s, as the helper process does not start where
-    precompiled kernels are used)."""
+    (before: 55 kernels compiled on one core, 24-30 s, as the helper process does not start
+    where precompiled kernels are used)."""
     built = frames["built"]
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     if built is None or here not in built["pythons"]:

@@ -37,6 +37,15 @@ contacts changed some segment's length by more than this fraction of its rest le
 resting rope, whose contacts lift it by g h^2 evenly, skips it)."""
 
 
+def holds_contacts(model: Model, plan: SolvePlan) -> bool:
+    """Whether the solve of ``plan`` holds the contacts between ropes (``kernels_held``):
+    the direct solver's lanes, Self Collision and two ropes or more; elsewhere there can be
+    none, and the solve's kernels compile without that code."""
+    lanes = plan.lanes
+    return (lanes is not None and plan.lane_solver == "direct" and bool(model.self_collision)
+            and len(lanes.rope_block) > 1)
+
+
 class RopeSubsteps:
     """The rope solve of one frame with contacts, a substep at a time (see the module).
 
@@ -84,8 +93,7 @@ class RopeSubsteps:
                 self.mode = "sweep_threads" if threads else "sweep"
         self.resolves = lanes is not None and plan.lane_solver == "direct"
         """The re-solve after the contacts runs (the direct solve's lanes only)"""
-        self.holds = (True if lanes is not None and self.resolves and model.self_collision
-                      and len(lanes.rope_block) > 1 else None)
+        self.holds = True if holds_contacts(model, plan) else None
         """True where contacts between ropes are held in the ropes' solve
         (``kernels_held``), None where there can be none (one rope, no self-collision, the
         sweep): the solve's kernels then compile without that code"""
