@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -16,6 +16,10 @@ from .substep_forces import SubstepForces
 from .tension import after_step, carries, carry_into
 from .validation import as_float_array, as_positive_float, as_substeps
 from .workspace import RodSubsteps, Workspace
+
+if TYPE_CHECKING:  # (imported where used: they load numba)
+    from .contacts.frame import FrameContacts
+    from .solve.substeps import RopeSubsteps
 
 MAX_DAMPING_PER_SUBSTEP = 50.0
 """The most damping d [1/s] times the substep h [s] a step takes: each substep keeps
@@ -298,6 +302,15 @@ def _damp_more(v: np.ndarray, beyond: np.ndarray, h: float) -> None:
     v *= np.exp(-beyond * h)[:, None]
 
 
+def _hold(ropes: RopeSubsteps, frame: FrameContacts, x: np.ndarray, v: np.ndarray) -> None:
+    """The rope-rope contacts that touch at x, v held in the ropes' next solves
+    (``RopeSubsteps.hold``), where their solve holds any (two ropes or more with
+    self-collision): else the frame's pairs are not even chosen (``hold_pairs``: a few per
+    cent of a single rope's frame with a ground)."""
+    if ropes.holds is not None:
+        ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)
+
+
 def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt: float,
                            substeps: int, gravity: np.ndarray, extra: np.ndarray,
                            targets: np.ndarray, plan: SolvePlan, parallel: bool | None,
@@ -373,13 +386,13 @@ def _advance_with_contacts(model: Model, state: State, workspace: Workspace, dt:
             # the ropes the contacts stretched, solved again (the contacts between ropes
             # held in it: ``kernels_held``), then the colliders again without friction. See
             # ``kernels_resolve``.
-            ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)
+            _hold(ropes, frame, x, v)
             resolve_moves = ropes.resolve(moved, threads)
             frame.refresh(x, v, substep)  # the re-solve may take particles off their chords
             for _ in range(RESOLVE_CONTACT_PASSES):
                 moved = frame.project_again(x, v, substep, resolve_moves)
         frame.end_substep(v)
-        ropes.hold(*frame.hold_pairs(x, v), frame.hold_reach)  # (for the next substep's solve)
+        _hold(ropes, frame, x, v)  # (for the next substep's solve)
         ropes.take_moved(moved)
         if forces is not None:
             forces.finish(state)
