@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import inline_kernel, kernel
 from .kernels_arrays import doubled
 from .kernels_geometry import closest_on_triangle
 
@@ -109,29 +109,31 @@ def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
     return False
 
 
-@kernel
+@inline_kernel
 def swept_box(vertices, vertices_end, triangles, t, grow, lo, hi):
     """Triangle t's box over a frame moving from ``vertices`` to ``vertices_end`` (V, 3) [m],
     grown by ``grow`` [m], into rows t of lo, hi (T, 3); returns its corners' largest
-    displacement over the frame [m]."""
-    motion = 0.0
-    for c in range(3):
-        lo[t, c] = np.inf
-        hi[t, c] = -np.inf
+    displacement over the frame [m]. (The box is gathered in locals and written once: read
+    and written in lo, hi corner by corner, which the compiler must take as possibly
+    sharing memory with the vertices, it cost a moving collider of 80,000 triangles 2.2 ms
+    a frame.)"""
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    motion2 = 0.0
     for k in range(3):
         vertex = triangles[t, k]
-        m2 = 0.0
-        for c in range(3):
-            p0 = vertices[vertex, c]
-            p1 = vertices_end[vertex, c]
-            lo[t, c] = min(lo[t, c], p0, p1)
-            hi[t, c] = max(hi[t, c], p0, p1)
-            m2 += (p1 - p0) * (p1 - p0)
-        motion = max(motion, math.sqrt(m2))
-    for c in range(3):
-        lo[t, c] -= grow
-        hi[t, c] += grow
-    return motion
+        a0, a1, a2 = vertices[vertex, 0], vertices[vertex, 1], vertices[vertex, 2]
+        b0, b1, b2 = vertices_end[vertex, 0], vertices_end[vertex, 1], vertices_end[vertex, 2]
+        lo0, hi0 = min(lo0, a0, b0), max(hi0, a0, b0)
+        lo1, hi1 = min(lo1, a1, b1), max(hi1, a1, b1)
+        lo2, hi2 = min(lo2, a2, b2), max(hi2, a2, b2)
+        # (sqrt is monotonic and correctly rounded: the largest root is the root of the
+        # largest square, bit for bit)
+        motion2 = max(motion2, (b0 - a0) * (b0 - a0) + (b1 - a1) * (b1 - a1)
+                      + (b2 - a2) * (b2 - a2))
+    lo[t, 0], lo[t, 1], lo[t, 2] = lo0 - grow, lo1 - grow, lo2 - grow
+    hi[t, 0], hi[t, 1], hi[t, 2] = hi0 + grow, hi1 + grow, hi2 + grow
+    return math.sqrt(motion2)
 
 
 @kernel
