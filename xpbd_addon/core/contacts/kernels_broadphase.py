@@ -113,10 +113,9 @@ def _chord_near(x0, y0, z0, dx, dy, dz, samples, limit, vertices, i0, i1, i2):
 def swept_box(vertices, vertices_end, triangles, t, grow, lo, hi):
     """Triangle t's box over a frame moving from ``vertices`` to ``vertices_end`` (V, 3) [m],
     grown by ``grow`` [m], into rows t of lo, hi (T, 3); returns its corners' largest
-    displacement over the frame [m]. (The box is gathered in locals and written once: read
-    and written in lo, hi corner by corner, which the compiler must take as possibly
-    sharing memory with the vertices, it cost a moving collider of 80,000 triangles 2.2 ms
-    a frame.)"""
+    displacement over the frame [m]. Inlined: called once per triangle as a function of its
+    own, it cost a moving collider of 80,802 triangles 2.26 ms a frame (0.47 ms inlined);
+    the box is gathered in locals and written once (1.51 ms of the 2.26 without inlining)."""
     lo0 = lo1 = lo2 = np.inf
     hi0 = hi1 = hi2 = -np.inf
     motion2 = 0.0
