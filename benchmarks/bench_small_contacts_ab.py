@@ -82,17 +82,16 @@ def _added_rope(package: str):
 def main() -> None:
     ref = _option("ref", "HEAD")
     old = _package_at(ref, Path(tempfile.mkdtemp()))
-    print(f"1 x {POINTS} points on the terrain, {FRAMES} frames, per-frame minimum of {TURNS} "
+    print(f"One rope a scene, {FRAMES} frames, per-frame minimum of {TURNS} "
           f"turns (ms per frame: mean / second half)\n")
-    for scene_name in ("static", "moving", f"moving, {BIG_TERRAIN} triangles",
-                       "the Add-menu rope in the air over a ground"):
-        if scene_name.startswith("the"):
-            a, b = _added_rope(old), _added_rope("xpbd_addon")
-        else:
-            moving, cells = scene_name.startswith("moving"), 31
-            if scene_name.endswith("triangles"):
-                cells = BIG_CELLS
-            a, b = _runner(old, moving, cells), _runner("xpbd_addon", moving, cells)
+    scenes = {  # name: the runner for a package
+        "static": lambda package: _runner(package, False),
+        "moving": lambda package: _runner(package, True),
+        f"moving, {BIG_TERRAIN} triangles": lambda package: _runner(package, True, BIG_CELLS),
+        "the Add-menu rope in the air over a ground": _added_rope,
+    }
+    for scene_name, runner in scenes.items():
+        a, b = runner(old), runner("xpbd_addon")
         a(5), b(5)  # (compiled, cached)
         times_a, times_b = [], []
         for _ in range(TURNS):
