@@ -110,3 +110,18 @@ def test_the_frame_after_the_first_compiles_nothing_either(cold: dict) -> None:
     in the State (``State.tension``), whose kernel the first part must have compiled too
     (a Blender frame compiled it on the main thread, stalling it)."""
     assert cold["in_second_frame"] == []
+
+
+@pytest.mark.parametrize("radius", [1e6, 1e30])
+def test_the_warm_up_takes_a_radius_far_beyond_any_ropes(radius: float) -> None:
+    """A Radius typed as 1e6 m (the field has no hard maximum): the preparation still
+    compiles the rope's kernels. Its colliders stood that many radii away, beyond the
+    coordinates a collider accepts, and the warm-up failed with a traceback in the console
+    (found by the fuzz sessions)."""
+    from xpbd_addon.core import Model, warmup
+
+    x = np.zeros((8, 3))
+    x[:, 0] = np.linspace(0.0, 1.0, 8)
+    edges = np.stack([np.arange(7), np.arange(1, 8)], axis=1)
+    model = Model(x, edges, np.full(8, 0.05), 1e-7, radius=radius, self_collision=True)
+    warmup.warm(model, 5, meshes=True, ground=True, air=True)

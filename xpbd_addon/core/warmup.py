@@ -56,6 +56,11 @@ PARTIAL_SHARE = 5
 (``contacts.constants.PARTIAL_SEARCH`` is 4: more, and the search is a full one)"""
 
 PARTS = ("all", "first", "rest")
+
+WARM_REACH = 1.0
+"""The largest rope radius [m] the warm-up's colliders are placed by: a radius typed far
+beyond any rope's (1e6 m) would put them past the coordinates a collider accepts
+(``collision.MAX_COORDINATE``), and where they stand changes no kernel compiled."""
 """``warm``'s parts: everything; a first frame's kernels; the rest"""
 
 
@@ -106,6 +111,12 @@ def _air(air: bool) -> Any:
     return Air() if air else None
 
 
+def _reach(model: Model) -> float:
+    """How far from the ropes the warm-up's colliders stand, in rope radii [m]: the largest
+    radius, at least 1 mm and at most ``WARM_REACH``."""
+    return min(max(float(model.particle_radius.max(initial=0.0)), 1e-3), WARM_REACH)
+
+
 def _colliders(model: Model, state: Any, meshes: bool, ground: bool,
                gap: float = -0.5) -> list[Collider | Plane]:
     """A small triangle (``meshes``) and a tilted plane (``ground``) ``gap`` times the
@@ -118,7 +129,7 @@ def _colliders(model: Model, state: Any, meshes: bool, ground: bool,
         rows = free if len(free) else np.arange(model.particle_count)
         if len(rows):
             low = state.x[rows[np.argmin(state.x[rows, 2])]]
-            reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
+            reach = _reach(model)
             z = low[2] + gap * reach
             if meshes:
                 size = 10.0 * reach
@@ -169,7 +180,7 @@ def _falling(model: Model, substeps: int, meshes: bool, air: bool) -> None:
     state = model.state()
     colliders: list[Collider | Plane] = []
     if meshes and model.particle_count:
-        reach = max(float(model.particle_radius.max(initial=0.0)), 1e-3)
+        reach = _reach(model)
         low, high = state.x.min(axis=0), state.x.max(axis=0)
         side = high[1] + WALL_GAP * reach  # beside the ropes, along their fall
         # [m] reaching 1 m past the ropes' ends, above them and below their fall
