@@ -11,13 +11,18 @@ frame or a subframe (``frame_set(f, subframe=s)``, as motion blur does), move a 
 Simulation Start, save and reopen, toggle Enabled, Reset (also through the linked duplicate,
 with Use Current Shape as Rest), Edit Mode on the duplicate while the frame changes, an
 attachment to an empty scaled to zero or back, extreme values
-set from a script (inf, NaN, 1e30, damping 2e5 with Self Collision), Bake, Free Bake.
+set from a script (inf, NaN, 1e30, damping 2e5 with Self Collision), Bake, Free Bake; and
+on a box with Collision under the ropes and on the scene (``fuzz_props.py``): moved through
+them, scaled to nothing, Collision settings at their limits, Collision removed and added,
+its mesh collapsed or a vertex non-finite, deleted and made again, the frame rate changed.
 After each one:
 - no mesh or curve holds a NaN or infinite value;
 - no rope shows an "Internal error" (every problem is a message);
 - every rope whose stored rest shape fits its topology holds exactly the rest shape the
   user last gave it (``expected``), so Reset recovers it bit for bit;
-- now and then (``check_playback``) the frame shown equals playing from the start frame.
+- now and then (``check_playback``) the frame shown equals playing from the start frame;
+- the preparation in the background (``xpbd_addon.preparation``) never failed: it prints a
+  failure to the console and the rope simulates anyway, but a user sees a traceback.
 
 A failure is printed with its seed and the actions that led to it (``FAILURE`` lines):
 ``python fuzz_session.py SEED ACTIONS FOLDER`` replays that session. The last stdout line
@@ -44,6 +49,7 @@ import numpy as np  # noqa: E402
 
 import xpbd_addon  # noqa: E402
 from blender import ropes  # noqa: E402
+from blender.fuzz_props import PropActions, build_prop  # noqa: E402
 from xpbd_addon.blender.frame import sim  # noqa: E402
 from xpbd_addon.blender.read import geometry, rest  # noqa: E402
 
@@ -92,7 +98,26 @@ def build() -> None:
     hand = bpy.data.objects.new(HAND, None)
     scene.collection.objects.link(hand)
     hand.location = (2.0, 0.0, 0.0)
+    build_prop(scene)
     scene.frame_set(1)
+
+
+class PreparationFailures:
+    """Stands in for ``traceback`` in ``xpbd_addon.preparation``: each failure it prints
+    there (then goes on) is recorded, for ``Fuzz.check``."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def print_exc(self, *args, **kwargs) -> None:
+        self.seen.append(traceback.format_exc())
+        traceback.print_exc(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(traceback, name)
+
+
+PREPARATION = PreparationFailures()
 
 
 def shape(obj) -> np.ndarray:
@@ -122,7 +147,7 @@ def all_finite() -> str | None:
     return None
 
 
-class Fuzz:
+class Fuzz(PropActions):
     def __init__(self, seed: int, folder: Path) -> None:
         self.rng = random.Random(seed)
         self.folder = folder
@@ -346,6 +371,9 @@ class Fuzz:
 
     # --- invariants ------------------------------------------------------------------------
     def check(self) -> None:
+        if PREPARATION.seen:
+            raise AssertionError("the preparation failed: "
+                                 + PREPARATION.seen[0].strip().splitlines()[-1])
         where = all_finite()
         if where is not None:
             raise AssertionError(f"a non-finite value in {where}")
@@ -374,7 +402,10 @@ class Fuzz:
                        self.reset, self.bake, self.free_bake, self.check_playback]
                     + [self.subframe] * 2 + [self.check_playback, self.late_start,
                                              self.twin_edit_mode, self.twin_reset,
-                                             self.zero_scale, self.extreme])
+                                             self.zero_scale, self.extreme]
+                    + [self.prop_move, self.prop_scale, self.prop_settings,
+                       self.prop_collision, self.prop_mesh, self.prop_delete,
+                       self.frame_rate])
         end = time.perf_counter() + budget
         for _ in range(actions):
             if time.perf_counter() > end:
@@ -388,6 +419,7 @@ class Fuzz:
 def session(seed: int, actions: int, folder: Path, budget: float) -> dict:
     """One session: ``{"seed", "ok", "log", "error"}``."""
     fuzz = None
+    PREPARATION.seen.clear()
     try:
         fuzz = Fuzz(seed, folder)
         fuzz.run(actions, budget=budget)
@@ -402,6 +434,9 @@ def main() -> None:
     budget = float(sys.argv[4]) if len(sys.argv) > 4 else 40.0
     sessions = int(sys.argv[5]) if len(sys.argv) > 5 else 1
     xpbd_addon.register()
+    from xpbd_addon import preparation
+
+    preparation.traceback = PREPARATION
     results = []
     for k in range(sessions):
         done = session(seed + k, actions, folder, budget)
