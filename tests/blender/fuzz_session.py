@@ -291,6 +291,9 @@ class Fuzz(PropActions):
         setattr(obj.xpbd, name, value)
         obj.xpbd.use_self_collision = collide
         frame = self.rng.randint(1, FRAME_END)
+        # (noted first: a failure in the check below names what was set)
+        self.log.append(f"({obj.name}.{name} = {value}, self collision {collide}, "
+                        f"frame {frame}: under way)")
         try:
             self.scene.frame_set(frame)
             self.check()

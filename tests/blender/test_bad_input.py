@@ -154,6 +154,21 @@ def test_out_of_range_values_are_clamped_by_the_properties(scene):
     assert np.all(np.isfinite(ropes.local_points(obj)))
 
 
+@pytest.mark.parametrize("value", [float("inf"), 1e30])
+def test_a_length_scale_set_from_a_script_beyond_its_range_pays_out_1000_times(scene, value):
+    """Length Scale inf or 1e30 from a script (found by the fuzz sessions): Blender clamped
+    it to the float maximum, 3.4e38, which passed as a finite scale; the rest lengths were
+    then 1e38 m, the panel said the simulation blew up and asked for more substeps, and the
+    preparation in the background failed. Its range ends at 1000 now: the rope pays out to
+    1000 times its length and plays."""
+    obj = ropes.curve_rope(scene, "POLY")
+    obj.xpbd.length_scale = value
+    assert obj.xpbd.length_scale == 1000.0
+    ropes.play(scene, 1, 4)
+    assert sim.status(obj) is None
+    assert np.all(np.isfinite(ropes.local_points(obj)))
+
+
 def test_nan_compliance(scene, witness):
     obj = ropes.curve_rope(scene, "POLY")
     ropes.play(scene, 1, 3)

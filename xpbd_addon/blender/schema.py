@@ -147,10 +147,10 @@ SETTINGS: tuple[Setting, ...] = (
         reaches=RUN, shared="Pre-roll", check=Check(low=0)),
     Setting(
         "length_scale", FLOAT, "Length Scale", default=1.0, unit="-",
-        options=dict(min=0.01, soft_min=0.05, soft_max=2.0, precision=3),
+        options=dict(min=0.01, max=1000.0, soft_min=0.05, soft_max=2.0, precision=3),
         description="Rest length of the rope as a fraction [-] of its modelled length: key it "
                     "to reel a rope in or pay it out like a winch (a rope pinned at both ends "
-                    "tightens as it shortens). 1 = as modelled",
+                    "tightens as it shortens), up to 1000 times. 1 = as modelled",
         reaches=STIFFNESS, check=Check(low=0.0, strict=True), animatable=True),
     Setting(
         "tear_force", FLOAT, "Tear Force", default=0.0, unit="N",
