@@ -135,3 +135,34 @@ def test_the_substep_bound_fades_the_twist_as_the_kernels_do():
     np.testing.assert_allclose(rod.kink_fade(cosines),
                                [kernels_rod.kink_fade(c) for c in cosines], rtol=0, atol=1e-15)
     assert rod.kink_fade(np.array([-0.5, -1.0])).tolist() == [1.0, 0.0]
+
+
+def test_a_twist_stiffness_beyond_any_materials_twists_as_rigid_and_stays_finite():
+    """GJ of 1e25 N m^2 or Blender's float maximum (what a script's inf becomes, found by
+    the extreme values of the fuzz sessions): the twist solve overflowed into NaN (at 1e25
+    in this scene; in Blender the panel said the rope blew up and asked for more substeps).
+    Beyond ``MAX_TWIST_STIFFNESS`` the twist is rigid: such a rod moves exactly as at 1e12,
+    and nearly as at 1e8 (its twist is rigid by then)."""
+    from xpbd_addon.core import Model, Rod
+    from xpbd_addon.core.rod import MAX_TWIST_STIFFNESS
+
+    n = 12
+    x = np.zeros((n, 3))
+    x[:, 0], x[:, 2] = np.linspace(0.0, 1.0, n), 0.1 * np.sin(np.linspace(0.0, 3.0, n))
+    edges = np.stack([np.arange(n - 1), np.arange(1, n)], axis=1)
+    inv_mass = np.full(n, 20.0)
+    inv_mass[0] = 0.0
+
+    def played(twist_stiffness):
+        model = Model(x, edges, inv_mass, 1e-7, bending_compliance=1e-2,
+                      rod=Rod(twist_stiffness=twist_stiffness, bend_rest="modelled"))
+        state = model.state()
+        for _ in range(24):
+            step(model, state, DT, 10)
+        return state.x
+
+    rigid = played(MAX_TWIST_STIFFNESS)
+    assert np.isfinite(rigid).all()
+    for beyond in (1e25, 1e28, 3.4028234663852886e38):
+        assert np.array_equal(played(beyond), rigid), beyond
+    assert np.abs(played(1e8) - rigid).max() < 1e-6

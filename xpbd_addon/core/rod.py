@@ -25,6 +25,12 @@ from . import groups
 POISSON_FACTOR = 1.3
 """1 + nu: EI / GJ of a solid round rod of an isotropic material with Poisson's ratio 0.3"""
 
+MAX_TWIST_STIFFNESS = 1e12
+"""[N m^2] The largest GJ a rod twists with: a greater one, given or derived from a tiny
+bending compliance, acts as this one. The twist is rigid long before (a rope's GJ is about
+1e-3, a 2 cm steel bar's 1e3; a bent rod moves the same to every printed digit from 1e7
+on), and from about 1e24 the twist solve overflowed into NaN."""
+
 MIN_TWIST_RADIUS = 1e-3
 """[m] The least radius a segment's rotational inertia is computed with (a rope of radius 0
 still turns with a finite twist rate)."""
@@ -222,10 +228,13 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
             plastic_angle[first + 1:first + n] = np.where(np.isinf(yield_curvature), np.inf,
                                                           yield_curvature * mean)
             gj = given[chain[1:-1]]
+            gj = np.where(np.isinf(gj), gj, np.minimum(gj, MAX_TWIST_STIFFNESS))  # (nan stays)
             per_length = np.where(np.isinf(gj), np.inf,
                                   gj / np.where(mean > 0.0, mean, np.inf))
-            twist_k[first + 1:first + n] = np.where(np.isnan(gj), derived[chain[1:-1]],
-                                                    per_length)
+            from_bending = derived[chain[1:-1]]
+            from_bending = np.where(np.isinf(from_bending), from_bending, np.minimum(
+                from_bending, MAX_TWIST_STIFFNESS / np.where(mean > 0.0, mean, np.inf)))
+            twist_k[first + 1:first + n] = np.where(np.isnan(gj), from_bending, per_length)
     # the rest frames: the first segment's normal (world z off its tangent, x for a vertical
     # one) carried along the rest shape, each segment turned by its roll
     normal = np.zeros((count, 3))
