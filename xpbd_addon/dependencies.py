@@ -32,12 +32,24 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 
 REQUIRED = ("numba", "llvmlite")
 """Modules the kernels need beyond what Blender ships (numpy)."""
 
 _load_error: str | None = None
 """Why the last ``load_numba()`` failed, or None if it succeeded or never ran."""
+
+_loaded = False
+"""Whether ``load_numba()`` imported numba and llvmlite completely (a module being imported
+by another thread is in ``sys.modules`` already, half made)"""
+
+IMPORTING = threading.RLock()
+"""Held while numba is first imported (``load_numba``, and the preparation thread's look at
+numba's cache before it): two threads importing numba at once meet half-made modules of
+each other's and one fails with a circular ImportError ('cannot import name NullCache from
+partially initialized module numba.core.caching'), which a rope built on Blender's thread
+while the preparation imported numba showed as an Internal error."""
 
 
 def numba_problem() -> str | None:
@@ -61,21 +73,25 @@ def numba_problem() -> str | None:
 
 def load_numba() -> str | None:
     """Import numba and llvmlite now; return None on success, else the reason (also kept for
-    ``numba_problem``). Cheap after the first call."""
-    global _load_error
-    if _load_error is not None:
+    ``numba_problem``). Cheap after the first call. Thread-safe: a call while another thread
+    imports numba waits for it (``IMPORTING``)."""
+    global _load_error, _loaded
+    if _loaded or _load_error is not None:
         return _load_error
-    if all(name in sys.modules for name in REQUIRED):
-        return None
-    missing = numba_problem()
-    if missing:
-        _load_error = missing
-        return missing
-    try:
-        for name in REQUIRED:
-            importlib.import_module(name)
-    except Exception as error:  # any failure to import is reported, never raised into Blender
-        _load_error = _describe_import_error(error)
+    with IMPORTING:  # (another thread importing numba: wait until it is done)
+        if _loaded or _load_error is not None:
+            return _load_error
+        missing = numba_problem()
+        if missing:
+            _load_error = missing
+            return missing
+        try:
+            for name in REQUIRED:
+                importlib.import_module(name)
+        except Exception as error:  # any failure to import is reported, never raised
+            _load_error = _describe_import_error(error)
+        else:
+            _loaded = True
     return _load_error
 
 

@@ -226,8 +226,9 @@ def _run() -> None:
     while they play (``core.warmup.warm``'s parts). Never touches bpy."""
     item: Request | None = None
     try:
-        _use_precompiled()
-        reason = dependencies.load_numba()
+        with dependencies.IMPORTING:  # (the cache's look imports part of numba already)
+            _use_precompiled()
+            reason = dependencies.load_numba()
         helped = reason is None and _start_helper()
         if reason is None and not helped:
             _warm_io()

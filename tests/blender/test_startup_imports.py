@@ -53,3 +53,27 @@ def test_import_and_register_load_neither_numba_nor_numpy():
     if not result["numpy_before"]:  # Blender 4.2: bpy has not loaded numpy
         assert heavy == [], heavy
     assert result["holding_numpy"] == [], result["holding_numpy"]
+
+
+def test_a_rod_played_while_the_preparation_imports_numba_plays():
+    """A curve rope enabled with Twist and played at once, in a new Blender process: enabling
+    it starts the preparation, whose thread imports numba, while the first frame builds the
+    rod's frames with numba kernels on Blender's thread. Two threads importing numba at
+    once met each other's half-made modules, and the rope showed "Internal error
+    (ImportError: cannot import name 'NullCache' from partially initialized module
+    'numba.core.caching')" until a setting changed; now the first frame waits for the
+    import."""
+    from . import isolated
+
+    result = isolated.run("""
+        result["numba_before"] = "numba" in sys.modules
+        obj = ropes.curve_rope(scene, "POLY")
+        obj.xpbd.use_twist = True
+        scene.frame_set(1)
+        scene.frame_set(2)
+        result["status"] = sim.status(obj)
+        result["moved"] = float(abs(ropes.world_points(obj)[-1, 2]))
+    """)
+    assert not result["numba_before"]  # (else there is no import to race with)
+    assert result["status"] is None
+    assert result["moved"] > 1e-3

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import dependencies
 from ...core import material as core_material
 from ...core import rod as core_rod
 from ..read.geometry import RopeError
@@ -74,6 +75,11 @@ def rod_argument(settings: Any, positions: np.ndarray, bends: bool,
     plastic = bends and bool(settings.use_plasticity)
     if not (modelled or settings.use_twist or plastic):
         return {}
+    # A rod's frames are made by numba kernels, here on Blender's thread: numba is imported
+    # first, or waited for while the preparation thread imports it (``dependencies``)
+    reason = dependencies.load_numba()
+    if reason is not None:
+        raise RopeError(reason)
     return {"rod": core_rod.Rod(
         roll=roll() if callable(roll) else roll, bend_rest="modelled" if modelled else "straight",
         twist_stiffness=float(settings.twist_stiffness) if settings.use_twist else None,
