@@ -122,7 +122,7 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
     # The runs of the frame engine (blender/frame/runs.py): ropes that collide with each other,
     # batches of plain ropes, ropes alone. They all read the scene's colliders once.
     with colliders.shared_reads():
-        jumps = _each_run(scene, entries, show)
+        jumps = _within_replay(frame, _each_run(scene, entries, show))
         if not jumps or (subframe > 0.0 and (render or _replaying)):
             return  # (a subframe never fills whole frames with its own inputs)
         if render or _replaying:
@@ -145,6 +145,29 @@ def update_scene(scene: Any, depsgraph: Any = None) -> None:
             scene.frame_set(frame, subframe=subframe)
     finally:
         _replaying = False
+
+
+MAX_REPLAY = 10_000
+"""The most frames a frame change simulates to reach a frame past a rope's cache (a jump ahead
+replays the missing frames one by one). A rope farther from the frame asked for, as from a
+Simulation Start far before it, stops with a message instead: Blender would not come back for
+minutes (hours from the lowest Start). Playing on, or a bake, goes frame by frame."""
+
+
+def _within_replay(frame: int, jumps: list[tuple[Any, Any, int]]) -> list[tuple[Any, Any, int]]:
+    """``jumps`` (``_each_run``'s) whose missing frames number at most ``MAX_REPLAY``; the
+    ropes of the others stop with a message, retried at the next frame change."""
+    kept = []
+    for run, members, need in jumps:
+        if frame - need < MAX_REPLAY:
+            kept.append((run, members, need))
+            continue
+        for obj, _rope in members:
+            _fail(obj, RetryError(
+                f"Frame {frame} needs {frame - need + 1:,} frames simulated before it: a frame "
+                f"change simulates at most {MAX_REPLAY:,}. Play on from an earlier frame, "
+                "bring the Simulation Start closer, or bake"))
+    return kept
 
 
 def _each_run(scene: Any, entries: list[tuple[Any, Any]],

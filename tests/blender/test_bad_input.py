@@ -169,6 +169,30 @@ def test_a_length_scale_set_from_a_script_beyond_its_range_pays_out_1000_times(s
     assert np.all(np.isfinite(ropes.local_points(obj)))
 
 
+def test_a_start_frame_a_million_frames_back_stops_the_rope_instead_of_replaying(scene,
+                                                                                 witness):
+    """Simulation Start set from a script to -2**31: the first frame change replayed every
+    frame from there, two billion, and Blender never came back. The Start keeps to the range
+    of Blender's own caches (+-1,048,574), and a frame change simulates at most
+    ``MAX_REPLAY`` frames: the rope says so and keeps its shape; the other rope plays on,
+    and the rope plays again once its Start is near."""
+    from xpbd_addon import handlers
+
+    obj = ropes.curve_rope(scene, "POLY", name="far")
+    before = ropes.local_points(obj).copy()
+    obj.xpbd.frame_start = -2**31
+    assert obj.xpbd.frame_start == -1_048_574
+    obj.xpbd.frame_end = 2**31 - 1
+    assert obj.xpbd.frame_end == 1_048_574
+    _still_simulating(scene, witness)
+    assert f"at most {handlers.MAX_REPLAY:,}" in sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)
+    obj.xpbd.frame_start = 1
+    ropes.play(scene, 1, 3)
+    assert sim.status(obj) is None
+    assert ropes.world_points(obj)[-1, 2] < -0.01
+
+
 def test_nan_compliance(scene, witness):
     obj = ropes.curve_rope(scene, "POLY")
     ropes.play(scene, 1, 3)

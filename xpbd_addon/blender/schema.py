@@ -74,6 +74,11 @@ _POINT = (("stiffness_mode", "POINT"),)
 _MATERIAL = (("stiffness_mode", "MATERIAL"),)
 _GROUND = (("use_ground", True),)
 
+MAX_FRAME = 1048574
+"""The frame range of Blender's own caches (``PointCache.frame_start`` / ``frame_end``): a
+Start typed far below it (or set from a script to -2**31) had a first frame replay billions of
+frames, and Blender never came back."""
+
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "enabled", BOOL, "XPBD Rope", default=False, cache=False,
@@ -129,11 +134,12 @@ SETTINGS: tuple[Setting, ...] = (
         reaches=PINS, animatable=True, panel="Last Point"),
     Setting(
         "frame_start", INT, "Start", default=1, unit="frame",
+        options=dict(min=-MAX_FRAME, max=MAX_FRAME),
         description="Frame [frame] at which the simulation starts from the rest shape; at or "
                     "before it the rope is reset",
         reaches=RUN, shared="Simulation Start", panel="Simulation Start"),
     Setting(
-        "frame_end", INT, "End", default=250, unit="frame",
+        "frame_end", INT, "End", default=250, unit="frame", options=dict(min=1, max=MAX_FRAME),
         description="Last simulated frame [frame]; later frames hold this frame's shape",
         reaches=RUN, shared="End",
         check=Check(after="frame_start",
