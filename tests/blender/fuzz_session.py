@@ -63,7 +63,8 @@ EXTREMES = (("damping", 2e5), ("damping", float("inf")), ("damping", 1e30),
             ("compliance", float("inf")), ("vertex_mass", float("nan")),
             ("radius", 1e30), ("length_scale", float("inf")), ("tear_force", float("nan")),
             ("self_friction", float("nan")), ("bending_compliance", float("inf")),
-            ("ground_height", 1e30), ("substeps", 10**6))
+            ("ground_height", 1e30), ("substeps", 10**6), ("twist_stiffness", float("inf")),
+            ("frame_start", -2**31), ("frame_end", 2**31 - 1))
 """(setting, value) a script may set: each must be refused with a message or clamped"""
 
 
