@@ -189,3 +189,24 @@ def test_unsupported_fields_are_named():
     sample = fields.evaluate(sources, np.zeros((1, 3)), np.zeros((1, 3)), 1)
     assert len(sample.skipped) == 2 and "magnet" in sample.skipped[0]
     assert not sample.force.any()
+
+
+@pytest.mark.parametrize("kind, setting, says", [
+    ("FORCE", "strength", "NaN or infinite forces"),
+    ("HARMONIC", "rest_length", "more than 1e+09 m/s^2"),
+])
+def test_a_field_set_to_inf_from_a_script_stops_the_rope_saying_so(scene, kind, setting, says):
+    """A Harmonic field's rest length set to inf arrives as Blender's float maximum (3.4e38
+    m): finite forces of that size threw the rope past the world's coordinates, and the panel
+    said the solve blew up and asked for more substeps. The field is named as the cause, and
+    nothing is written."""
+    from xpbd_addon.blender.frame import sim
+
+    from . import ropes
+
+    rope = ropes.curve_rope(scene, "POLY")
+    before = ropes.local_points(rope).copy()
+    field(kind, location=(0.5, 0.0, 0.3), **{setting: float("inf")})
+    ropes.play(scene, 1, 3)
+    assert says in (sim.status(rope) or ""), sim.status(rope)
+    assert np.array_equal(ropes.local_points(rope), before)

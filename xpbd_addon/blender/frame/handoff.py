@@ -111,6 +111,16 @@ class Handoff:
                    tuple(held), notes, turns)
 
 
+MAX_FIELD_ACCELERATION = 1e9
+"""[m/s^2] (10^8 g) The most a force field may accelerate a point: beyond, one frame throws the
+rope past the coordinates Blender can hold, which the guard after the step took for a solve
+that blew up (and asked for more substeps). A field set from a script to its float maximum
+(a Harmonic field's rest length of 3.4e38 m) stops the rope with its own message."""
+
+MAX_WIND_SPEED = 1e5
+"""[m/s] The fastest wind a field may blow (the same, for the air's drag)"""
+
+
 def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
             previous: list[Any], accelerations: np.ndarray | None, count: int
             ) -> tuple[np.ndarray | None, np.ndarray | None, tuple[tuple[str, ...], ...]]:
@@ -132,6 +142,12 @@ def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
         if not (np.all(np.isfinite(pushed)) and np.all(np.isfinite(blown))):
             raise RopeError("A force field gives NaN or infinite forces here (check its "
                             "strength and falloff); nothing was written")
+        if (np.abs(pushed).max(initial=0.0) > MAX_FIELD_ACCELERATION
+                or np.abs(blown).max(initial=0.0) > MAX_WIND_SPEED):
+            raise RopeError(f"A force field pushes a point with more than "
+                            f"{MAX_FIELD_ACCELERATION:.0e} m/s^2, or blows faster than "
+                            f"{MAX_WIND_SPEED:.0e} m/s, here (check its strength, falloff and "
+                            "size); nothing was written")
         found = list(sample.skipped)
         if pushed.any():
             if accelerations is None:
