@@ -45,3 +45,15 @@ def test_a_number_setting_at_its_extreme_plays_or_says_why(scene, name, value):
         label = (noun.noun if noun is not None and noun.noun else
                  name.replace("_", " ").capitalize())
         assert (label.lower() in status.lower() or "frame" in status.lower()), status
+
+
+@pytest.mark.parametrize("gravity", [float("inf"), -float("inf"), float("nan")])
+def test_a_scene_gravity_set_to_inf_from_a_script_is_named(scene, gravity):
+    """inf arrives as 3.4e38 m/s^2, which is finite: the rope was thrown past the world's
+    coordinates in one frame and the panel said the solve blew up."""
+    obj = ropes.curve_rope(scene, "POLY")
+    before = ropes.local_points(obj).copy()
+    scene.gravity = (0.0, 0.0, gravity)
+    ropes.play(scene, 1, 3)
+    assert "Scene gravity" in (sim.status(obj) or ""), sim.status(obj)
+    assert np.array_equal(ropes.local_points(obj), before)

@@ -53,6 +53,12 @@ ENERGY_MARGIN = 1.0
 gravity g [m/s^2], total rest length L [m]] while nothing external moves it. A stable solve
 only loses energy; an exploding one gains many times this within a few frames."""
 
+MAX_ACCELERATION = 1e9
+"""[m/s^2] (10^8 g) The most the scene's gravity or a force field may accelerate a point:
+beyond, one frame throws the rope past the coordinates Blender can hold, which the guard
+after the step took for a solve that blew up and asked for more substeps. A value set from a
+script to inf arrives as Blender's float maximum, 3.4e38, which is finite."""
+
 MAX_SLACK = 1.0
 """[m] added to the stretch limit, so that very short segments are not flagged for moving
 apart by millimetres."""

@@ -23,7 +23,7 @@ from ...core.soft_pins import SoftPins, step_with_soft_pins
 from ..errors import RopeError
 from ..read import attachments as attach
 from ..read import fields as field_reader
-from .checks import check_energy
+from .checks import MAX_ACCELERATION, check_energy
 from .inputs import Inputs
 from .stiffness import end_turns
 
@@ -111,14 +111,9 @@ class Handoff:
                    tuple(held), notes, turns)
 
 
-MAX_FIELD_ACCELERATION = 1e9
-"""[m/s^2] (10^8 g) The most a force field may accelerate a point: beyond, one frame throws the
-rope past the coordinates Blender can hold, which the guard after the step took for a solve
-that blew up (and asked for more substeps). A field set from a script to its float maximum
-(a Harmonic field's rest length of 3.4e38 m) stops the rope with its own message."""
-
 MAX_WIND_SPEED = 1e5
-"""[m/s] The fastest wind a field may blow (the same, for the air's drag)"""
+"""[m/s] The fastest wind a force field may blow (``checks.MAX_ACCELERATION``'s reason, for
+the air's drag)"""
 
 
 def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
@@ -142,10 +137,10 @@ def _fields(ropes: list[RopeSim], offsets: np.ndarray, inputs: list[Inputs],
         if not (np.all(np.isfinite(pushed)) and np.all(np.isfinite(blown))):
             raise RopeError("A force field gives NaN or infinite forces here (check its "
                             "strength and falloff); nothing was written")
-        if (np.abs(pushed).max(initial=0.0) > MAX_FIELD_ACCELERATION
+        if (np.abs(pushed).max(initial=0.0) > MAX_ACCELERATION
                 or np.abs(blown).max(initial=0.0) > MAX_WIND_SPEED):
             raise RopeError(f"A force field pushes a point with more than "
-                            f"{MAX_FIELD_ACCELERATION:.0e} m/s^2, or blows faster than "
+                            f"{MAX_ACCELERATION:.0e} m/s^2, or blows faster than "
                             f"{MAX_WIND_SPEED:.0e} m/s, here (check its strength, falloff and "
                             "size); nothing was written")
         found = list(sample.skipped)

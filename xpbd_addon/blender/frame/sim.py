@@ -32,7 +32,7 @@ from ..write import tears as tear
 from ..write.curve import write_rod_tilt
 from ..write.kinds import Writer, writer_for
 from . import changes, stiffness
-from .checks import check_matrix, energy_at_start, matrix_problem
+from .checks import MAX_ACCELERATION, check_matrix, energy_at_start, matrix_problem
 from .inputs import Inputs
 
 
@@ -112,8 +112,12 @@ def _check_settings(obj: Any, scene: Any) -> None:
     problem = schema.problem(obj.xpbd, frame_dt(scene))
     if problem is not None:
         raise RopeError(problem)
-    if not all(math.isfinite(g) for g in scene_gravity(scene)):
+    gravity = scene_gravity(scene)
+    if not all(math.isfinite(g) for g in gravity):
         raise RopeError("Scene gravity is not a finite vector")
+    if math.hypot(*gravity) > MAX_ACCELERATION:
+        raise RopeError(f"Scene gravity must be at most {MAX_ACCELERATION:.0e} m/s^2 (got "
+                        f"{math.hypot(*gravity):.3g})")
 
 
 
