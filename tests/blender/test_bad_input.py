@@ -355,3 +355,41 @@ def test_an_attachment_switched_off_may_hold_on_to_a_zero_scale_target(scene):
     ropes.play(scene, 1, 5)
     assert sim.status(obj) is None
     assert ropes.world_points(obj)[-1, 2] < -0.05
+
+
+@pytest.mark.parametrize("where", ["location", "scale", "attachment", "moved while playing"])
+def test_a_rope_placed_or_held_beyond_the_worlds_coordinates_is_told_so(scene, witness, where):
+    """A rope moved 20,000 km away, scaled 1e8 times, or a point attached to an empty that
+    moves 1e30 m away: its points are beyond what single precision can place. The safety
+    net said the simulation blew up and asked for more substeps, blaming the solve for what
+    its input did (and a hold taken again at the start frame from 1e30 m put its point at
+    the origin); the message says what placed it there, nothing is written, and the rope
+    plays again once it is back."""
+    obj = ropes.curve_rope(scene, "POLY")
+    target = bpy.data.objects.new("hand", None)
+    scene.collection.objects.link(target)
+    target.location = (2.0, 0.0, 0.0)
+    if where == "attachment":
+        bpy.context.view_layer.objects.active = obj
+        assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
+        obj.xpbd.attachments[0].target = target
+        obj.xpbd.attachments[0].point = -1
+    ropes.play(scene, 1, 3)
+    before = ropes.local_points(obj).copy()
+    if where in ("location", "moved while playing"):  # (the latter: its pinned point)
+        obj.location = (2e7, 0.0, 0.0)
+    elif where == "scale":
+        obj.scale = (1e8, 1e8, 1e8)
+    else:  # (moved while it holds: at the start frame a hold takes the point where it is)
+        target.location = (1e30, 0.0, 0.0)
+    ropes.play(scene, 1 if where in ("location", "scale") else 4, 5)
+    message = sim.status(obj) or ""
+    assert "from the world origin" in message and "blew up" not in message, message
+    if where == "moved while playing":  # (its frames are where they were in the world)
+        assert np.isfinite(ropes.local_points(obj)).all()
+    else:
+        assert np.array_equal(ropes.local_points(obj), before)
+    obj.location, obj.scale, target.location = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), (2.0, 0, 0)
+    ropes.play(scene, 1, 5)
+    assert sim.status(obj) is None
+    _still_simulating(scene, witness)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...core.collision import MAX_COORDINATE
-from ..errors import RopeError
+from ..errors import RetryError, RopeError
 
 MIN_AXIS_SCALE = 1e-30
 """Below this length [m per object unit] of an axis of the object matrix (3x3 part) the
@@ -128,6 +128,14 @@ def check_energy(model: Any, x: np.ndarray, what: str, *, v: np.ndarray | None =
     from ..write import io_kernels
 
     if len(x) and io_kernels.beyond(np.ascontiguousarray(x).reshape(-1), MAX_COORDINATE):
+        held = model.particle_inv_mass == 0.0
+        if held.any() and np.abs(x[held]).max() > MAX_COORDINATE:
+            # (put there by what holds it, not thrown by the solve: retried at every frame
+            # change, as it may be moved back)
+            raise RetryError(f"A pinned or attached point is held more than "
+                            f"{MAX_COORDINATE:g} m from the world origin (by the rope's "
+                            "object, a pin's hook or an attachment's target): single-precision "
+                            "coordinates have no precision left there; nothing was written")
         raise RopeError(f"{what} blew up: a point is more than "
                         f"{MAX_COORDINATE:g} m away; nothing was written. "
                         + _advice(model))

@@ -32,7 +32,13 @@ from ..write import tears as tear
 from ..write.curve import write_rod_tilt
 from ..write.kinds import Writer, writer_for
 from . import changes, stiffness
-from .checks import MAX_ACCELERATION, check_matrix, energy_at_start, matrix_problem
+from .checks import (
+    MAX_ACCELERATION,
+    MAX_COORDINATE,
+    check_matrix,
+    energy_at_start,
+    matrix_problem,
+)
 from .inputs import Inputs
 
 
@@ -352,6 +358,11 @@ class RopeSim:
             self.track.models.clear()
         x = pins.transform(world, self.rest_xyz)
         x[inputs.pinned_ids] = inputs.targets
+        if len(x) and np.abs(x).max() > MAX_COORDINATE:
+            # (placed there, not thrown: the safety net would blame the solve)
+            raise RetryError(f"The rope starts more than {MAX_COORDINATE:g} m from the world "
+                             "origin (its object's location or scale, or a pin's target): "
+                             "single-precision coordinates have no precision left there")
         found = self.changes.attachments
         holds = attach.step_holds(found, (attach.FREE,) * len(found), inputs.enabled,
                                   inputs.matrices, x)

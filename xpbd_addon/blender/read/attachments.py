@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RetryError
-from ..frame.checks import matrix_problem
+from ..frame.checks import MAX_COORDINATE, matrix_problem
 from . import pins
 from .geometry import Layout, RopeError
 
@@ -127,6 +127,11 @@ def target_matrix(spec: Spec, depsgraph: Any, on: bool = True) -> np.ndarray | N
         raise RetryError(f"The attachment target '{obj.name}' has a scale of zero (or is "
                          "flattened along some direction, or not finite): the points it "
                          "holds cannot follow it")
+    if on and np.abs(matrix[:3, 3]).max() > MAX_COORDINATE:
+        # (an offset taken from there has no precision left: the point would jump)
+        raise RetryError(f"The attachment target '{obj.name}' is more than "
+                         f"{MAX_COORDINATE:g} m from the world origin: single-precision "
+                         "coordinates have no precision left there")
     return matrix
 
 
