@@ -370,7 +370,9 @@ class Fuzz(PropActions):
             scene.frame_set(k)
         for o in live:
             if sim.status(o) is None and not np.array_equal(ropes.local_points(o), shown[o.name]):
-                raise AssertionError(f"frame {frame} of {o.name} differs from playback")
+                apart = np.abs(ropes.local_points(o) - shown[o.name]).max()
+                raise AssertionError(f"frame {frame} of {o.name} differs from playback (by up "
+                                     f"to {apart:.3g} m)")
         return f"frame {frame} equals playback"
 
     # --- invariants ------------------------------------------------------------------------

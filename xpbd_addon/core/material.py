@@ -55,6 +55,14 @@ def rope_parameters(positions, edges, material: RopeMaterial, *, pinned=None):
     share = np.zeros(len(x))
     np.add.at(share, e[:, 0], 0.5 * lengths)
     np.add.at(share, e[:, 1], 0.5 * lengths)
+    # A point whose segments all have no length (modelled on its neighbour's spot) carries no
+    # rope, but it is free: without a mass it would be held still as a pinned point is. It
+    # gets the least share of the points that carry rope.
+    used = np.zeros(len(x), dtype=bool)
+    used[e.reshape(-1)] = True
+    empty = used & (share == 0.0)
+    if empty.any() and (share > 0.0).any():
+        share[empty] = share[share > 0.0].min()
     mass = density * share
     inv_mass = np.divide(1.0, mass, out=np.zeros_like(mass), where=mass > 0.0)
     if pinned is not None:
