@@ -316,17 +316,27 @@ def test_damping_beyond_what_a_substep_can_hold_is_refused_by_name(scene, witnes
     _still_simulating(scene, witness)
 
 
-def test_attachment_target_with_zero_scale(scene, witness):
-    """An empty scaled to zero holding a point: a message like a rope's own zero scale, no
-    Internal error, nothing written; the rope goes on once the scale is back."""
-    obj = ropes.curve_rope(scene, "POLY")
+def _hand(scene):
+    """An empty 2 m along x, for attachments to hold on to."""
     target = bpy.data.objects.new("hand", None)
     scene.collection.objects.link(target)
     target.location = (2.0, 0.0, 0.0)
+    return target
+
+
+def _attach_last_point(obj, target):
     bpy.context.view_layer.objects.active = obj
     assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
     obj.xpbd.attachments[0].target = target
     obj.xpbd.attachments[0].point = -1
+
+
+def test_attachment_target_with_zero_scale(scene, witness):
+    """An empty scaled to zero holding a point: a message like a rope's own zero scale, no
+    Internal error, nothing written; the rope goes on once the scale is back."""
+    obj = ropes.curve_rope(scene, "POLY")
+    target = _hand(scene)
+    _attach_last_point(obj, target)
     ropes.play(scene, 1, 3)
     before = ropes.local_points(obj).copy()
     target.scale = (0.0, 0.0, 0.0)  # the hold starts again at the start frame, scaled
@@ -366,14 +376,9 @@ def test_a_rope_placed_or_held_beyond_the_worlds_coordinates_is_told_so(scene, w
     the origin); the message says what placed it there, nothing is written, and the rope
     plays again once it is back."""
     obj = ropes.curve_rope(scene, "POLY")
-    target = bpy.data.objects.new("hand", None)
-    scene.collection.objects.link(target)
-    target.location = (2.0, 0.0, 0.0)
+    target = _hand(scene)
     if where == "attachment":
-        bpy.context.view_layer.objects.active = obj
-        assert bpy.ops.xpbd.attachment_add() == {"FINISHED"}
-        obj.xpbd.attachments[0].target = target
-        obj.xpbd.attachments[0].point = -1
+        _attach_last_point(obj, target)
     ropes.play(scene, 1, 3)
     before = ropes.local_points(obj).copy()
     if where in ("location", "moved while playing"):  # (the latter: its pinned point)
