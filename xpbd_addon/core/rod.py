@@ -227,13 +227,14 @@ def rod_layout(rod: Rod, rest_x: np.ndarray, inv_mass: np.ndarray, radius: np.nd
             yield_curvature = plastic_yield[chain[1:-1]]
             plastic_angle[first + 1:first + n] = np.where(np.isinf(yield_curvature), np.inf,
                                                           yield_curvature * mean)
+            length = np.where(mean > 0.0, mean, np.inf)
             gj = given[chain[1:-1]]
-            gj = np.where(np.isinf(gj), gj, np.minimum(gj, MAX_TWIST_STIFFNESS))  # (nan stays)
+            # finite GJ, given or derived, at most MAX_TWIST_STIFFNESS (inf and nan stay)
             per_length = np.where(np.isinf(gj), np.inf,
-                                  gj / np.where(mean > 0.0, mean, np.inf))
+                                  np.minimum(gj, MAX_TWIST_STIFFNESS) / length)
             from_bending = derived[chain[1:-1]]
-            from_bending = np.where(np.isinf(from_bending), from_bending, np.minimum(
-                from_bending, MAX_TWIST_STIFFNESS / np.where(mean > 0.0, mean, np.inf)))
+            from_bending = np.where(np.isinf(from_bending), np.inf,
+                                    np.minimum(from_bending, MAX_TWIST_STIFFNESS / length))
             twist_k[first + 1:first + n] = np.where(np.isnan(gj), from_bending, per_length)
     # the rest frames: the first segment's normal (world z off its tangent, x for a vertical
     # one) carried along the rest shape, each segment turned by its roll

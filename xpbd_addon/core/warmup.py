@@ -56,12 +56,12 @@ PARTIAL_SHARE = 5
 (``contacts.constants.PARTIAL_SEARCH`` is 4: more, and the search is a full one)"""
 
 PARTS = ("all", "first", "rest")
+"""``warm``'s parts: everything; a first frame's kernels; the rest"""
 
 WARM_REACH = 1.0
 """The largest rope radius [m] the warm-up's colliders are placed by: a radius typed far
 beyond any rope's (1e6 m) would put them past the coordinates a collider accepts
 (``collision.MAX_COORDINATE``), and where they stand changes no kernel compiled."""
-"""``warm``'s parts: everything; a first frame's kernels; the rest"""
 
 
 def warm(model: Model, substeps: int, *, meshes: bool = False, ground: bool = False,

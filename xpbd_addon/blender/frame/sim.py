@@ -121,9 +121,10 @@ def _check_settings(obj: Any, scene: Any) -> None:
     gravity = scene_gravity(scene)
     if not all(math.isfinite(g) for g in gravity):
         raise RopeError("Scene gravity is not a finite vector")
-    if math.hypot(*gravity) > MAX_ACCELERATION:
+    magnitude = math.hypot(*gravity)
+    if magnitude > MAX_ACCELERATION:
         raise RopeError(f"Scene gravity must be at most {MAX_ACCELERATION:.0e} m/s^2 (got "
-                        f"{math.hypot(*gravity):.3g})")
+                        f"{magnitude:.3g})")
 
 
 
